@@ -1,0 +1,104 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// exitCode is an error that asks Main for a particular exit status after
+// the command has already told the user what happened.
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// app holds what every command shares.
+type app struct {
+	stdout, stderr io.Writer
+	logFormat      string
+	logLevel       string
+	log            *slog.Logger
+}
+
+// Main runs the gpufleet command line and returns its exit status: 0 on
+// success, 1 on an error, and what a command asks for otherwise (plan
+// --detailed-exitcode returns 2 when there are changes).
+func Main(args []string, stdout, stderr io.Writer) int {
+	a := &app{stdout: stdout, stderr: stderr}
+	root := a.rootCommand()
+	root.SetArgs(args)
+	err := root.Execute()
+	var code exitCode
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &code):
+		return int(code)
+	default:
+		fmt.Fprintf(stderr, "gpufleet: %v\n", err)
+		return 1
+	}
+}
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "gpufleet",
+		Short: "Declarative GitOps for GPU fleets across AWS, Azure and GCP",
+		Long: `gpufleet keeps GPU fleets described in a Git repository of CUE specs
+running at the lowest cost across AWS, Azure and GCP, and reports what runs
+where back to the repository.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return a.setupLogging()
+		},
+	}
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	root.PersistentFlags().StringVar(&a.logFormat, "log-format", envOr("GPUFLEET_LOG_FORMAT", "text"), "log format: text or json [GPUFLEET_LOG_FORMAT]")
+	root.PersistentFlags().StringVar(&a.logLevel, "log-level", envOr("GPUFLEET_LOG_LEVEL", "info"), "log level: debug, info, warn or error [GPUFLEET_LOG_LEVEL]")
+	root.AddCommand(
+		a.validateCommand(),
+		a.schemaCommand(),
+		a.versionCommand(),
+	)
+	return root
+}
+
+func (a *app) setupLogging() error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(a.logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch a.logFormat {
+	case "text":
+		a.log = slog.New(slog.NewTextHandler(a.stderr, opts))
+	case "json":
+		a.log = slog.New(slog.NewJSONHandler(a.stderr, opts))
+	default:
+		return fmt.Errorf("--log-format must be text or json, not %q", a.logFormat)
+	}
+	return nil
+}
+
+func envOr(name, fallback string) string {
+	if v, ok := os.LookupEnv(name); ok && v != "" {
+		return v
+	}
+	return fallback
+}
+
+// outputFormat checks an -o flag against the formats a command supports.
+func outputFormat(value string, allowed ...string) error {
+	for _, f := range allowed {
+		if value == f {
+			return nil
+		}
+	}
+	return fmt.Errorf("-o must be one of %v, not %q", allowed, value)
+}

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"gpufleet": func() { os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr)) },
+	})
+}
+
+// TestScripts runs every user-visible behaviour of the command in
+// testdata/script. Set GPUFLEET_UPDATE_GOLDEN=1 to rewrite the files that
+// scripts compare output against.
+func TestScripts(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir:           "testdata/script",
+		UpdateScripts: os.Getenv("GPUFLEET_UPDATE_GOLDEN") != "",
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("EXAMPLES", filepath.Join(root, "examples"))
+			env.Setenv("SPECS", filepath.Join(root, "testdata", "specs"))
+			return nil
+		},
+	})
+}

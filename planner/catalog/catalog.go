@@ -1,0 +1,74 @@
+package catalog
+
+import (
+	"time"
+)
+
+// Market is how an instance is bought.
+type Market string
+
+const (
+	OnDemand Market = "on-demand"
+	Spot     Market = "spot"
+)
+
+// Cloud names, as they appear in specs, offers and tags.
+const (
+	AWS   = "aws"
+	Azure = "azure"
+	GCP   = "gcp"
+)
+
+// Clouds lists the supported clouds in their canonical order.
+var Clouds = []string{AWS, Azure, GCP}
+
+// Catalog is a dated set of prices and the regions they apply to. The embedded
+// snapshot and the live price loaders produce the same format, so the planner
+// never needs to know where its prices came from.
+type Catalog struct {
+	// Source says where the prices came from: "snapshot", "aws", "azure", "gcp"
+	// or a combination joined by "+".
+	Source string `json:"source"`
+	// FetchedAt is when the prices were read; the age of a plan's prices is
+	// measured from it.
+	FetchedAt time.Time `json:"fetchedAt"`
+	Regions   []Region  `json:"regions"`
+	Offers    []Offer   `json:"offers"`
+	// Egress holds data-transfer prices per source cloud.
+	Egress []Egress `json:"egress"`
+}
+
+// Region is one cloud region and its zones.
+type Region struct {
+	Cloud string `json:"cloud"`
+	Name  string `json:"name"`
+	// Geo is a coarse geography ("us", "ca", "eu", "ap"), shown in reports.
+	Geo   string   `json:"geo"`
+	Zones []string `json:"zones"`
+}
+
+// Offer is the price of one instance type in one place, bought one way. A
+// zone of "" means the price applies to every zone of the region.
+type Offer struct {
+	Cloud        string  `json:"cloud"`
+	Region       string  `json:"region"`
+	Zone         string  `json:"zone,omitempty"`
+	InstanceType string  `json:"instanceType"`
+	Market       Market  `json:"market"`
+	GPUModel     string  `json:"gpuModel"`
+	GPUs         int     `json:"gpus"`
+	VCPUs        int     `json:"vcpus"`
+	MemoryGiB    float64 `json:"memoryGiB"`
+	// PriceMicros is US$ per node-hour × 1,000,000. Zero or less means the
+	// price is unknown; such offers are never chosen.
+	PriceMicros int64 `json:"priceMicros"`
+}
+
+// Egress is what moving data out of a cloud costs, in micro-dollars per GB.
+type Egress struct {
+	Cloud string `json:"cloud"`
+	// InterRegionMicrosPerGB applies between two regions of the same cloud.
+	InterRegionMicrosPerGB int64 `json:"interRegionMicrosPerGB"`
+	// InternetMicrosPerGB applies when the data leaves for another cloud.
+	InternetMicrosPerGB int64 `json:"internetMicrosPerGB"`
+}

@@ -1,0 +1,381 @@
+package schema
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"cuelang.org/go/cue"
+
+	"github.com/gpufleet/gpufleet/planner/catalog"
+)
+
+// The checks here are the ones CUE cannot make alone: they need the catalog,
+// other fields far away, or the rules clouds put on tag and label values.
+
+// nameRE is what a fleet or workload name must look like so it can travel
+// as an AWS tag, an Azure tag and a GCE label value, and be part of an Azure
+// VM name.
+var nameRE = regexp.MustCompile(`^[a-z]([a-z0-9-]{0,38}[a-z0-9])?$`)
+
+// GCE label keys and values are the strictest of the three clouds.
+var (
+	labelKeyRE   = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
+	labelValueRE = regexp.MustCompile(`^[a-z0-9_-]{0,63}$`)
+)
+
+// ReservedLabelPrefix marks the tags gpufleet puts on instances it owns.
+const ReservedLabelPrefix = "gpufleet-"
+
+func (l *loader) checkConfig(v cue.Value, cfg *Config) bool {
+	ok := true
+	fail := func(at string, format string, args ...any) {
+		l.errs.add(valuePosition(v, at), "gpufleet."+at, format, args...)
+		ok = false
+	}
+
+	d, err := time.ParseDuration(cfg.Defaults.RawBlocklist)
+	if err != nil || d <= 0 {
+		fail("defaults.blocklistFor", "%q is not a positive duration such as \"30m\" or \"2h\"", cfg.Defaults.RawBlocklist)
+	}
+	cfg.Defaults.BlocklistFor = d
+
+	enabled := cfg.Clouds.Enabled()
+	if len(enabled) == 0 {
+		fail("clouds", "no cloud is enabled: configure at least one of aws, azure, gcp")
+	}
+	for _, cloud := range enabled {
+		regions := cloudRegions(cfg, cloud)
+		if len(*regions) == 0 {
+			for _, r := range l.cat.RegionsOf(cloud) {
+				*regions = append(*regions, r.Name)
+			}
+			continue
+		}
+		for i, name := range *regions {
+			if _, known := l.cat.Region(cloud, name); !known {
+				fail(fmt.Sprintf("clouds.%s.regions[%d]", cloud, i), "unknown %s region %q%s", cloud, name, didYouMean(name, l.regionNames(cloud)))
+			}
+		}
+		if dup := firstDuplicate(*regions); dup != "" {
+			fail(fmt.Sprintf("clouds.%s.regions", cloud), "region %q is listed twice", dup)
+		}
+	}
+	for i, r := range cfg.Reservations {
+		at := fmt.Sprintf("reservations[%d]", i)
+		if !slices.Contains(enabled, r.Cloud) {
+			fail(at+".cloud", "cloud %s is not enabled", r.Cloud)
+			continue
+		}
+		if !slices.Contains(cfg.Clouds.Regions(r.Cloud), r.Region) {
+			fail(at+".region", "region %q is not a configured %s region", r.Region, r.Cloud)
+			continue
+		}
+		if !l.offersType(r.Cloud, r.Region, r.InstanceType) {
+			fail(at+".instanceType", "%s does not offer %q in %s", r.Cloud, r.InstanceType, r.Region)
+		}
+	}
+	return ok
+}
+
+func cloudRegions(cfg *Config, cloud string) *[]string {
+	switch cloud {
+	case catalog.AWS:
+		return &cfg.Clouds.AWS.Regions
+	case catalog.Azure:
+		return &cfg.Clouds.Azure.Regions
+	default:
+		return &cfg.Clouds.GCP.Regions
+	}
+}
+
+func (l *loader) offersType(cloud, region, instanceType string) bool {
+	for _, o := range l.cat.Offers {
+		if o.Cloud == cloud && o.Region == region && o.InstanceType == instanceType {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *loader) regionNames(cloud string) []string {
+	var names []string
+	for _, r := range l.cat.RegionsOf(cloud) {
+		names = append(names, r.Name)
+	}
+	return names
+}
+
+func (l *loader) checkFleet(cfg *Config, fleet *Fleet, v cue.Value) {
+	base := "fleets." + pathString([]string{fleet.Name})
+	if !nameRE.MatchString(fleet.Name) {
+		l.errs.add(fleet.Pos, base, "fleet name %q cannot be used as a cloud tag or GCE label: use lowercase letters, digits and '-', start with a letter, at most 40 characters", fleet.Name)
+	}
+	l.checkLabels(fleet.Labels, v, base)
+	for i := range fleet.Workloads {
+		w := &fleet.Workloads[i]
+		wv := v.LookupPath(cue.MakePath(cue.Str("workloads"), cue.Str(w.Name)))
+		l.checkWorkload(cfg, w, wv, base+".workloads."+pathString([]string{w.Name}))
+	}
+}
+
+// checkBroken makes the checks that need no other field on a fleet that
+// did not decode, so that its other mistakes are reported in the same run.
+func (l *loader) checkBroken(name string, v cue.Value) {
+	iter, err := v.LookupPath(cue.ParsePath("workloads")).Fields()
+	if err != nil {
+		return
+	}
+	for iter.Next() {
+		model, err := iter.Value().LookupPath(cue.ParsePath("gpu.model")).String()
+		if err != nil {
+			continue
+		}
+		w := &Workload{Name: iter.Selector().Unquoted()}
+		w.Pos = l.workloadDecl[[2]string{name, w.Name}]
+		base := "fleets." + pathString([]string{name}) + ".workloads." + pathString([]string{w.Name})
+		l.checkGPU(w, model, iter.Value(), base)
+	}
+}
+
+func (l *loader) checkGPU(w *Workload, model string, v cue.Value, base string) {
+	pos := valuePosition(v, "gpu.model")
+	if pos.File == "" {
+		pos = w.Pos
+	}
+	if normal, ok := catalog.NormalizeGPU(model); ok {
+		w.GPU.Model = normal
+	} else if s := catalog.SuggestGPU(model); len(s) > 0 {
+		l.errs.add(pos, base+".gpu.model", "unknown GPU model %q: did you mean %s?", model, orList(s))
+	} else {
+		l.errs.add(pos, base+".gpu.model", "unknown GPU model %q: known models are %s", model, strings.Join(catalog.Models(), ", "))
+	}
+}
+
+func (l *loader) checkWorkload(cfg *Config, w *Workload, v cue.Value, base string) {
+	fail := func(at string, format string, args ...any) {
+		pos := valuePosition(v, at)
+		if pos.File == "" {
+			pos = w.Pos
+		}
+		p := base
+		if at != "" {
+			p += "." + at
+		}
+		l.errs.add(pos, p, format, args...)
+	}
+
+	if !nameRE.MatchString(w.Name) {
+		fail("", "workload name %q cannot be used as a cloud tag or GCE label: use lowercase letters, digits and '-', start with a letter, at most 40 characters", w.Name)
+	}
+	l.checkLabels(w.Labels, v, base)
+
+	l.checkGPU(w, w.GPU.Model, v, base)
+
+	enabled := cfg.Clouds.Enabled()
+	if len(w.Placement.Clouds) == 0 {
+		w.Placement.Clouds = enabled
+	} else {
+		if dup := firstDuplicate(w.Placement.Clouds); dup != "" {
+			fail("placement.clouds", "cloud %q is listed twice", dup)
+		}
+		var usable []string
+		for _, c := range w.Placement.Clouds {
+			if slices.Contains(enabled, c) {
+				usable = append(usable, c)
+			}
+		}
+		if len(usable) == 0 {
+			fail("placement.clouds", "none of the clouds %s is enabled in %s", strings.Join(w.Placement.Clouds, ", "), ConfigFile)
+			return
+		}
+	}
+
+	for i, glob := range append(w.Placement.Regions.Allow, w.Placement.Regions.Deny...) {
+		if _, err := path.Match(glob, ""); err != nil {
+			at := fmt.Sprintf("placement.regions.allow[%d]", i)
+			if i >= len(w.Placement.Regions.Allow) {
+				at = fmt.Sprintf("placement.regions.deny[%d]", i-len(w.Placement.Regions.Allow))
+			}
+			fail(at, "bad region pattern %q: %v", glob, err)
+			return
+		}
+	}
+	candidates := l.candidateRegions(cfg, w)
+	unmatched := false
+	for i, glob := range w.Placement.Regions.Allow {
+		if !slices.ContainsFunc(candidates, func(r regionRef) bool { return match(glob, r.name) }) {
+			fail(fmt.Sprintf("placement.regions.allow[%d]", i), "pattern %q matches no configured region of %s", glob, strings.Join(w.Placement.Clouds, ", "))
+			unmatched = true
+		}
+	}
+	allowed := allowedRegions(candidates, w.Placement.Regions.Allow, w.Placement.Regions.Deny)
+	if len(allowed) == 0 {
+		if !unmatched {
+			fail("placement.regions.deny", "the deny patterns remove every region the allow patterns match")
+		}
+		return
+	}
+	for i, zone := range w.Placement.Zones {
+		if !slices.ContainsFunc(allowed, func(r regionRef) bool { return slices.Contains(r.zones, zone) }) {
+			fail(fmt.Sprintf("placement.zones[%d]", i), "zone %q is not in any region this workload may use", zone)
+		}
+	}
+	if d := w.Data; d != nil {
+		if _, ok := l.cat.Region(d.Cloud, d.Region); !ok {
+			fail("data.region", "unknown %s region %q%s", d.Cloud, d.Region, didYouMean(d.Region, l.regionNames(d.Cloud)))
+		}
+	}
+	l.checkSpread(w, allowed, fail)
+}
+
+// checkSpread rejects spread shares that no placement of the node count can
+// meet, which would otherwise show up only as a puzzling shortfall.
+func (l *loader) checkSpread(w *Workload, allowed []regionRef, fail func(string, string, ...any)) {
+	if w.Nodes == 0 {
+		return
+	}
+	perCloud := int(w.Spread.MaxPerCloud*float64(w.Nodes) + 1e-9)
+	perRegion := int(w.Spread.MaxPerRegion*float64(w.Nodes) + 1e-9)
+	clouds := map[string]bool{}
+	for _, r := range allowed {
+		clouds[r.cloud] = true
+	}
+	if w.Gang() {
+		if perRegion < w.Nodes {
+			fail("spread.maxPerRegion", "gang placement puts all %d nodes in one region, but the spread allows at most %d per region", w.Nodes, perRegion)
+		}
+		if perCloud < w.Nodes {
+			fail("spread.maxPerCloud", "gang placement puts all %d nodes in one cloud, but the spread allows at most %d per cloud", w.Nodes, perCloud)
+		}
+		return
+	}
+	if perCloud*len(clouds) < w.Nodes {
+		fail("spread.maxPerCloud", "a share of %g allows %s per cloud, so the %s usable can hold only %s of %d",
+			w.Spread.MaxPerCloud, plural(perCloud, "node"), plural(len(clouds), "cloud"), plural(perCloud*len(clouds), "node"), w.Nodes)
+	}
+	if perRegion*len(allowed) < w.Nodes {
+		fail("spread.maxPerRegion", "a share of %g allows %s per region, so the %s allowed can hold only %s of %d",
+			w.Spread.MaxPerRegion, plural(perRegion, "node"), plural(len(allowed), "region"), plural(perRegion*len(allowed), "node"), w.Nodes)
+	}
+}
+
+func (l *loader) checkLabels(labels map[string]string, v cue.Value, base string) {
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		at := "labels." + pathString([]string{k})
+		pos := valuePosition(v, at)
+		switch {
+		case strings.HasPrefix(k, ReservedLabelPrefix):
+			l.errs.add(pos, base+"."+at, "label keys starting with %q are reserved for gpufleet", ReservedLabelPrefix)
+		case !labelKeyRE.MatchString(k):
+			l.errs.add(pos, base+"."+at, "label key %q cannot be a GCE label: lowercase letters, digits, '_' and '-', starting with a letter, at most 63 characters", k)
+		case !labelValueRE.MatchString(labels[k]):
+			l.errs.add(pos, base+"."+at, "label value %q cannot be a GCE label: lowercase letters, digits, '_' and '-', at most 63 characters", labels[k])
+		}
+	}
+}
+
+type regionRef struct {
+	cloud, name string
+	zones       []string
+}
+
+// candidateRegions lists the configured regions of the workload's enabled
+// clouds.
+func (l *loader) candidateRegions(cfg *Config, w *Workload) []regionRef {
+	var out []regionRef
+	enabled := cfg.Clouds.Enabled()
+	for _, cloud := range w.Placement.Clouds {
+		if !slices.Contains(enabled, cloud) {
+			continue
+		}
+		for _, name := range cfg.Clouds.Regions(cloud) {
+			r, _ := l.cat.Region(cloud, name)
+			out = append(out, regionRef{cloud: cloud, name: name, zones: r.Zones})
+		}
+	}
+	return out
+}
+
+func allowedRegions(regions []regionRef, allow, deny []string) []regionRef {
+	var out []regionRef
+	for _, r := range regions {
+		if MatchRegion(r.name, allow, deny) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// MatchRegion reports whether a region passes a workload's allow and deny
+// globs: it matches an allow pattern and no deny pattern.
+func MatchRegion(region string, allow, deny []string) bool {
+	return slices.ContainsFunc(allow, func(g string) bool { return match(g, region) }) &&
+		!slices.ContainsFunc(deny, func(g string) bool { return match(g, region) })
+}
+
+func match(glob, name string) bool {
+	ok, _ := path.Match(glob, name)
+	return ok
+}
+
+// valuePosition finds where the value at a path below v is written, falling
+// back to its closest written ancestor.
+func valuePosition(v cue.Value, at string) Position {
+	p := cue.ParsePath(at)
+	sels := p.Selectors()
+	for n := len(sels); n >= 0; n-- {
+		sub := v.LookupPath(cue.MakePath(sels[:n]...))
+		if !sub.Exists() {
+			continue
+		}
+		if pos := userPosition(sub); pos.File != "" {
+			return pos
+		}
+	}
+	return Position{}
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func firstDuplicate(list []string) string {
+	seen := map[string]bool{}
+	for _, s := range list {
+		if seen[s] {
+			return s
+		}
+		seen[s] = true
+	}
+	return ""
+}
+
+func orList(items []string) string {
+	quoted := make([]string, len(items))
+	for i, s := range items {
+		quoted[i] = fmt.Sprintf("%q", s)
+	}
+	if len(quoted) == 1 {
+		return quoted[0]
+	}
+	return strings.Join(quoted[:len(quoted)-1], ", ") + " or " + quoted[len(quoted)-1]
+}
+
+func didYouMean(name string, candidates []string) string {
+	if s := catalog.Closest(name, candidates, 3); len(s) > 0 {
+		return ": did you mean " + orList(s) + "?"
+	}
+	return ""
+}

@@ -1,0 +1,202 @@
+package schema
+
+import "time"
+
+// Repo is a loaded fleet repository: its configuration and fleets, with the
+// schema's defaults applied.
+type Repo struct {
+	// Dir is the directory the repository was loaded from.
+	Dir    string
+	Config Config
+	// Fleets sorted by name.
+	Fleets []Fleet
+	// Files read, repository-relative and sorted.
+	Files []string
+}
+
+// Fleet looks a fleet up by name.
+func (r *Repo) Fleet(name string) (*Fleet, bool) {
+	for i := range r.Fleets {
+		if r.Fleets[i].Name == name {
+			return &r.Fleets[i], true
+		}
+	}
+	return nil, false
+}
+
+// Config is gpufleet.cue.
+type Config struct {
+	Clouds       Clouds        `json:"clouds"`
+	Status       StatusConfig  `json:"status"`
+	Defaults     Defaults      `json:"defaults"`
+	Reservations []Reservation `json:"reservations"`
+}
+
+// Clouds holds the per-cloud settings; a nil entry is a cloud not configured.
+type Clouds struct {
+	AWS   *AWS   `json:"aws,omitempty"`
+	Azure *Azure `json:"azure,omitempty"`
+	GCP   *GCP   `json:"gcp,omitempty"`
+}
+
+// Enabled lists the configured and enabled clouds in canonical order.
+func (c Clouds) Enabled() []string {
+	var out []string
+	if c.AWS != nil && c.AWS.Enabled {
+		out = append(out, "aws")
+	}
+	if c.Azure != nil && c.Azure.Enabled {
+		out = append(out, "azure")
+	}
+	if c.GCP != nil && c.GCP.Enabled {
+		out = append(out, "gcp")
+	}
+	return out
+}
+
+// Regions returns the regions configured for a cloud. After Load they are
+// never empty for an enabled cloud: an empty list was expanded to every
+// catalog region.
+func (c Clouds) Regions(cloud string) []string {
+	switch cloud {
+	case "aws":
+		if c.AWS != nil {
+			return c.AWS.Regions
+		}
+	case "azure":
+		if c.Azure != nil {
+			return c.Azure.Regions
+		}
+	case "gcp":
+		if c.GCP != nil {
+			return c.GCP.Regions
+		}
+	}
+	return nil
+}
+
+type StatusConfig struct {
+	Dir string `json:"dir"`
+}
+
+type Defaults struct {
+	MigrationThreshold float64 `json:"migrationThreshold"`
+	MaxDeletions       int     `json:"maxDeletions"`
+	SpotRiskPremium    float64 `json:"spotRiskPremium"`
+	Prune              bool    `json:"prune"`
+	// BlocklistFor is parsed from blocklistFor.
+	BlocklistFor time.Duration `json:"-"`
+	RawBlocklist string        `json:"blocklistFor"`
+}
+
+type Reservation struct {
+	Cloud        string `json:"cloud"`
+	Region       string `json:"region"`
+	InstanceType string `json:"instanceType"`
+	Count        int    `json:"count"`
+}
+
+type Launch struct {
+	DiskGB int `json:"diskGB"`
+}
+
+type AWS struct {
+	Enabled bool     `json:"enabled"`
+	Regions []string `json:"regions"`
+	Launch  struct {
+		Launch
+		Image          string            `json:"image"`
+		ImageByRegion  map[string]string `json:"imageByRegion"`
+		SubnetByZone   map[string]string `json:"subnetByZone"`
+		SecurityGroups []string          `json:"securityGroups"`
+	} `json:"launch"`
+}
+
+type Azure struct {
+	Enabled       bool     `json:"enabled"`
+	Subscription  string   `json:"subscription"`
+	ResourceGroup string   `json:"resourceGroup"`
+	Regions       []string `json:"regions"`
+	Launch        struct {
+		Launch
+		Image          string            `json:"image"`
+		SubnetByRegion map[string]string `json:"subnetByRegion"`
+		AdminUsername  string            `json:"adminUsername"`
+		SSHPublicKey   string            `json:"sshPublicKey"`
+	} `json:"launch"`
+}
+
+type GCP struct {
+	Enabled bool     `json:"enabled"`
+	Project string   `json:"project"`
+	Regions []string `json:"regions"`
+	Launch  struct {
+		Launch
+		Image          string            `json:"image"`
+		Network        string            `json:"network"`
+		SubnetByRegion map[string]string `json:"subnetByRegion"`
+		ServiceAccount string            `json:"serviceAccount"`
+	} `json:"launch"`
+}
+
+// Capacity policies of a workload.
+const (
+	CapacityOnDemand     = "on-demand"
+	CapacitySpot         = "spot"
+	CapacitySpotFallback = "spot-fallback"
+)
+
+// Fleet is one team's set of workloads.
+type Fleet struct {
+	Name   string `json:"name"`
+	Owner  string `json:"owner"`
+	Budget *float64 `json:"budget,omitempty"`
+	Labels map[string]string `json:"labels"`
+	// Workloads sorted by name.
+	Workloads []Workload `json:"-"`
+	// Pos is where the fleet is declared.
+	Pos Position `json:"-"`
+}
+
+// Workload is a set of identical GPU nodes.
+type Workload struct {
+	Name string `json:"name"`
+	GPU  struct {
+		// Model is normalised (e.g. "A10" becomes "A10G").
+		Model   string `json:"model"`
+		PerNode int    `json:"perNode"`
+	} `json:"gpu"`
+	Nodes     int    `json:"nodes"`
+	Capacity  string `json:"capacity"`
+	Priority  int    `json:"priority"`
+	Placement struct {
+		// Clouds is never empty after Load: absent means every enabled cloud.
+		Clouds  []string `json:"clouds"`
+		Regions struct {
+			Allow []string `json:"allow"`
+			Deny  []string `json:"deny"`
+		} `json:"regions"`
+		Zones []string `json:"zones"`
+		Gang  string   `json:"gang"`
+	} `json:"placement"`
+	Spread struct {
+		MaxPerCloud  float64 `json:"maxPerCloud"`
+		MaxPerRegion float64 `json:"maxPerRegion"`
+	} `json:"spread"`
+	Movable             bool     `json:"movable"`
+	MaxPricePerNodeHour *float64 `json:"maxPricePerNodeHour,omitempty"`
+	Data                *Data    `json:"data,omitempty"`
+	RunHours            float64  `json:"runHours"`
+	Labels              map[string]string `json:"labels"`
+	Pos                 Position `json:"-"`
+}
+
+// Gang reports whether every node must share one region.
+func (w *Workload) Gang() bool { return w.Placement.Gang == "region" }
+
+// Data is where a workload's data lives.
+type Data struct {
+	Cloud  string  `json:"cloud"`
+	Region string  `json:"region"`
+	SizeGB float64 `json:"sizeGB"`
+}
