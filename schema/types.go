@@ -148,9 +148,9 @@ const (
 
 // Fleet is one team's set of workloads.
 type Fleet struct {
-	Name   string `json:"name"`
-	Owner  string `json:"owner"`
-	Budget *float64 `json:"budget,omitempty"`
+	Name   string            `json:"name"`
+	Owner  string            `json:"owner"`
+	Budget *float64          `json:"budget,omitempty"`
 	Labels map[string]string `json:"labels"`
 	// Workloads sorted by name.
 	Workloads []Workload `json:"-"`
@@ -183,12 +183,12 @@ type Workload struct {
 		MaxPerCloud  float64 `json:"maxPerCloud"`
 		MaxPerRegion float64 `json:"maxPerRegion"`
 	} `json:"spread"`
-	Movable             bool     `json:"movable"`
-	MaxPricePerNodeHour *float64 `json:"maxPricePerNodeHour,omitempty"`
-	Data                *Data    `json:"data,omitempty"`
-	RunHours            float64  `json:"runHours"`
+	Movable             bool              `json:"movable"`
+	MaxPricePerNodeHour *float64          `json:"maxPricePerNodeHour,omitempty"`
+	Data                *Data             `json:"data,omitempty"`
+	RunHours            float64           `json:"runHours"`
 	Labels              map[string]string `json:"labels"`
-	Pos                 Position `json:"-"`
+	Pos                 Position          `json:"-"`
 }
 
 // Gang reports whether every node must share one region.
