@@ -63,6 +63,7 @@ where back to the repository.`,
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", envOr("GPUFLEET_LOG_LEVEL", "info"), "log level: debug, info, warn or error [GPUFLEET_LOG_LEVEL]")
 	root.AddCommand(
 		a.validateCommand(),
+		a.planCommand(),
 		a.schemaCommand(),
 		a.versionCommand(),
 	)

@@ -1,0 +1,302 @@
+package planner
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/schema"
+)
+
+// placements merges a workload's fixed nodes and its flow into placements
+// sorted by offer.
+func (p *planning) placements(w *workload) []Placement {
+	byOffer := map[int]*Placement{}
+	get := func(offer int) *Placement {
+		pl := byOffer[offer]
+		if pl == nil {
+			o := &p.offers[offer]
+			pl = &Placement{Offer: o.OfferKey, PriceMicros: o.PriceMicros, EgressMicros: p.egressCost(w.spec, o)}
+			byOffer[offer] = pl
+		}
+		return pl
+	}
+	for _, f := range w.fixed {
+		pl := get(f.offer)
+		pl.Count += f.count
+		pl.Kept += f.count
+		pl.Reserved += w.reservedFixed[f.offer]
+	}
+	for offer, fr := range w.flows {
+		pl := get(offer)
+		pl.Count += fr.count
+		pl.Kept += fr.kept
+		pl.Reserved += fr.reserved
+	}
+	out := make([]Placement, 0, len(byOffer))
+	for _, i := range slices.Sorted(maps.Keys(byOffer)) {
+		out = append(out, *byOffer[i])
+	}
+	return out
+}
+
+func (p *planning) assemble(optimal bool, gap int64, components int) *Plan {
+	plan := &Plan{
+		Version:   PlanVersion,
+		Prices:    p.in.Prices,
+		Optimal:   optimal,
+		GapMicros: gap,
+		Fleets:    []FleetPlan{},
+		Stats:     SolveStats{Workloads: len(p.workloads), Offers: len(p.offers), Components: components, Solves: p.solves},
+	}
+	var fleet *FleetPlan
+	for _, w := range p.workloads {
+		if fleet == nil || fleet.Name != w.fleet.Name {
+			plan.Fleets = append(plan.Fleets, FleetPlan{Name: w.fleet.Name, Owner: w.fleet.Owner, Workloads: []WorkloadPlan{}})
+			fleet = &plan.Fleets[len(plan.Fleets)-1]
+			if b := w.fleet.Budget; b != nil {
+				micros := catalog.Micros(*b)
+				fleet.BudgetMicros = &micros
+			}
+		}
+		wp := p.explain(w)
+		fleet.Workloads = append(fleet.Workloads, wp)
+		fleet.CostMicros += wp.CostMicros
+	}
+	for i := range plan.Fleets {
+		f := &plan.Fleets[i]
+		f.BaselineMicros, f.BaselineCloud = p.baseline(f)
+		plan.CostMicros += f.CostMicros
+		plan.BaselineMicros += f.BaselineMicros
+		for _, w := range f.Workloads {
+			if w.Shortfall != nil {
+				plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s/%s: %d of %d nodes not placed: %s", f.Name, w.Name, w.Shortfall.Nodes, w.Desired, w.Shortfall.Message))
+			}
+		}
+	}
+	if n := len(p.blocked); n > 0 {
+		plan.Warnings = append(plan.Warnings, fmt.Sprintf("%d offers are blocklisted after capacity errors or preemptions", n))
+	}
+	return plan
+}
+
+// explain assembles one workload's plan and the reasons behind it.
+func (p *planning) explain(w *workload) WorkloadPlan {
+	wp := WorkloadPlan{
+		Name:       w.spec.Name,
+		Fleet:      w.fleet.Name,
+		Desired:    w.spec.Nodes,
+		Placements: p.placements(w),
+		File:       w.spec.Pos.File,
+		Line:       w.spec.Pos.Line,
+	}
+	if len(w.rejected) > 0 {
+		wp.Rejected = maps.Clone(w.rejected)
+	}
+	used := map[OfferKey]bool{}
+	for _, pl := range wp.Placements {
+		wp.Placed += pl.Count
+		wp.CostMicros += int64(pl.Count-pl.Reserved)*pl.PriceMicros + int64(pl.Count)*pl.EgressMicros
+		wp.EgressMicros += int64(pl.Count) * pl.EgressMicros
+		used[pl.Offer] = true
+	}
+	var runnerUp *candidate
+	for i := range w.candidates {
+		c := &w.candidates[i]
+		o := &p.offers[c.offer]
+		if used[o.OfferKey] || p.blocked[o.OfferKey] || o.Available == 0 {
+			continue
+		}
+		if runnerUp == nil || c.cost < runnerUp.cost {
+			runnerUp = c
+		}
+	}
+	if runnerUp != nil {
+		o := &p.offers[runnerUp.offer]
+		wp.RunnerUp = &Alternative{Offer: o.OfferKey, PriceMicros: o.PriceMicros, EgressMicros: runnerUp.egress}
+	}
+	if missing := wp.Desired - wp.Placed; missing > 0 {
+		wp.Shortfall = p.shortfall(w, missing)
+	}
+	return wp
+}
+
+// shortfall names the first cause, in order, that explains missing nodes.
+func (p *planning) shortfall(w *workload, missing int) *Shortfall {
+	s := &Shortfall{Nodes: missing}
+	spec := w.spec
+	switch {
+	case w.shed > 0:
+		s.Cause, s.Message = CauseBudget, w.shedCause
+	case len(w.candidates) == 0:
+		s.Cause, s.Message = CauseNoOffer, "no offer can serve it ("+reasonSummary(w.rejected)+")"
+	default:
+		room, roomByCloud, roomByRegion := p.room(w)
+		perCloud := shareOf(spec.Spread.MaxPerCloud, spec.Nodes)
+		perRegion := shareOf(spec.Spread.MaxPerRegion, spec.Nodes)
+		spreadRoom := 0
+		for _, cloud := range slices.Sorted(maps.Keys(roomByCloud)) {
+			inCloud := 0
+			for region, n := range roomByRegion {
+				if p.regionCloud(region) == cloud {
+					inCloud += min(n, perRegion)
+				}
+			}
+			spreadRoom += min(perCloud, inCloud, roomByCloud[cloud])
+		}
+		bestRegion := 0
+		for _, n := range roomByRegion {
+			bestRegion = max(bestRegion, n)
+		}
+		switch {
+		case room < spec.Nodes:
+			s.Cause = CauseCapacity
+			s.Message = fmt.Sprintf("the eligible offers have room for %d of %d nodes", room, spec.Nodes)
+			if b := p.blockedCandidates(w); b > 0 {
+				s.Message += fmt.Sprintf(" (%d offers blocklisted)", b)
+			}
+		case spec.Gang() && bestRegion < spec.Nodes:
+			s.Cause = CauseGang
+			s.Message = fmt.Sprintf("no single region has room for all %d nodes together (at most %d)", spec.Nodes, bestRegion)
+		case spreadRoom < spec.Nodes:
+			s.Cause = CauseSpread
+			s.Message = fmt.Sprintf("the spread limits (%d per cloud, %d per region) leave room for %d of %d nodes", perCloud, perRegion, spreadRoom, spec.Nodes)
+		default:
+			s.Cause = CausePriority
+			s.Message = "the capacity it could use went to workloads of higher priority"
+		}
+	}
+	return s
+}
+
+// room is how many nodes a workload could have if it were alone: what its
+// eligible offers have free, plus its nodes running on them.
+func (p *planning) room(w *workload) (total int, byCloud, byRegion map[string]int) {
+	byCloud, byRegion = map[string]int{}, map[string]int{}
+	add := func(o *Offer, n int) {
+		total = satAdd(total, n)
+		byCloud[o.Cloud] = satAdd(byCloud[o.Cloud], n)
+		byRegion[o.Region] = satAdd(byRegion[o.Region], n)
+	}
+	for _, c := range w.candidates {
+		o := &p.offers[c.offer]
+		n := c.running
+		if !p.blocked[o.OfferKey] {
+			if o.Available == Unlimited {
+				n = math.MaxInt32
+			} else {
+				n += o.Available
+			}
+		}
+		add(o, n)
+	}
+	return total, byCloud, byRegion
+}
+
+func satAdd(a, b int) int { return int(min(int64(a)+int64(b), math.MaxInt32)) }
+
+func (p *planning) regionCloud(region string) string {
+	for _, o := range p.offers {
+		if o.Region == region {
+			return o.Cloud
+		}
+	}
+	return ""
+}
+
+func (p *planning) blockedCandidates(w *workload) int {
+	n := 0
+	for _, c := range w.candidates {
+		if p.blocked[p.offers[c.offer].OfferKey] {
+			n++
+		}
+	}
+	return n
+}
+
+func reasonSummary(rejected map[Reason]int) string {
+	if len(rejected) == 0 {
+		return "the catalog has no offers"
+	}
+	var parts []string
+	for _, r := range slices.Sorted(maps.Keys(rejected)) {
+		parts = append(parts, fmt.Sprintf("%d %s", rejected[r], r))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// baseline prices a fleet's placed nodes on the cheapest single cloud,
+// on-demand, ignoring capacity, spread and the blocklist: what a team
+// without gpufleet would most likely pay. When no one cloud can serve every
+// workload, each workload takes its own cheapest cloud and the cloud is "".
+func (p *planning) baseline(f *FleetPlan) (int64, string) {
+	var ws []*workload
+	for _, w := range p.workloads {
+		if w.fleet.Name == f.Name {
+			ws = append(ws, w)
+		}
+	}
+	placed := map[string]int{}
+	for _, wp := range f.Workloads {
+		placed[wp.Name] = wp.Placed
+	}
+	best, bestCloud := int64(math.MaxInt64), ""
+	for _, cloud := range catalog.Clouds {
+		total, ok := int64(0), true
+		for _, w := range ws {
+			price, found := p.cheapestOnDemand(w.spec, cloud)
+			if !found && placed[w.spec.Name] > 0 {
+				ok = false
+				break
+			}
+			total += int64(placed[w.spec.Name]) * price
+		}
+		if ok && total < best {
+			best, bestCloud = total, cloud
+		}
+	}
+	if bestCloud != "" {
+		return best, bestCloud
+	}
+	total := int64(0)
+	for _, w := range ws {
+		cheapest := int64(math.MaxInt64)
+		for _, cloud := range catalog.Clouds {
+			if price, ok := p.cheapestOnDemand(w.spec, cloud); ok {
+				cheapest = min(cheapest, price)
+			}
+		}
+		if cheapest != math.MaxInt64 {
+			total += int64(placed[w.spec.Name]) * cheapest
+		}
+	}
+	return total, ""
+}
+
+// cheapestOnDemand is the lowest on-demand price per node a cloud asks for
+// a workload's nodes where the spec allows them.
+func (p *planning) cheapestOnDemand(w *schema.Workload, cloud string) (int64, bool) {
+	if !slices.Contains(w.Placement.Clouds, cloud) {
+		return 0, false
+	}
+	best, found := int64(math.MaxInt64), false
+	for _, i := range p.byShape[shape{w.GPU.Model, w.GPU.PerNode}] {
+		o := &p.offers[i]
+		if o.Cloud != cloud || o.Market != catalog.OnDemand || o.PriceMicros <= 0 || o.PriceMicros >= maxPriceMicros {
+			continue
+		}
+		if !schema.MatchRegion(o.Region, w.Placement.Regions.Allow, w.Placement.Regions.Deny) {
+			continue
+		}
+		if len(w.Placement.Zones) > 0 && !slices.Contains(w.Placement.Zones, o.Zone) {
+			continue
+		}
+		if cost := o.PriceMicros + p.egressCost(w, o); cost < best {
+			best, found = cost, true
+		}
+	}
+	return best, found
+}

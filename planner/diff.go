@@ -1,0 +1,280 @@
+package planner
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+)
+
+// ActionKind is what an action does to the clouds.
+type ActionKind string
+
+const (
+	Create ActionKind = "create"
+	Delete ActionKind = "delete"
+)
+
+// Action is one change to make in a cloud.
+type Action struct {
+	Kind     ActionKind `json:"kind"`
+	Fleet    string     `json:"fleet"`
+	Workload string     `json:"workload"`
+	Offer    OfferKey   `json:"offer"`
+	// Token makes a create idempotent: the same token never launches a
+	// second instance.
+	Token string `json:"token,omitempty"`
+	// Instance is the instance a delete removes.
+	Instance    string `json:"instance,omitempty"`
+	PriceMicros int64  `json:"priceMicros"`
+	Reason      string `json:"reason"`
+}
+
+func (a Action) String() string {
+	target := a.Token
+	if a.Kind == Delete {
+		target = a.Instance
+	}
+	return fmt.Sprintf("%s %s/%s on %s (%s): %s", a.Kind, a.Fleet, a.Workload, a.Offer, target, a.Reason)
+}
+
+// DiffOptions guard and shape the actions.
+type DiffOptions struct {
+	// Revision goes into create tokens; the caller picks something that
+	// changes when the workload's spec does.
+	Revision map[string]string
+	// MaxDeletions refuses a diff that deletes more live instances.
+	MaxDeletions int
+	// Prune deletes the instances of fleets no longer in the repository.
+	Prune bool
+	// Retired tokens must not be used again: their instances ended, and a
+	// cloud may still return the ended instance for them.
+	Retired []string
+}
+
+// Changes is what it takes to go from what runs to the plan.
+type Changes struct {
+	// Actions in the order to apply them: creates, then deletes.
+	Actions []Action `json:"actions"`
+	// Refused deletions, with the reason in Refusal.
+	Refused []Action `json:"refused,omitempty"`
+	Refusal string   `json:"refusal,omitempty"`
+	// Orphans are instances of fleets removed from the repository, left
+	// alone because pruning is off.
+	Orphans []Instance `json:"orphans,omitempty"`
+}
+
+// Counts returns the number of creates and deletes.
+func (c Changes) Counts() (creates, deletes int) {
+	for _, a := range c.Actions {
+		if a.Kind == Create {
+			creates++
+		} else {
+			deletes++
+		}
+	}
+	return creates, deletes
+}
+
+// Diff turns a plan and what runs into ordered actions. Replacements create
+// before they delete, so capacity never dips; preempted instances are
+// cleaned up first among deletes, then the most expensive go first.
+func Diff(plan *Plan, observed []Instance, opts DiffOptions) Changes {
+	retired := map[string]bool{}
+	for _, t := range opts.Retired {
+		retired[t] = true
+	}
+	byWorkload := map[string][]Instance{}
+	for _, inst := range observed {
+		if inst.Token != "" {
+			retired[inst.Token] = true
+		}
+		byWorkload[inst.Fleet+"/"+inst.Workload] = append(byWorkload[inst.Fleet+"/"+inst.Workload], inst)
+	}
+
+	var creates, deletes []Action
+	var changes Changes
+	planned := map[string]bool{}
+	inSpec := map[string]bool{}
+	for _, f := range plan.Fleets {
+		inSpec[f.Name] = true
+		for _, w := range f.Workloads {
+			key := f.Name + "/" + w.Name
+			planned[key] = true
+			c, d := diffWorkload(f.Name, w, byWorkload[key], opts.Revision[key], retired)
+			creates, deletes = append(creates, c...), append(deletes, d...)
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(byWorkload)) {
+		if planned[key] {
+			continue
+		}
+		for _, inst := range byWorkload[key] {
+			switch {
+			case inSpec[inst.Fleet]:
+				deletes = append(deletes, deleteAction(inst, "workload removed from the fleet"))
+			case opts.Prune:
+				deletes = append(deletes, deleteAction(inst, "fleet removed from the repository (prune is on)"))
+			case inst.State.Live():
+				changes.Orphans = append(changes.Orphans, inst)
+			}
+		}
+	}
+	slices.SortStableFunc(deletes, func(a, b Action) int {
+		return cmp.Or(
+			cmp.Compare(rank(a), rank(b)),
+			cmp.Compare(b.PriceMicros, a.PriceMicros),
+			cmp.Compare(a.Instance, b.Instance),
+		)
+	})
+	live := 0
+	for _, d := range deletes {
+		if rank(d) > 0 {
+			live++
+		}
+	}
+	if live > opts.MaxDeletions {
+		changes.Refusal = fmt.Sprintf("refusing to delete %d running instances: defaults.maxDeletions allows %d per run; raise it in gpufleet.cue or change the fleets in smaller steps", live, opts.MaxDeletions)
+		held := map[string]bool{}
+		kept := deletes[:0]
+		for _, d := range deletes {
+			if rank(d) > 0 {
+				changes.Refused = append(changes.Refused, d)
+				held[d.Fleet+"/"+d.Workload] = true
+			} else {
+				kept = append(kept, d)
+			}
+		}
+		deletes = kept
+		// A workload whose deletes are held keeps its creates back too, or
+		// a move would run both the old and the new nodes.
+		allowed := creates[:0]
+		for _, c := range creates {
+			if held[c.Fleet+"/"+c.Workload] {
+				changes.Refused = append(changes.Refused, c)
+			} else {
+				allowed = append(allowed, c)
+			}
+		}
+		creates = allowed
+	}
+	changes.Actions = append(creates, deletes...)
+	if changes.Actions == nil {
+		changes.Actions = []Action{}
+	}
+	return changes
+}
+
+// rank orders deletes: cleaning up what a cloud already took back costs
+// nothing and goes first.
+func rank(a Action) int {
+	if a.Reason == reasonPreempted {
+		return 0
+	}
+	return 1
+}
+
+const reasonPreempted = "preempted: clean up"
+
+func diffWorkload(fleet string, w WorkloadPlan, observed []Instance, revision string, retired map[string]bool) (creates, deletes []Action) {
+	byOffer := map[OfferKey][]Instance{}
+	for _, inst := range observed {
+		switch inst.State {
+		case StatePreempted:
+			deletes = append(deletes, deleteAction(inst, reasonPreempted))
+		case StatePending, StateRunning:
+			byOffer[inst.OfferKey] = append(byOffer[inst.OfferKey], inst)
+		}
+	}
+	want := map[OfferKey]Placement{}
+	for _, pl := range w.Placements {
+		want[pl.Offer] = pl
+	}
+	offers := slices.SortedFunc(maps.Keys(byOffer), OfferKey.Compare)
+	for _, pl := range w.Placements {
+		if _, ok := byOffer[pl.Offer]; !ok {
+			offers = append(offers, pl.Offer)
+		}
+	}
+	slices.SortFunc(offers, OfferKey.Compare)
+	for _, offer := range offers {
+		running := byOffer[offer]
+		// Keep running before pending, then the oldest: they have proven
+		// themselves.
+		slices.SortStableFunc(running, func(a, b Instance) int {
+			return cmp.Or(cmp.Compare(stateRank(a.State), stateRank(b.State)), a.LaunchedAt.Compare(b.LaunchedAt), cmp.Compare(a.ID, b.ID))
+		})
+		pl := want[offer]
+		keep := min(len(running), pl.Count)
+		for _, inst := range running[keep:] {
+			reason := "surplus: the workload asks for fewer nodes"
+			if pl.Count == 0 {
+				reason = "moved: the plan places these nodes elsewhere"
+			}
+			d := deleteAction(inst, reason)
+			d.PriceMicros = pl.PriceMicros
+			if d.PriceMicros == 0 {
+				d.PriceMicros = priceOf(w, offer)
+			}
+			deletes = append(deletes, d)
+		}
+		slot := 0
+		for range pl.Count - keep {
+			var token string
+			token, slot = nextToken(fleet, w.Name, offer, revision, slot, retired)
+			creates = append(creates, Action{
+				Kind: Create, Fleet: fleet, Workload: w.Name, Offer: offer,
+				Token: token, PriceMicros: pl.PriceMicros, Reason: "the plan places a node here",
+			})
+		}
+	}
+	return creates, deletes
+}
+
+func stateRank(s State) int {
+	if s == StateRunning {
+		return 0
+	}
+	return 1
+}
+
+func priceOf(w WorkloadPlan, offer OfferKey) int64 {
+	for _, pl := range w.Placements {
+		if pl.Offer == offer {
+			return pl.PriceMicros
+		}
+	}
+	return 0
+}
+
+func deleteAction(inst Instance, reason string) Action {
+	return Action{Kind: Delete, Fleet: inst.Fleet, Workload: inst.Workload, Offer: inst.OfferKey, Instance: inst.ID, Reason: reason}
+}
+
+// nextToken returns the create token of the first free slot from slot on,
+// and the slot after it. A slot is free when no instance carries its token
+// and it was not retired.
+func nextToken(fleet, workload string, offer OfferKey, revision string, slot int, used map[string]bool) (string, int) {
+	for ; ; slot++ {
+		t := Token(fleet, workload, offer, revision, slot)
+		if !used[t] {
+			used[t] = true
+			return t, slot + 1
+		}
+	}
+}
+
+// Token is the idempotency token of a create: derived from what the node is
+// for, so a repeated run asks for the same node, not a second one. It is 36
+// ASCII characters, within EC2's 64 for ClientToken.
+func Token(fleet, workload string, offer OfferKey, revision string, slot int) string {
+	h := sha256.New()
+	for _, part := range []string{fleet, workload, offer.String(), revision, strconv.Itoa(slot)} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	return "gf1-" + hex.EncodeToString(h.Sum(nil))[:32]
+}

@@ -1,0 +1,43 @@
+package planner
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+
+	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/schema"
+)
+
+// NewInput builds the input for a repository's fleets from a catalog, with
+// offers in the configured regions of the enabled clouds only.
+func NewInput(repo *schema.Repo, cat *catalog.Catalog) Input {
+	regions := map[string][]string{}
+	for _, c := range repo.Config.Clouds.Enabled() {
+		regions[c] = repo.Config.Clouds.Regions(c)
+	}
+	return Input{
+		Fleets:       repo.Fleets,
+		Defaults:     repo.Config.Defaults,
+		Reservations: repo.Config.Reservations,
+		Offers:       Expand(cat, regions),
+		Egress:       cat.Egress,
+		Prices:       PriceInfo{Source: cat.Source, AsOf: cat.FetchedAt},
+	}
+}
+
+// SpecRevisions digests each workload's spec, keyed "fleet/workload", for
+// create tokens: a changed spec gets fresh tokens, and an unrelated commit
+// leaves them alone, so a run that crashed after a create asks for the
+// same node again.
+func SpecRevisions(fleets []schema.Fleet) map[string]string {
+	out := map[string]string{}
+	for _, f := range fleets {
+		for _, w := range f.Workloads {
+			data, _ := json.Marshal(w)
+			sum := sha256.Sum256(data)
+			out[f.Name+"/"+w.Name] = hex.EncodeToString(sum[:8])
+		}
+	}
+	return out
+}

@@ -1,0 +1,158 @@
+package planner
+
+import (
+	"time"
+
+	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/schema"
+)
+
+// PlanVersion is the format version of a Plan in JSON.
+const PlanVersion = 1
+
+// Input is everything a plan depends on. The caller filters out blocklist
+// entries that have expired: the planner has no clock.
+type Input struct {
+	Fleets       []schema.Fleet
+	Defaults     schema.Defaults
+	Reservations []schema.Reservation
+	// Offers the fleets may use, for the enabled clouds and configured
+	// regions only.
+	Offers []Offer
+	// Observed is what gpufleet owns in the clouds now.
+	Observed []Instance
+	// Blocked offers recently ran out of capacity or preempted a node.
+	Blocked []OfferKey
+	Egress  []catalog.Egress
+	Prices  PriceInfo
+}
+
+// PriceInfo says where a plan's prices came from.
+type PriceInfo struct {
+	Source string    `json:"source"`
+	AsOf   time.Time `json:"asOf"`
+}
+
+// Plan is where every node of every fleet should run, what that costs, and
+// why.
+type Plan struct {
+	Version int       `json:"version"`
+	Prices  PriceInfo `json:"prices"`
+	// Optimal is true when every placement decision was solved exactly;
+	// otherwise GapMicros bounds how far the cost may be from the best.
+	Optimal   bool  `json:"optimal"`
+	GapMicros int64 `json:"gapMicros"`
+	// CostMicros is the hourly cost of every placed node plus egress.
+	CostMicros int64 `json:"costMicros"`
+	// BaselineMicros is the cheapest single-cloud on-demand placement of the
+	// same nodes, ignoring capacity; zero when no single cloud can serve
+	// every workload.
+	BaselineMicros int64       `json:"baselineMicros"`
+	Fleets         []FleetPlan `json:"fleets"`
+	Warnings       []string    `json:"warnings,omitempty"`
+	Stats          SolveStats  `json:"stats"`
+}
+
+// SolveStats describes the work behind a plan.
+type SolveStats struct {
+	Workloads  int `json:"workloads"`
+	Offers     int `json:"offers"`
+	Components int `json:"components"`
+	Solves     int `json:"solves"`
+}
+
+// FleetPlan is one fleet's share of a plan.
+type FleetPlan struct {
+	Name           string         `json:"name"`
+	Owner          string         `json:"owner"`
+	BudgetMicros   *int64         `json:"budgetMicros,omitempty"`
+	CostMicros     int64          `json:"costMicros"`
+	BaselineMicros int64          `json:"baselineMicros"`
+	BaselineCloud  string         `json:"baselineCloud,omitempty"`
+	Workloads      []WorkloadPlan `json:"workloads"`
+}
+
+// WorkloadPlan is where one workload's nodes go.
+type WorkloadPlan struct {
+	Name    string `json:"name"`
+	Fleet   string `json:"fleet"`
+	Desired int    `json:"desired"`
+	Placed  int    `json:"placed"`
+	// Placements sorted by offer.
+	Placements []Placement `json:"placements"`
+	// CostMicros is compute plus egress per hour.
+	CostMicros   int64 `json:"costMicros"`
+	EgressMicros int64 `json:"egressMicros"`
+	// Shortfall explains nodes not placed.
+	Shortfall *Shortfall `json:"shortfall,omitempty"`
+	// RunnerUp is the best offer not chosen, for the explanation.
+	RunnerUp *Alternative `json:"runnerUp,omitempty"`
+	// Rejected counts offers that cannot serve the workload, by reason.
+	Rejected map[Reason]int `json:"rejected,omitempty"`
+	// Position of the workload in the repository, for messages.
+	File string `json:"file,omitempty"`
+	Line int    `json:"line,omitempty"`
+}
+
+// Placement is a number of nodes on one offer.
+type Placement struct {
+	Offer OfferKey `json:"offer"`
+	Count int      `json:"count"`
+	// Kept of them are already running there.
+	Kept int `json:"kept,omitempty"`
+	// Reserved of them use capacity paid for in advance and cost nothing
+	// more.
+	Reserved    int   `json:"reserved,omitempty"`
+	PriceMicros int64 `json:"priceMicros"`
+	// EgressMicros is the amortised data-transfer cost per node-hour of
+	// running away from the workload's data.
+	EgressMicros int64 `json:"egressMicros,omitempty"`
+}
+
+// Alternative is an offer the planner could have used instead.
+type Alternative struct {
+	Offer        OfferKey `json:"offer"`
+	PriceMicros  int64    `json:"priceMicros"`
+	EgressMicros int64    `json:"egressMicros,omitempty"`
+}
+
+// ShortfallCause names why nodes were left unplaced.
+type ShortfallCause string
+
+const (
+	CauseNoOffer  ShortfallCause = "no-offer"
+	CauseCapacity ShortfallCause = "capacity"
+	CauseSpread   ShortfallCause = "spread"
+	CauseGang     ShortfallCause = "gang"
+	CausePriority ShortfallCause = "priority"
+	CauseBudget   ShortfallCause = "budget"
+)
+
+// Shortfall is why a workload has fewer nodes than it asks for.
+type Shortfall struct {
+	Nodes   int            `json:"nodes"`
+	Cause   ShortfallCause `json:"cause"`
+	Message string         `json:"message"`
+}
+
+// Fleet returns a fleet's plan by name.
+func (p *Plan) Fleet(name string) *FleetPlan {
+	for i := range p.Fleets {
+		if p.Fleets[i].Name == name {
+			return &p.Fleets[i]
+		}
+	}
+	return nil
+}
+
+// Workload returns a workload's plan by fleet and name.
+func (p *Plan) Workload(fleet, name string) *WorkloadPlan {
+	if f := p.Fleet(fleet); f != nil {
+		for i := range f.Workloads {
+			if f.Workloads[i].Name == name {
+				return &f.Workloads[i]
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,269 @@
+package planner
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+
+	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/schema"
+)
+
+// planning is the state of one call to Solve.
+type planning struct {
+	in      Input
+	offers  []Offer
+	blocked map[OfferKey]bool
+	// byShape indexes offers by GPU model and GPUs per node, the filters
+	// that reject most offers, so each workload looks at few.
+	byShape   map[shape][]int
+	byModel   map[string]int
+	workloads []*workload
+	// reserved holds the reservation pools by (cloud, region, type).
+	reserved map[reservationKey]*reservation
+	egress   map[string]catalog.Egress
+	solves   int
+	// maxCost is the highest cost of any candidate, for the penalty of
+	// leaving a node unplaced.
+	maxCost int64
+}
+
+type shape struct {
+	model string
+	gpus  int
+}
+
+type reservationKey struct{ cloud, region, instanceType string }
+
+type reservation struct {
+	key   reservationKey
+	count int
+	// refund is what one reserved node saves: the on-demand price it would
+	// otherwise cost.
+	refund int64
+}
+
+// workload is one workload being planned.
+type workload struct {
+	index int
+	fleet *schema.Fleet
+	spec  *schema.Workload
+	// candidates are the eligible offers, sorted by offer key.
+	candidates []candidate
+	rejected   map[Reason]int
+	// fixed nodes stay where they run: the workload is not movable.
+	fixed []fixedNodes
+	// reservedFixed counts fixed nodes that use a reservation, by offer.
+	reservedFixed map[int]int
+	// demand is what the flow must place: desired minus fixed minus shed.
+	demand int
+	// shed nodes were dropped to meet the fleet's budget.
+	shed      int
+	shedCause string
+	// result
+	flows map[int]*flowResult // by offer index
+}
+
+type fixedNodes struct {
+	offer int
+	count int
+}
+
+type candidate struct {
+	offer int
+	// cost is what one node costs the optimiser per hour: price, spot risk
+	// premium and egress.
+	cost   int64
+	egress int64
+	// running nodes of this workload on the offer, and what keeping one
+	// costs: cost less the migration threshold's share, so that a cheaper
+	// offer wins only by more than the threshold.
+	running  int
+	keepCost int64
+}
+
+type flowResult struct {
+	count, kept, reserved int
+}
+
+func (w *workload) key() string { return w.fleet.Name + "/" + w.spec.Name }
+
+func (w *workload) fixedCount() int {
+	n := 0
+	for _, f := range w.fixed {
+		n += f.count
+	}
+	return n
+}
+
+func newPlanning(in Input) *planning {
+	p := &planning{
+		in:       in,
+		offers:   slices.Clone(in.Offers),
+		blocked:  map[OfferKey]bool{},
+		byShape:  map[shape][]int{},
+		byModel:  map[string]int{},
+		reserved: map[reservationKey]*reservation{},
+		egress:   map[string]catalog.Egress{},
+	}
+	slices.SortStableFunc(p.offers, func(a, b Offer) int { return a.Compare(b.OfferKey) })
+	p.offers = slices.CompactFunc(p.offers, func(a, b Offer) bool { return a.OfferKey == b.OfferKey })
+	for i, o := range p.offers {
+		s := shape{o.GPUModel, o.GPUs}
+		p.byShape[s] = append(p.byShape[s], i)
+		p.byModel[o.GPUModel]++
+	}
+	for _, k := range in.Blocked {
+		p.blocked[k] = true
+	}
+	for _, e := range in.Egress {
+		p.egress[e.Cloud] = e
+	}
+	for _, r := range in.Reservations {
+		k := reservationKey{r.Cloud, r.Region, r.InstanceType}
+		res := p.reserved[k]
+		if res == nil {
+			res = &reservation{key: k, refund: math.MaxInt64}
+			p.reserved[k] = res
+		}
+		res.count += r.Count
+	}
+	for _, o := range p.offers {
+		if res := p.reserved[reservationKey{o.Cloud, o.Region, o.InstanceType}]; res != nil && o.Market == catalog.OnDemand && o.PriceMicros > 0 && o.PriceMicros < maxPriceMicros {
+			res.refund = min(res.refund, o.PriceMicros)
+		}
+	}
+	for k, res := range p.reserved {
+		if res.refund == math.MaxInt64 {
+			// No price for the reserved type here: nothing can use it.
+			delete(p.reserved, k)
+		}
+	}
+	return p
+}
+
+func (p *planning) prepare() {
+	running := map[string]map[OfferKey]int{}
+	for _, inst := range p.in.Observed {
+		if !inst.State.Live() {
+			continue
+		}
+		k := inst.Fleet + "/" + inst.Workload
+		if running[k] == nil {
+			running[k] = map[OfferKey]int{}
+		}
+		running[k][inst.OfferKey]++
+	}
+	fleets := slices.Clone(p.in.Fleets)
+	slices.SortFunc(fleets, func(a, b schema.Fleet) int { return cmp.Compare(a.Name, b.Name) })
+	filters := p.filters()
+	for fi := range fleets {
+		f := &fleets[fi]
+		workloads := slices.Clone(f.Workloads)
+		slices.SortFunc(workloads, func(a, b schema.Workload) int { return cmp.Compare(a.Name, b.Name) })
+		for wi := range workloads {
+			w := &workload{index: len(p.workloads), fleet: f, spec: &workloads[wi], rejected: map[Reason]int{}, flows: map[int]*flowResult{}}
+			p.eligible(w, filters, running[w.key()])
+			for _, c := range w.candidates {
+				p.maxCost = max(p.maxCost, c.cost)
+			}
+			p.workloads = append(p.workloads, w)
+		}
+	}
+}
+
+// eligible fills a workload's candidates and counts the rest by reason.
+func (p *planning) eligible(w *workload, filters []filter, running map[OfferKey]int) {
+	spec := w.spec
+	shaped := p.byShape[shape{spec.GPU.Model, spec.GPU.PerNode}]
+	if n := len(p.offers) - p.byModel[spec.GPU.Model]; n > 0 {
+		w.rejected[RejectWrongGPU] = n
+	}
+	if n := p.byModel[spec.GPU.Model] - len(shaped); n > 0 {
+		w.rejected[RejectGPUsPerNode] = n
+	}
+	threshold := p.in.Defaults.MigrationThreshold
+	for _, i := range shaped {
+		o := &p.offers[i]
+		r := running[o.OfferKey]
+		ok := true
+		for _, f := range filters[2:] {
+			if !f.ok(spec, o, r > 0) {
+				w.rejected[f.reason]++
+				ok = false
+				break
+			}
+		}
+		if !ok {
+			continue
+		}
+		egress := p.egressCost(spec, o)
+		cost := o.PriceMicros + egress
+		if o.Market == catalog.Spot {
+			cost += int64(math.Round(float64(o.PriceMicros) * p.in.Defaults.SpotRiskPremium))
+		}
+		w.candidates = append(w.candidates, candidate{
+			offer:    i,
+			cost:     cost,
+			egress:   egress,
+			running:  r,
+			keepCost: cost - int64(math.Round(float64(cost)*threshold)),
+		})
+	}
+	w.demand = spec.Nodes
+	if !spec.Movable {
+		p.fix(w)
+	}
+}
+
+// fix keeps a non-movable workload's running nodes where they are. A gang
+// keeps only those in the region holding most of them, so that the rest of
+// the gang can join it there.
+func (p *planning) fix(w *workload) {
+	left := w.spec.Nodes
+	var region string
+	if w.spec.Gang() {
+		perRegion := map[string]int{}
+		for _, c := range w.candidates {
+			perRegion[p.offers[c.offer].Region] += c.running
+		}
+		best := 0
+		for _, r := range slices.Sorted(maps.Keys(perRegion)) {
+			if perRegion[r] > best {
+				region, best = r, perRegion[r]
+			}
+		}
+	}
+	for _, c := range w.candidates {
+		if c.running == 0 || left == 0 || (region != "" && p.offers[c.offer].Region != region) {
+			continue
+		}
+		n := min(c.running, left)
+		w.fixed = append(w.fixed, fixedNodes{offer: c.offer, count: n})
+		left -= n
+	}
+	w.demand = left
+}
+
+// egressCost is what running one node of w on o adds per hour for pulling
+// the workload's data across, amortised over its expected run time.
+func (p *planning) egressCost(w *schema.Workload, o *Offer) int64 {
+	d := w.Data
+	if d == nil || d.SizeGB == 0 || (d.Cloud == o.Cloud && d.Region == o.Region) {
+		return 0
+	}
+	rates, ok := p.egress[d.Cloud]
+	if !ok {
+		return 0
+	}
+	rate := rates.InternetMicrosPerGB
+	if d.Cloud == o.Cloud {
+		rate = rates.InterRegionMicrosPerGB
+	}
+	perHour := d.SizeGB * float64(rate) / math.Max(w.RunHours, 1)
+	return int64(math.Min(math.Round(perHour), maxPriceMicros))
+}
+
+func (w *workload) String() string { return fmt.Sprintf("%s (%d nodes)", w.key(), w.spec.Nodes) }

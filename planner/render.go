@@ -1,0 +1,270 @@
+package planner
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
+
+// Report is a plan with the changes it asks for, as the plan command and
+// pull-request comments show it.
+type Report struct {
+	Plan    *Plan   `json:"plan"`
+	Changes Changes `json:"changes"`
+	// CurrentMicros is what the owned instances cost now, per hour.
+	CurrentMicros int64 `json:"currentMicros"`
+}
+
+// CurrentCost prices what runs now at the offers' prices. Instances on
+// offers the input no longer has count at zero.
+func CurrentCost(observed []Instance, offers []Offer) int64 {
+	price := make(map[OfferKey]int64, len(offers))
+	for _, o := range offers {
+		price[o.OfferKey] = o.PriceMicros
+	}
+	total := int64(0)
+	for _, inst := range observed {
+		if inst.State.Live() {
+			total += max(0, price[inst.OfferKey])
+		}
+	}
+	return total
+}
+
+// Summary is the one line a reviewer reads first.
+func (r *Report) Summary() string {
+	creates, deletes := r.Changes.Counts()
+	delta := r.Plan.CostMicros - r.CurrentMicros
+	line := fmt.Sprintf("Plan: %d to create, %d to delete — %s/h → %s/h (%s/h)",
+		creates, deletes, money(r.CurrentMicros), money(r.Plan.CostMicros), signed(delta))
+	if creates == 0 && deletes == 0 && len(r.Changes.Refused) == 0 {
+		line = fmt.Sprintf("No changes — %s/h", money(r.Plan.CostMicros))
+	}
+	return line
+}
+
+// money writes an amount for people: cents from a dollar up, three decimals
+// below, where GPU prices live ($0.068 for a spot T4).
+func money(m int64) string {
+	sign := ""
+	if m < 0 {
+		sign, m = "-", -m
+	}
+	if m >= 1_000_000 {
+		return fmt.Sprintf("%s$%.2f", sign, float64(m)/1e6)
+	}
+	s := strings.TrimRight(fmt.Sprintf("%.3f", float64(m)/1e6), "0")
+	if len(s) < 4 {
+		s += strings.Repeat("0", 4-len(s))
+	}
+	return sign + "$" + s
+}
+
+// signed writes a cost change with its sign, using a true minus sign.
+func signed(m int64) string {
+	switch {
+	case m > 0:
+		return "+" + money(m)
+	case m < 0:
+		return "−" + money(-m)
+	}
+	return money(0)
+}
+
+// WriteText writes a report as the plan command prints it.
+func (r *Report) WriteText(w io.Writer) error {
+	p := r.Plan
+	var b strings.Builder
+	fmt.Fprintln(&b, r.Summary())
+	fmt.Fprintf(&b, "Prices: %s of %s. %s\n", p.Prices.Source, p.Prices.AsOf.Format("2006-01-02"), optimality(p))
+	if p.BaselineMicros > 0 {
+		fmt.Fprintf(&b, "Saving against the cheapest single-cloud on-demand placement: %s/h of %s/h (%s)\n",
+			money(p.BaselineMicros-p.CostMicros), money(p.BaselineMicros), percent(p.BaselineMicros-p.CostMicros, p.BaselineMicros))
+	}
+	for _, f := range p.Fleets {
+		fmt.Fprintf(&b, "\nfleet %s — owner %s, %s/h", f.Name, f.Owner, money(f.CostMicros))
+		if f.BudgetMicros != nil {
+			fmt.Fprintf(&b, " of a %s/h budget", money(*f.BudgetMicros))
+		}
+		fmt.Fprintln(&b)
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  WORKLOAD\tNODES\tCLOUD\tREGION\tZONE\tTYPE\tMARKET\t$/NODE-H\t$/H")
+		for _, wl := range f.Workloads {
+			label := fmt.Sprintf("%s (%d/%d)", wl.Name, wl.Placed, wl.Desired)
+			if len(wl.Placements) == 0 {
+				fmt.Fprintf(tw, "  %s\t0\t-\t-\t-\t-\t-\t-\t%s\n", label, money(0))
+			}
+			for _, pl := range wl.Placements {
+				o := pl.Offer
+				price := money(pl.PriceMicros + pl.EgressMicros)
+				total := money(int64(pl.Count-pl.Reserved)*pl.PriceMicros + int64(pl.Count)*pl.EgressMicros)
+				note := placementNote(pl)
+				fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", label, pl.Count, o.Cloud, o.Region, o.Zone, o.InstanceType, o.Market, price, total, note)
+				label = ""
+			}
+		}
+		tw.Flush()
+		for _, wl := range f.Workloads {
+			for _, line := range explanation(wl) {
+				fmt.Fprintf(&b, "  %s: %s\n", wl.Name, line)
+			}
+		}
+	}
+	writeChanges(&b, r.Changes, "")
+	if len(p.Warnings) > 0 {
+		fmt.Fprintln(&b, "\nWarnings:")
+		for _, warn := range p.Warnings {
+			fmt.Fprintf(&b, "  - %s\n", warn)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func placementNote(pl Placement) string {
+	var notes []string
+	if pl.Kept > 0 {
+		notes = append(notes, fmt.Sprintf("%d running", pl.Kept))
+	}
+	if pl.Reserved > 0 {
+		notes = append(notes, fmt.Sprintf("%d reserved", pl.Reserved))
+	}
+	if pl.EgressMicros > 0 {
+		notes = append(notes, fmt.Sprintf("egress %s/node-h", money(pl.EgressMicros)))
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return "  (" + strings.Join(notes, ", ") + ")"
+}
+
+// explanation says why a workload is placed as it is.
+func explanation(wl WorkloadPlan) []string {
+	var lines []string
+	if wl.Shortfall != nil {
+		lines = append(lines, fmt.Sprintf("%d nodes short (%s): %s", wl.Shortfall.Nodes, wl.Shortfall.Cause, wl.Shortfall.Message))
+	}
+	if ru := wl.RunnerUp; ru != nil {
+		lines = append(lines, fmt.Sprintf("runner-up %s at %s/node-h", ru.Offer, money(ru.PriceMicros+ru.EgressMicros)))
+	}
+	if len(wl.Rejected) > 0 {
+		var parts []string
+		for _, reason := range slices.Sorted(maps.Keys(wl.Rejected)) {
+			parts = append(parts, fmt.Sprintf("%d %s", wl.Rejected[reason], reason))
+		}
+		lines = append(lines, "offers rejected: "+strings.Join(parts, ", "))
+	}
+	return lines
+}
+
+func writeChanges(b *strings.Builder, c Changes, indent string) {
+	creates, deletes := c.Counts()
+	fmt.Fprintf(b, "\n%sActions: %d to create, %d to delete\n", indent, creates, deletes)
+	for _, a := range c.Actions {
+		fmt.Fprintf(b, "%s  %s\n", indent, actionLine(a))
+	}
+	if c.Refusal != "" {
+		fmt.Fprintf(b, "%sRefused: %s\n", indent, c.Refusal)
+		for _, a := range c.Refused {
+			fmt.Fprintf(b, "%s  ! %s\n", indent, strings.TrimPrefix(actionLine(a), ""))
+		}
+	}
+	for _, o := range c.Orphans {
+		fmt.Fprintf(b, "%s  ? orphaned %s (%s/%s on %s): fleet removed from the repository; prune is off\n", indent, o.ID, o.Fleet, o.Workload, o.OfferKey)
+	}
+}
+
+func actionLine(a Action) string {
+	switch a.Kind {
+	case Create:
+		return fmt.Sprintf("+ create %s/%s on %s at %s/h", a.Fleet, a.Workload, a.Offer, money(a.PriceMicros))
+	default:
+		return fmt.Sprintf("- delete %s (%s/%s on %s): %s", a.Instance, a.Fleet, a.Workload, a.Offer, a.Reason)
+	}
+}
+
+func optimality(p *Plan) string {
+	if p.Optimal {
+		return "Optimal."
+	}
+	return fmt.Sprintf("Not proven optimal: within %s of the best bound.", money(p.GapMicros))
+}
+
+func percent(part, whole int64) string {
+	if whole == 0 {
+		return "0%"
+	}
+	return fmt.Sprintf("%.0f%%", 100*float64(part)/float64(whole))
+}
+
+// WriteMarkdown writes a report for a pull-request comment or a Markdown
+// file: the summary first, then a collapsible section per fleet.
+func (r *Report) WriteMarkdown(w io.Writer) error {
+	p := r.Plan
+	var b strings.Builder
+	fmt.Fprintf(&b, "**%s**\n\n", r.Summary())
+	fmt.Fprintf(&b, "Prices: %s of %s. %s", p.Prices.Source, p.Prices.AsOf.Format("2006-01-02"), optimality(p))
+	if p.BaselineMicros > 0 {
+		fmt.Fprintf(&b, " Saves %s/h (%s) against the cheapest single-cloud on-demand placement.",
+			money(p.BaselineMicros-p.CostMicros), percent(p.BaselineMicros-p.CostMicros, p.BaselineMicros))
+	}
+	fmt.Fprintln(&b)
+	for _, f := range p.Fleets {
+		fmt.Fprintf(&b, "\n<details><summary>fleet <b>%s</b> — %s/h", f.Name, money(f.CostMicros))
+		if f.BudgetMicros != nil {
+			fmt.Fprintf(&b, " of %s/h budget", money(*f.BudgetMicros))
+		}
+		fmt.Fprintln(&b, "</summary>")
+		fmt.Fprintln(&b)
+		fmt.Fprintln(&b, "| workload | nodes | cloud | region | zone | type | market | $/node-h | $/h |")
+		fmt.Fprintln(&b, "|---|---:|---|---|---|---|---|---:|---:|")
+		for _, wl := range f.Workloads {
+			if len(wl.Placements) == 0 {
+				fmt.Fprintf(&b, "| %s | 0/%d | | | | | | | %s |\n", wl.Name, wl.Desired, money(0))
+			}
+			for i, pl := range wl.Placements {
+				name := ""
+				if i == 0 {
+					name = fmt.Sprintf("%s (%d/%d)", wl.Name, wl.Placed, wl.Desired)
+				}
+				o := pl.Offer
+				fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", name, pl.Count, o.Cloud, o.Region, o.Zone, o.InstanceType, o.Market,
+					money(pl.PriceMicros+pl.EgressMicros), money(int64(pl.Count-pl.Reserved)*pl.PriceMicros+int64(pl.Count)*pl.EgressMicros))
+			}
+		}
+		fmt.Fprintln(&b)
+		for _, wl := range f.Workloads {
+			for _, line := range explanation(wl) {
+				fmt.Fprintf(&b, "- `%s`: %s\n", wl.Name, line)
+			}
+		}
+		var actions Changes
+		for _, a := range r.Changes.Actions {
+			if a.Fleet == f.Name {
+				actions.Actions = append(actions.Actions, a)
+			}
+		}
+		if len(actions.Actions) > 0 {
+			fmt.Fprintln(&b, "\n```diff")
+			for _, a := range actions.Actions {
+				fmt.Fprintln(&b, actionLine(a))
+			}
+			fmt.Fprintln(&b, "```")
+		}
+		fmt.Fprintln(&b, "</details>")
+	}
+	if r.Changes.Refusal != "" {
+		fmt.Fprintf(&b, "\n> [!WARNING]\n> %s\n", r.Changes.Refusal)
+	}
+	if len(p.Warnings) > 0 {
+		fmt.Fprintln(&b, "\n**Warnings**")
+		for _, warn := range p.Warnings {
+			fmt.Fprintf(&b, "- %s\n", warn)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
