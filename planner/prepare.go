@@ -28,6 +28,9 @@ type planning struct {
 	// maxCost is the highest cost of any candidate, for the penalty of
 	// leaving a node unplaced.
 	maxCost int64
+	// gangBudget is the work, in solves times arcs, each component's branch
+	// and bound may spend.
+	gangBudget int
 }
 
 type shape struct {

@@ -19,6 +19,13 @@ func Solve(in Input) (*Plan, error) {
 	p.prepare()
 	p.reserveFixed()
 	comps := p.components()
+	gangComponents := 0
+	for _, ws := range comps {
+		if slices.ContainsFunc(ws, func(w *workload) bool { return w.spec.Gang() }) {
+			gangComponents++
+		}
+	}
+	p.gangBudget = gangWork / max(1, gangComponents)
 	results := make([]componentResult, len(comps))
 	for i, ws := range comps {
 		var err error
@@ -158,81 +165,145 @@ const (
 	none      = -2
 )
 
-// workPerComponent bounds branch and bound by solves times arcs, so that a
-// huge component stops early, deterministically, and reports its gap.
-const workPerComponent = 40_000_000
+// gangWork bounds branch and bound by solves times arcs over all the
+// components of a plan, so that a huge search stops, deterministically, at
+// a bounded cost (about a second on two cores) and reports its gap rather
+// than running on.
+const gangWork = 6_000_000
 
 func (c *component) branchAndBound() (optimal bool, gap int64, err error) {
-	decisions := make([]int, len(c.gangs))
-	for i := range decisions {
-		decisions[i] = undecided
+	root := make([]int, len(c.gangs))
+	for i := range root {
+		root[i] = undecided
 	}
 	c.forceFixedGangs()
-	limit := max(64, workPerComponent/max(1, c.arcCount()))
+	limit := max(16, c.p.gangBudget/max(1, c.arcCount()))
 	best := int64(math.MaxInt64)
-	openBound := int64(math.MaxInt64)
-	solves := 0
-
-	var visit func(decisions []int, parentBound int64) error
-	visit = func(decisions []int, parentBound int64) error {
-		if solves >= limit {
-			// Out of budget: this subtree is bounded by its parent's bound.
-			openBound = min(openBound, parentBound)
-			return nil
+	// Open nodes wait with their parent's bound. The search dives depth
+	// first until it has a solution, then takes the lowest bound first,
+	// which raises the proven bound fastest when the budget runs out.
+	open := &nodeQueue{}
+	next := &bbNode{decisions: root, bound: math.MinInt64}
+	for solves := 0; ; {
+		if next == nil {
+			if open.Len() == 0 || open.peek().bound >= best {
+				break
+			}
+			next = open.pop()
 		}
-		c.apply(decisions)
+		if solves >= limit {
+			open.push(next)
+			break
+		}
+		node := next
+		next = nil
+		c.apply(node.decisions)
 		solves++
 		if err := c.solve(); errors.Is(err, errNoFit) {
-			return nil
+			continue
 		} else if err != nil {
-			return err
+			return false, 0, err
 		}
-		bound := c.cost
-		if bound >= best {
-			return nil
+		if c.cost >= best {
+			continue
 		}
-		g, regionFlow := c.violated(decisions)
+		g, flows := c.violated(node.decisions)
 		if g < 0 {
-			best = bound
+			best = c.cost
 			c.extract()
-			return nil
+			continue
 		}
-		for _, child := range c.children(g, regionFlow) {
-			next := slices.Clone(decisions)
-			next[g] = child
-			if err := visit(next, bound); err != nil {
-				return err
+		for i, choice := range c.children(g, flows) {
+			child := &bbNode{decisions: slices.Clone(node.decisions), bound: c.cost}
+			child.decisions[g] = choice
+			if i == 0 && best == math.MaxInt64 {
+				next = child
+			} else {
+				open.push(child)
 			}
 		}
-		return nil
-	}
-	if err := visit(decisions, math.MinInt64); err != nil {
-		return false, 0, err
 	}
 	if best == math.MaxInt64 {
-		// The budget ran out before any gang-feasible solution: leave every
-		// undecided gang unplaced, which always fits.
+		// The budget ran out before any solution: leave every undecided
+		// gang unplaced, which always fits.
 		for i, g := range c.gangs {
-			if g != nil && decisions[i] == undecided {
-				decisions[i] = none
+			if g != nil {
+				root[i] = none
 			}
 		}
-		c.apply(decisions)
+		c.apply(root)
 		if err := c.solve(); err != nil {
 			return false, 0, err
 		}
 		best = c.cost
 		c.extract()
-		openBound = min(openBound, best)
 	}
-	if openBound >= best {
+	if open.Len() == 0 || open.peek().bound >= best {
 		return true, 0, nil
 	}
-	if openBound == math.MinInt64 {
-		// Not even the root was solved: no bound is known.
-		return false, best, nil
+	if bound := open.peek().bound; bound != math.MinInt64 {
+		return false, best - bound, nil
 	}
-	return false, best - openBound, nil
+	// Not even the root was solved: no bound is known.
+	return false, best, nil
+}
+
+type bbNode struct {
+	decisions []int
+	bound     int64
+	seq       int
+}
+
+// nodeQueue is a min-heap of open nodes by bound, ties by creation order so
+// the search is deterministic.
+type nodeQueue struct {
+	nodes []*bbNode
+	seq   int
+}
+
+func (q *nodeQueue) Len() int { return len(q.nodes) }
+
+func (q *nodeQueue) less(i, j int) bool {
+	a, b := q.nodes[i], q.nodes[j]
+	return a.bound < b.bound || (a.bound == b.bound && a.seq < b.seq)
+}
+
+func (q *nodeQueue) push(n *bbNode) {
+	n.seq = q.seq
+	q.seq++
+	q.nodes = append(q.nodes, n)
+	for i := len(q.nodes) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !q.less(i, parent) {
+			break
+		}
+		q.nodes[i], q.nodes[parent] = q.nodes[parent], q.nodes[i]
+		i = parent
+	}
+}
+
+func (q *nodeQueue) peek() *bbNode { return q.nodes[0] }
+
+func (q *nodeQueue) pop() *bbNode {
+	top := q.nodes[0]
+	last := len(q.nodes) - 1
+	q.nodes[0] = q.nodes[last]
+	q.nodes = q.nodes[:last]
+	for i := 0; ; {
+		l, r, small := 2*i+1, 2*i+2, i
+		if l < len(q.nodes) && q.less(l, small) {
+			small = l
+		}
+		if r < len(q.nodes) && q.less(r, small) {
+			small = r
+		}
+		if small == i {
+			break
+		}
+		q.nodes[i], q.nodes[small] = q.nodes[small], q.nodes[i]
+		i = small
+	}
+	return top
 }
 
 func (c *component) arcCount() int {
@@ -279,28 +350,34 @@ func (c *component) apply(decisions []int) {
 	}
 }
 
-// violated returns the first undecided gang the current flow splits or
-// places in part, with its flow per region; -1 if there is none.
+// violated returns the undecided gang the current flow splits the most
+// (the smallest share in its biggest region), with its flow per region; -1
+// if no gang is split or placed in part.
 func (c *component) violated(decisions []int) (int, []int64) {
+	best, bestShare := -1, 2.0
+	var bestFlows []int64
 	for i, g := range c.gangs {
 		if g == nil || decisions[i] != undecided {
 			continue
 		}
 		flows := make([]int64, len(g.into))
-		regions := 0
+		regions, top := 0, int64(0)
 		for r, arc := range g.into {
 			flows[r] = c.g.Flow(arc)
 			if flows[r] > 0 {
 				regions++
 			}
+			top = max(top, flows[r])
 		}
 		unplaced := c.g.Flow(g.unplaced)
 		if unplaced == g.demand || (unplaced == 0 && regions == 1) {
 			continue
 		}
-		return i, flows
+		if share := float64(top) / float64(g.demand); share < bestShare {
+			best, bestShare, bestFlows = i, share, flows
+		}
 	}
-	return -1, nil
+	return best, bestFlows
 }
 
 // children orders a gang's choices: regions that can hold it, those the

@@ -1,0 +1,108 @@
+package planner
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/schema"
+)
+
+var benchModels = []string{"H100", "H200", "A100-40GB", "A100-80GB", "L40S", "L4", "A10G", "T4"}
+
+// benchInput builds a synthetic fleet: regions spread over three clouds,
+// offers of every model in 1, 4 and 8 GPU sizes, most with little room left,
+// so that workloads compete for capacity across the whole catalog.
+func benchInput(workloads, offers, regions int, gang bool, seed uint64) Input {
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	clouds := []string{"aws", "azure", "gcp"}
+	in := Input{Defaults: schema.Defaults{MigrationThreshold: 0.1, SpotRiskPremium: 0.15, MaxDeletions: 100}}
+	for i := 0; len(in.Offers) < offers; i++ {
+		region := i % regions
+		zone := (i / regions) % 4
+		shape := i / (regions * 4)
+		model := benchModels[shape%len(benchModels)]
+		gpus := []int{1, 4, 8}[(shape/len(benchModels))%3]
+		market := []catalog.Market{catalog.OnDemand, catalog.Spot}[(shape/(len(benchModels)*3))%2]
+		cloud := clouds[region%3]
+		regionName := fmt.Sprintf("%s-r%02d", cloud, region)
+		price := int64(gpus) * int64(1+slicesIndex(benchModels, model)) * (500_000 + r.Int64N(500_000))
+		if market == catalog.Spot {
+			price = price * 4 / 10
+		}
+		available := Unlimited
+		if r.IntN(5) != 0 {
+			available = r.IntN(12)
+		}
+		in.Offers = append(in.Offers, Offer{
+			OfferKey:  OfferKey{cloud, regionName, fmt.Sprintf("%s-%c", regionName, 'a'+zone), fmt.Sprintf("%s.%dx", model, gpus), market},
+			GPUModel:  model,
+			GPUs:      gpus,
+			PriceMicros: price,
+			Available: available,
+		})
+	}
+	fleets := max(1, workloads/10)
+	for f := range fleets {
+		in.Fleets = append(in.Fleets, schema.Fleet{Name: fmt.Sprintf("fleet%03d", f), Owner: "team"})
+	}
+	for i := range workloads {
+		w := workloadSpec(fmt.Sprintf("w%04d", i), benchModels[r.IntN(len(benchModels))], []int{1, 4, 8}[r.IntN(3)], 1+r.IntN(16))
+		w.Priority = r.IntN(100)
+		w.Capacity = []string{schema.CapacityOnDemand, schema.CapacitySpot, schema.CapacitySpotFallback}[r.IntN(3)]
+		if gang {
+			w.Placement.Gang = "region"
+			w.GPU.PerNode = 8
+			w.Nodes = 2 + r.IntN(7)
+		} else if r.IntN(3) == 0 {
+			w.Spread.MaxPerCloud = 0.5
+			w.Spread.MaxPerRegion = 0.34
+			w.Nodes = max(w.Nodes, 6)
+		}
+		if r.IntN(4) == 0 {
+			w.Placement.Regions.Allow = []string{clouds[r.IntN(3)] + "-*"}
+		}
+		f := &in.Fleets[i%fleets]
+		f.Workloads = append(f.Workloads, w)
+	}
+	return in
+}
+
+func slicesIndex(s []string, v string) int {
+	for i, x := range s {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}
+
+func benchmarkSolve(b *testing.B, in Input) {
+	b.ReportAllocs()
+	var plan *Plan
+	for b.Loop() {
+		var err error
+		if plan, err = Solve(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+	placed, desired := 0, 0
+	for _, f := range plan.Fleets {
+		for _, w := range f.Workloads {
+			placed += w.Placed
+			desired += w.Desired
+		}
+	}
+	b.ReportMetric(float64(plan.Stats.Components), "components")
+	b.ReportMetric(float64(plan.Stats.Solves), "solves")
+	b.ReportMetric(float64(placed)/float64(max(1, desired)), "placed/desired")
+	b.ReportMetric(float64(plan.CostMicros)/1e6, "$/h")
+	b.ReportMetric(100*float64(plan.GapMicros)/float64(max(1, plan.CostMicros)), "gap%")
+}
+
+func BenchmarkSolve100x10000(b *testing.B)  { benchmarkSolve(b, benchInput(100, 10_000, 50, false, 1)) }
+func BenchmarkSolve1000x10000(b *testing.B) { benchmarkSolve(b, benchInput(1000, 10_000, 50, false, 1)) }
+
+// 100 gangs, each free to go to any of 50 regions, competing for room.
+func BenchmarkSolveGang100x50(b *testing.B) { benchmarkSolve(b, benchInput(100, 10_000, 50, true, 1)) }
