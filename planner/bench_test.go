@@ -36,11 +36,11 @@ func benchInput(workloads, offers, regions int, gang bool, seed uint64) Input {
 			available = r.IntN(12)
 		}
 		in.Offers = append(in.Offers, Offer{
-			OfferKey:  OfferKey{cloud, regionName, fmt.Sprintf("%s-%c", regionName, 'a'+zone), fmt.Sprintf("%s.%dx", model, gpus), market},
-			GPUModel:  model,
-			GPUs:      gpus,
+			OfferKey:    OfferKey{cloud, regionName, fmt.Sprintf("%s-%c", regionName, 'a'+zone), fmt.Sprintf("%s.%dx", model, gpus), market},
+			GPUModel:    model,
+			GPUs:        gpus,
 			PriceMicros: price,
-			Available: available,
+			Available:   available,
 		})
 	}
 	fleets := max(1, workloads/10)
@@ -101,8 +101,10 @@ func benchmarkSolve(b *testing.B, in Input) {
 	b.ReportMetric(100*float64(plan.GapMicros)/float64(max(1, plan.CostMicros)), "gap%")
 }
 
-func BenchmarkSolve100x10000(b *testing.B)  { benchmarkSolve(b, benchInput(100, 10_000, 50, false, 1)) }
-func BenchmarkSolve1000x10000(b *testing.B) { benchmarkSolve(b, benchInput(1000, 10_000, 50, false, 1)) }
+func BenchmarkSolve100x10000(b *testing.B) { benchmarkSolve(b, benchInput(100, 10_000, 50, false, 1)) }
+func BenchmarkSolve1000x10000(b *testing.B) {
+	benchmarkSolve(b, benchInput(1000, 10_000, 50, false, 1))
+}
 
 // 100 gangs, each free to go to any of 50 regions, competing for room.
 func BenchmarkSolveGang100x50(b *testing.B) { benchmarkSolve(b, benchInput(100, 10_000, 50, true, 1)) }

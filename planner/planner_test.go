@@ -199,13 +199,13 @@ func offer(cloud, region, zone, typ string, market catalog.Market, model string,
 func TestBadInput(t *testing.T) {
 	good := offer("aws", "us-east-1", "us-east-1a", "p5", catalog.OnDemand, "H100", 8, 98.32, Unlimited)
 	tests := []struct {
-		name   string
-		offers []Offer
-		budget *float64
+		name     string
+		offers   []Offer
+		budget   *float64
 		blockAll bool
-		cause  ShortfallCause
-		detail string
-		placed int
+		cause    ShortfallCause
+		detail   string
+		placed   int
 	}{{
 		name: "bad prices are skipped with a reason",
 		offers: []Offer{
