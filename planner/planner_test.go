@@ -386,3 +386,33 @@ func TestEgressIsItsOwnLine(t *testing.T) {
 		t.Error("no egress line for a workload placed away from its data")
 	}
 }
+
+// The converged fixture is what runs once the example's plan is applied;
+// the plan command's tests use it to show a plan with nothing to do.
+func TestConvergedFixtureMatchesThePlan(t *testing.T) {
+	plan := solve(t, exampleInput(t))
+	golden := filepath.Join("..", "testdata", "observed", "fleet-repo-converged.json")
+	if updateGolden {
+		data, err := json.MarshalIndent(observe(plan), "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, append(data, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var observed []Instance
+	if err := json.Unmarshal(data, &observed); err != nil {
+		t.Fatal(err)
+	}
+	if changes := Diff(plan, observed, DiffOptions{MaxDeletions: 10}); len(changes.Actions) != 0 {
+		t.Errorf("the converged fixture is stale (rerun with GPUFLEET_UPDATE_GOLDEN=1): %v", changes.Actions)
+	}
+}

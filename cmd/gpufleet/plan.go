@@ -108,7 +108,11 @@ func (a *app) specErrors(repo string, err error) error {
 	for _, e := range problems {
 		fmt.Fprintln(a.stderr, e.Error())
 	}
-	fmt.Fprintf(a.stderr, "%s: %d errors; fix them before planning\n", repo, len(problems))
+	if len(problems) == 1 {
+		fmt.Fprintf(a.stderr, "%s: 1 error; fix it before planning\n", repo)
+	} else {
+		fmt.Fprintf(a.stderr, "%s: %d errors; fix them before planning\n", repo, len(problems))
+	}
 	return exitCode(1)
 }
 
