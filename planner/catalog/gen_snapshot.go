@@ -58,15 +58,15 @@ var regions = []region{
 	{aws, "ap-northeast-2", "ap", 1.23, zones("ap-northeast-2", "a", "b", "c")}, // g5.12xlarge 6.97 / 5.67
 	{aws, "ap-south-1", "ap", 1.20, zones("ap-south-1", "a", "b", "c")},         // p4d 39.32 / 32.77
 
-	{azure, "eastus", "us", 1.00, azureZones},
-	{azure, "eastus2", "us", 1.00, azureZones},
-	{azure, "westus", "us", 1.20, azureZones}, // NC4as_T4_v3 0.631 / 0.526
-	{azure, "westus3", "us", 1.00, azureZones},
-	{azure, "southcentralus", "us", 1.00, azureZones},
-	{azure, "northeurope", "eu", 1.08, azureZones},
-	{azure, "westeurope", "eu", 1.08, azureZones},
-	{azure, "swedencentral", "eu", 1.08, azureZones},
-	{azure, "japaneast", "ap", 1.20, azureZones},
+	{azure, "eastus", "us", 1.00, zones("eastus-", "1", "2", "3")},
+	{azure, "eastus2", "us", 1.00, zones("eastus2-", "1", "2", "3")},
+	{azure, "westus", "us", 1.20, zones("westus-", "1", "2", "3")}, // NC4as_T4_v3 0.631 / 0.526
+	{azure, "westus3", "us", 1.00, zones("westus3-", "1", "2", "3")},
+	{azure, "southcentralus", "us", 1.00, zones("southcentralus-", "1", "2", "3")},
+	{azure, "northeurope", "eu", 1.08, zones("northeurope-", "1", "2", "3")},
+	{azure, "westeurope", "eu", 1.08, zones("westeurope-", "1", "2", "3")},
+	{azure, "swedencentral", "eu", 1.08, zones("swedencentral-", "1", "2", "3")},
+	{azure, "japaneast", "ap", 1.20, zones("japaneast-", "1", "2", "3")},
 
 	{gcp, "us-central1", "us", 1.00, zones("us-central1-", "a", "b", "c", "f")},
 	// Northern Virginia costs more than Iowa on GCP for machines; the one
@@ -82,7 +82,10 @@ var regions = []region{
 	{gcp, "asia-southeast1", "ap", 1.20, zones("asia-southeast1-", "a", "b", "c")},
 }
 
-var azureZones = []string{"1", "2", "3"}
+// Azure names its zones "1", "2" and "3" in every region; the catalog
+// qualifies them with the region ("eastus-1", as AKS zone labels do) so that
+// a zone names one place, as it does on AWS and GCP. The Azure provider
+// sends ARM the bare number.
 
 func zones(prefix string, suffixes ...string) []string {
 	names := make([]string, len(suffixes))
