@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -28,10 +31,19 @@ type app struct {
 // success, 1 on an error, and what a command asks for otherwise (plan
 // --detailed-exitcode returns 2 when there are changes).
 func Main(args []string, stdout, stderr io.Writer) int {
+	// The first interrupt asks the running command to wind down cleanly;
+	// a second one kills the process as usual.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return run(ctx, args, stdout, stderr)
+}
+
+// run is Main with the context commands stop on, for tests.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	a := &app{stdout: stdout, stderr: stderr}
 	root := a.rootCommand()
 	root.SetArgs(args)
-	err := root.Execute()
+	err := root.ExecuteContext(ctx)
 	var code exitCode
 	switch {
 	case err == nil:
@@ -65,6 +77,7 @@ where back to the repository.`,
 		a.validateCommand(),
 		a.planCommand(),
 		a.schemaCommand(),
+		a.simCommand(),
 		a.versionCommand(),
 	)
 	return root

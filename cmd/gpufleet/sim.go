@@ -1,0 +1,128 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/providers/sim/emulator"
+)
+
+func (a *app) simCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sim",
+		Short: "Run and inspect the emulator of EC2, Azure Resource Manager and Compute Engine",
+		Long: `sim runs gpufleet's emulator of the three clouds' APIs on loopback, so
+gpufleet (or any SDK client) can be tried with no cloud account. Its state
+lives in a file, so separate runs see the same clouds.`,
+	}
+	cmd.AddCommand(a.simServeCommand(), a.simInspectCommand())
+	return cmd
+}
+
+func (a *app) simServeCommand() *cobra.Command {
+	var state, faults, host string
+	var seed uint64
+	var ports [3]int
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the emulated clouds on loopback until interrupted",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			world, err := sim.New(sim.Config{Seed: seed, StatePath: state})
+			if err != nil {
+				return err
+			}
+			if faults != "" {
+				rules, err := sim.LoadFaults(faults)
+				if err != nil {
+					return err
+				}
+				if err := world.AddFaults(rules...); err != nil {
+					return err
+				}
+			}
+			emu, err := emulator.Start(world, emulator.Options{Host: host, EC2Port: ports[0], ARMPort: ports[1], GCEPort: ports[2], Log: a.log})
+			if err != nil {
+				return err
+			}
+			ep := emu.Endpoints
+			fmt.Fprintf(a.stdout, `gpufleet emulator serving (state %s, seed %d)
+  EC2  %s
+  ARM  %s
+  GCE  %s
+Point gpufleet at it with:
+  export GPUFLEET_AWS_ENDPOINT=%s GPUFLEET_AZURE_ENDPOINT=%s GPUFLEET_GCP_ENDPOINT=%s
+Stop with Ctrl-C; the state is saved on the way out.
+`, state, seed, ep.EC2, ep.ARM, ep.GCE, ep.EC2, ep.ARM, ep.GCE)
+			<-cmd.Context().Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := emu.Close(ctx); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "emulator stopped; state saved to %s\n", state)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&state, "state", envOr("GPUFLEET_SIM_STATE", ".gpufleet/sim-state.json"), "file the emulated clouds are kept in [GPUFLEET_SIM_STATE]")
+	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed for every random choice of the emulator")
+	cmd.Flags().StringVar(&faults, "faults", "", "JSON file of faults to inject")
+	cmd.Flags().StringVar(&host, "host", "127.0.0.1", "loopback address to listen on")
+	cmd.Flags().IntVar(&ports[0], "ec2-port", 0, "EC2 port; 0 picks a free one")
+	cmd.Flags().IntVar(&ports[1], "arm-port", 0, "Azure Resource Manager port; 0 picks a free one")
+	cmd.Flags().IntVar(&ports[2], "gce-port", 0, "Compute Engine port; 0 picks a free one")
+	return cmd
+}
+
+func (a *app) simInspectCommand() *cobra.Command {
+	var state, output string
+	cmd := &cobra.Command{
+		Use:   "inspect",
+		Short: "List what runs where in the emulated clouds",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := outputFormat(output, "text", "json"); err != nil {
+				return err
+			}
+			world, err := sim.New(sim.Config{StatePath: state})
+			if err != nil {
+				return err
+			}
+			instances := world.Instances()
+			slices.SortStableFunc(instances, func(x, y *sim.Instance) int {
+				return cmp.Or(cmp.Compare(x.Cloud, y.Cloud), cmp.Compare(x.Zone, y.Zone), cmp.Compare(x.Seq, y.Seq))
+			})
+			if output == "json" {
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(instances)
+			}
+			fmt.Fprintf(a.stdout, "%d instances in %s\n", len(instances), state)
+			if len(instances) == 0 {
+				return nil
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "CLOUD\tZONE\tID\tTYPE\tMARKET\tSTATE\tFLEET\tWORKLOAD")
+			for _, inst := range instances {
+				st := string(inst.State)
+				if inst.Preempted {
+					st = "preempted"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", inst.Cloud, inst.Zone, cmp.Or(inst.Name, inst.ID), inst.InstanceType, inst.Market, st,
+					cmp.Or(inst.Tags["gpufleet-fleet"], "-"), cmp.Or(inst.Tags["gpufleet-workload"], "-"))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&state, "state", envOr("GPUFLEET_SIM_STATE", ".gpufleet/sim-state.json"), "file the emulated clouds are kept in [GPUFLEET_SIM_STATE]")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	return cmd
+}

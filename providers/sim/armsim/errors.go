@@ -1,0 +1,262 @@
+package armsim
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gpufleet/gpufleet/providers/sim"
+)
+
+// armError is an ARM error response: the status, and the body
+// {"error":{"code","message","target"}} whose code is repeated in the
+// x-ms-error-code header, where azcore looks first.
+type armError struct {
+	Status  int
+	Code    string
+	Message string
+	Target  string
+	// RetryAfter, in seconds, is sent with throttling.
+	RetryAfter int
+}
+
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Target  string `json:"target,omitempty"`
+}
+
+func (s *Server) writeError(w http.ResponseWriter, e armError) {
+	h := w.Header()
+	h.Set("x-ms-error-code", e.Code)
+	if e.RetryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(e.RetryAfter))
+	}
+	writeJSON(w, e.Status, errorBody{errorDetail{Code: e.Code, Message: e.Message, Target: e.Target}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		body = []byte(`{"error":{"code":"InternalServerError","message":"Encountered internal server error."}}`)
+		w.Header().Set("x-ms-error-code", "InternalServerError")
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// kindErrors is how ARM answers each kind of world failure when a fault
+// file names no exact code. Capacity is normally reported on the
+// operation (see operationError); the entry serves calls that have none.
+var kindErrors = map[sim.Kind]struct {
+	status int
+	code   string
+}{
+	sim.KindCapacity:            {http.StatusConflict, "AllocationFailed"},
+	sim.KindQuota:               {http.StatusConflict, "OperationNotAllowed"},
+	sim.KindThrottled:           {http.StatusTooManyRequests, "TooManyRequests"},
+	sim.KindServerError:         {http.StatusInternalServerError, "InternalServerError"},
+	sim.KindNotFound:            {http.StatusNotFound, "ResourceNotFound"},
+	sim.KindAlreadyExists:       {http.StatusConflict, "Conflict"},
+	sim.KindUnknownZone:         {http.StatusBadRequest, "InvalidParameter"},
+	sim.KindUnknownType:         {http.StatusBadRequest, "InvalidParameter"},
+	sim.KindUnsupported:         {http.StatusConflict, "SkuNotAvailable"},
+	sim.KindIdempotencyMismatch: {http.StatusConflict, "Conflict"},
+	sim.KindInvalid:             {http.StatusBadRequest, "InvalidParameter"},
+}
+
+// codeStatus is the status ARM sends with codes a fault file may name
+// whose status differs from their kind's.
+var codeStatus = map[string]int{
+	"TooManyRequests":                  http.StatusTooManyRequests,
+	"InternalServerError":              http.StatusInternalServerError,
+	"InternalExecutionError":           http.StatusInternalServerError,
+	"BadGateway":                       http.StatusBadGateway,
+	"ServiceUnavailable":               http.StatusServiceUnavailable,
+	"GatewayTimeout":                   http.StatusGatewayTimeout,
+	"AllocationFailed":                 http.StatusConflict,
+	"ZonalAllocationFailed":            http.StatusConflict,
+	"OverconstrainedAllocationRequest": http.StatusConflict,
+	"SkuNotAvailable":                  http.StatusConflict,
+	"OperationNotAllowed":              http.StatusConflict,
+	"ResourceQuotaExceeded":            http.StatusConflict,
+	"ResourceNotFound":                 http.StatusNotFound,
+}
+
+// callContext is what a message about a failed call can mention.
+type callContext struct {
+	vm       vmRef
+	location string
+	zone     string // the ARM zone, "" for a regional VM
+	typ      sim.InstanceType
+	spot     bool
+	opType   string // Read, Write or Delete, for throttling
+}
+
+// fromWorld renders a world failure as ARM does.
+func (s *Server) fromWorld(e *sim.Error, c callContext) armError {
+	k, ok := kindErrors[e.Kind]
+	if !ok {
+		k = kindErrors[sim.KindServerError]
+	}
+	out := armError{Status: k.status, Code: k.code, Message: e.Message}
+	if e.Code != "" {
+		out.Code = e.Code
+		if st, ok := codeStatus[e.Code]; ok {
+			out.Status = st
+		}
+	}
+	switch e.Kind {
+	case sim.KindCapacity:
+		if e.Code == "" && c.zone != "" {
+			out.Code = "ZonalAllocationFailed"
+		}
+		out.Message = allocationMessage(out.Code)
+	case sim.KindQuota:
+		out.Message = quotaMessage(e, c)
+	case sim.KindThrottled:
+		out.RetryAfter = int(math.Ceil(s.opts.ThrottleRetryAfter.Seconds()))
+		out.Message = fmt.Sprintf("The request is being throttled as the limit has been reached for operation type - %s_ObservationWindow_00:01:00. For more information, refer to - https://aka.ms/ARMThrottling", cmp.Or(c.opType, "Read"))
+	case sim.KindServerError:
+		out.Message = serverErrorMessage(out.Code)
+	case sim.KindNotFound:
+		out.Message = notFoundMessage(c.vm)
+	case sim.KindUnsupported:
+		out.Message = skuNotAvailableMessage(c)
+	}
+	return out
+}
+
+func allocationMessage(code string) string {
+	switch code {
+	case "ZonalAllocationFailed":
+		return "Allocation failed. We do not have sufficient capacity for the requested VM size in this zone. Read more about improving likelihood of allocation success at http://aka.ms/allocation-guidance"
+	case "OverconstrainedAllocationRequest":
+		return "Allocation failed. VM(s) with the following constraints cannot be allocated, because the condition is too restrictive. Please remove some constraints and try again."
+	default:
+		return "Allocation failed. We do not have sufficient capacity for the requested VM size in this region. Read more about improving likelihood of allocation success at http://aka.ms/allocation-guidance"
+	}
+}
+
+func serverErrorMessage(code string) string {
+	switch code {
+	case "ServiceUnavailable":
+		return "The service is currently unavailable. Please try again later."
+	case "InternalExecutionError":
+		return "An internal execution error occurred. Please retry later."
+	default:
+		return "Encountered internal server error. Please try again later."
+	}
+}
+
+func notFoundMessage(vm vmRef) string {
+	return fmt.Sprintf("The Resource '%s/%s' under resource group '%s' was not found. For more details please go to https://aka.ms/ARMResourceNotFoundFix", resourceType, vm.Name, vm.ResourceGroup)
+}
+
+func skuNotAvailableMessage(c callContext) string {
+	return fmt.Sprintf("The requested size for resource '%s' is currently not available in location '%s' zones '%s' for subscription '%s'. Please try another size or deploy to a different location or zones. See https://aka.ms/azureskunotavailable for details.",
+		c.vm.id(), c.location, c.zone, c.vm.Subscription)
+}
+
+// quotaMessage turns the world's GPU quota into ARM's vCPU quota of the
+// size's family: each GPU brings the size's share of vCPUs with it. Spot
+// and low-priority VMs draw on the region's separate low-priority quota.
+func quotaMessage(e *sim.Error, c callContext) string {
+	perGPU := c.typ.VCPUs
+	if c.typ.GPUs > 0 {
+		perGPU = c.typ.VCPUs / c.typ.GPUs
+	}
+	limit, used, need := e.Limit*perGPU, e.Used*perGPU, c.typ.VCPUs
+	quota := quotaFamily(c.typ.Name) + " Cores"
+	if c.spot {
+		quota = "LowPriorityCores"
+	}
+	return fmt.Sprintf("Operation could not be completed as it results in exceeding approved %s quota. Additional details - Deployment Model: Resource Manager, Location: %s, Current Limit: %d, Current Usage: %d, Additional Required: %d, (Minimum) New Limit Required: %d. Submit a request for Quota increase at https://aka.ms/ProdportalCRP/#blade/Microsoft_Azure_Capacity/UsageAndQuota.ReactView by specifying parameters listed in the ‘Details’ section for deployment to succeed. Please read more about quota limits at https://docs.microsoft.com/en-us/azure/azure-supportability/per-vm-quota-requests",
+		quota, c.location, limit, used, need, used+need)
+}
+
+// quotaFamilies names the vCPU quota of the GPU sizes whose family name
+// does not follow from the size name.
+var quotaFamilies = map[string]string{
+	"standard_nc4as_t4_v3":      "standardNCASv3_T4Family",
+	"standard_nc8as_t4_v3":      "standardNCASv3_T4Family",
+	"standard_nc16as_t4_v3":     "standardNCASv3_T4Family",
+	"standard_nc64as_t4_v3":     "standardNCASv3_T4Family",
+	"standard_nc40ads_h100_v5":  "standardNCadsH100v5Family",
+	"standard_nc80adis_h100_v5": "standardNCadsH100v5Family",
+	"standard_nd96asr_v4":       "standardNDASv4_A100Family",
+	"standard_nd96amsr_a100_v4": "standardNDAMSv4_A100Family",
+	"standard_nd96isr_h100_v5":  "standardNDSH100v5Family",
+	"standard_nd96isr_h200_v5":  "standardNDSH200v5Family",
+}
+
+// quotaFamily names a size's quota family: Standard_NC24ads_A100_v4 is
+// in standardNCADSA100v4Family.
+func quotaFamily(size string) string {
+	if f, ok := quotaFamilies[strings.ToLower(size)]; ok {
+		return f
+	}
+	parts := strings.Split(strings.TrimPrefix(size, "Standard_"), "_")
+	var b strings.Builder
+	b.WriteString("standard")
+	for i, p := range parts {
+		if i == 0 {
+			p = strings.ToUpper(strings.Map(func(r rune) rune {
+				if r >= '0' && r <= '9' {
+					return -1
+				}
+				return r
+			}, p))
+		}
+		b.WriteString(p)
+	}
+	b.WriteString("Family")
+	return b.String()
+}
+
+func errNoRoute(path string) armError {
+	return armError{Status: http.StatusNotFound, Code: "NotFound",
+		Message: fmt.Sprintf("The requested resource '%s' was not found.", path)}
+}
+
+func errNamespace(ns string) armError {
+	return armError{Status: http.StatusNotFound, Code: "InvalidResourceNamespace",
+		Message: fmt.Sprintf("The resource namespace '%s' is invalid.", ns)}
+}
+
+func errResourceType(rest []string) armError {
+	typ := ""
+	if len(rest) > 0 {
+		typ = rest[0]
+	}
+	return armError{Status: http.StatusNotFound, Code: "InvalidResourceType",
+		Message: fmt.Sprintf("The resource type '%s' could not be found in the namespace 'Microsoft.Compute' for api version '%s'.", typ, APIVersion)}
+}
+
+func errMethod(method string) armError {
+	return armError{Status: http.StatusMethodNotAllowed, Code: "MethodNotAllowed",
+		Message: fmt.Sprintf("The requested resource does not support http method '%s'.", method)}
+}
+
+func errInvalid(target, format string, args ...any) armError {
+	return armError{Status: http.StatusBadRequest, Code: "InvalidParameter", Target: target, Message: fmt.Sprintf(format, args...)}
+}
+
+func errMissing(target string) armError {
+	return errInvalid(target, "Required parameter '%s' is missing (null).", target)
+}
+
+func errPropertyChange(target string) armError {
+	return armError{Status: http.StatusConflict, Code: "PropertyChangeNotAllowed", Target: target,
+		Message: fmt.Sprintf("Changing property '%s' is not allowed.", target)}
+}

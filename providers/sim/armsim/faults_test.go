@@ -1,0 +1,282 @@
+package armsim
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
+
+	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/providers/sim"
+)
+
+// Faults the SDK retries are survived with its retry policy (tiny delays
+// here, the server's one-second Retry-After for throttling) and surface
+// as *azcore.ResponseError when retries are off.
+func TestRetriedFaults(t *testing.T) {
+	tests := []struct {
+		name       string
+		fault      sim.Fault
+		wantCode   string
+		wantStatus int
+	}{
+		{"throttled", sim.Fault{Op: OpPut, Kind: sim.FaultThrottle, Times: 1}, "TooManyRequests", http.StatusTooManyRequests},
+		{"server error", sim.Fault{Op: OpPut, Kind: sim.FaultServerError, Times: 1}, "InternalServerError", http.StatusInternalServerError},
+		{"unavailable", sim.Fault{Op: OpPut, Kind: sim.FaultServerError, Code: "ServiceUnavailable", Times: 1}, "ServiceUnavailable", http.StatusServiceUnavailable},
+		{"throttled poll", sim.Fault{Op: OpOperation, Kind: sim.FaultThrottle, Times: 1}, "TooManyRequests", http.StatusTooManyRequests},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+" is survived", func(t *testing.T) {
+			f := newFront(t, frontConfig{})
+			fault := tt.fault
+			if err := f.world.AddFaults(&fault); err != nil {
+				t.Fatal(err)
+			}
+			f.mustCreate(t, "retried", vmRequest("eastus", t4, inZone("1")))
+			if fault.Fired != 1 {
+				t.Fatalf("fault fired %d times", fault.Fired)
+			}
+			if n := f.world.Calls()["azure "+tt.fault.Op]; n != 2 {
+				t.Fatalf("%d %s calls, want the failed one and its retry", n, tt.fault.Op)
+			}
+		})
+		if tt.fault.Op != OpPut {
+			continue
+		}
+		t.Run(tt.name+" surfaces without retries", func(t *testing.T) {
+			f := newFront(t, frontConfig{retry: &noRetry})
+			fault := tt.fault
+			if err := f.world.AddFaults(&fault); err != nil {
+				t.Fatal(err)
+			}
+			_, err := f.vms.BeginCreateOrUpdate(context.Background(), testRG, "refused", vmRequest("eastus", t4, inZone("1")), nil)
+			re := responseError(t, err, tt.wantCode, tt.wantStatus)
+			if tt.fault.Kind == sim.FaultThrottle && re.RawResponse.Header.Get("Retry-After") != "1" {
+				t.Fatalf("Retry-After %q, want whole seconds", re.RawResponse.Header.Get("Retry-After"))
+			}
+			if _, err := f.get(t, "refused"); err == nil {
+				t.Fatal("a refused PUT created the VM")
+			}
+		})
+	}
+}
+
+// ARM accepts a create it cannot place and fails its operation; the VM
+// stays, Failed, until deleted.
+func TestStockOut(t *testing.T) {
+	tests := []struct {
+		name     string
+		setup    func(*sim.World)
+		opts     []vmOption
+		wantCode string
+	}{
+		{name: "zonal", setup: func(w *sim.World) { w.SetCapacity(catalog.Azure, "eastus-1", t4, catalog.OnDemand, 0) },
+			opts: []vmOption{inZone("1")}, wantCode: "ZonalAllocationFailed"},
+		{name: "regional with every zone full", setup: func(w *sim.World) {
+			for _, z := range []string{"eastus-1", "eastus-2", "eastus-3"} {
+				w.SetCapacity(catalog.Azure, z, t4, catalog.OnDemand, 0)
+			}
+		}, wantCode: "AllocationFailed"},
+		{name: "spot", setup: func(w *sim.World) { w.SetCapacity(catalog.Azure, "eastus-3", t4, catalog.Spot, 0) },
+			opts: []vmOption{inZone("3"), spot(armcompute.VirtualMachineEvictionPolicyTypesDelete)}, wantCode: "ZonalAllocationFailed"},
+		{name: "capacity fault", setup: func(w *sim.World) {
+			w.AddFaults(&sim.Fault{Op: OpPut, Kind: sim.FaultCapacity, Times: 1})
+		}, wantCode: "AllocationFailed"},
+		{name: "fail-later fault", setup: func(w *sim.World) {
+			w.AddFaults(&sim.Fault{Op: OpPut, Kind: sim.FaultFailLater, Times: 1})
+		}, opts: []vmOption{inZone("2")}, wantCode: "ZonalAllocationFailed"},
+		{name: "fail-later fault with its own code", setup: func(w *sim.World) {
+			w.AddFaults(&sim.Fault{Op: OpPut, Kind: sim.FaultFailLater, Code: "OverconstrainedAllocationRequest", Times: 1})
+		}, wantCode: "OverconstrainedAllocationRequest"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFront(t, frontConfig{})
+			tt.setup(f.world)
+			_, err := f.create(t, "unlucky", vmRequest("eastus", t4, tt.opts...))
+			re := responseError(t, err, tt.wantCode, 0)
+			if tt.wantCode != "OverconstrainedAllocationRequest" && !strings.Contains(re.Error(), "Allocation failed. We do not have sufficient capacity") {
+				t.Fatalf("message: %v", re)
+			}
+			vm, err := f.get(t, "unlucky")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st := statuses(vm); deref(vm.Properties.ProvisioningState) != "Failed" || st["ProvisioningState"] != "failed/"+tt.wantCode {
+				t.Fatalf("failed VM shows %q %v", deref(vm.Properties.ProvisioningState), st)
+			}
+			// PUT again: the emulator does not retry a failed VM, it
+			// points the client at the failure.
+			_, err = f.create(t, "unlucky", vmRequest("eastus", t4, tt.opts...))
+			responseError(t, err, tt.wantCode, 0)
+			poller, err := f.vms.BeginDelete(context.Background(), testRG, "unlucky", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := poller.PollUntilDone(context.Background(), pollFast); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.get(t, "unlucky"); err == nil {
+				t.Fatal("failed VM survived its delete")
+			}
+		})
+	}
+}
+
+// A regional VM is placed in a zone with room when the first is full.
+func TestRegionalAvoidsFullZone(t *testing.T) {
+	f := newFront(t, frontConfig{})
+	f.world.SetCapacity(catalog.Azure, "eastus-1", t4, catalog.OnDemand, 0)
+	vm := f.mustCreate(t, "placed", vmRequest("eastus", t4))
+	inst, _ := f.world.Get(deref(vm.Properties.VMID))
+	if inst == nil || inst.Zone != "eastus-2" || len(vm.Zones) != 0 {
+		t.Fatalf("placed in %v, zones %v; want world zone eastus-2 and no ARM zones", inst, vm.Zones)
+	}
+}
+
+// Quota is refused at once, in vCPUs of the size's family.
+func TestQuota(t *testing.T) {
+	tests := []struct {
+		name     string
+		setup    func(*sim.World)
+		opts     []vmOption
+		wantText []string
+	}{
+		{name: "family quota", setup: func(w *sim.World) { w.SetGPUQuota(catalog.Azure, "eastus", "A100-80GB", 0) },
+			opts:     []vmOption{inZone("1")},
+			wantText: []string{"exceeding approved standardNCADSA100v4Family Cores quota", "Location: eastus", "Current Limit: 0", "Current Usage: 0", "Additional Required: 24"}},
+		{name: "spot draws on low-priority quota", setup: func(w *sim.World) { w.SetGPUQuota(catalog.Azure, "eastus", "A100-80GB", 0) },
+			opts:     []vmOption{inZone("1"), spot(armcompute.VirtualMachineEvictionPolicyTypesDeallocate)},
+			wantText: []string{"exceeding approved LowPriorityCores quota"}},
+		{name: "quota fault", setup: func(w *sim.World) { w.AddFaults(&sim.Fault{Op: OpPut, Kind: sim.FaultQuota, Times: 1}) },
+			opts:     []vmOption{inZone("1")},
+			wantText: []string{"standardNCADSA100v4Family Cores quota", "Additional Required: 24"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFront(t, frontConfig{})
+			tt.setup(f.world)
+			_, err := f.vms.BeginCreateOrUpdate(context.Background(), testRG, "big", vmRequest("eastus", a100, tt.opts...), nil)
+			re := responseError(t, err, "OperationNotAllowed", http.StatusConflict)
+			for _, want := range tt.wantText {
+				if !strings.Contains(re.Error(), want) {
+					t.Errorf("message lacks %q: %v", want, re)
+				}
+			}
+			if _, err := f.get(t, "big"); err == nil {
+				t.Fatal("a refused PUT created the VM")
+			}
+		})
+	}
+}
+
+// Usage counts in the quota message: with room for 2 GPUs and 1 in use,
+// a second one-GPU VM fits and a third does not.
+func TestQuotaUsage(t *testing.T) {
+	f := newFront(t, frontConfig{})
+	f.world.SetGPUQuota(catalog.Azure, "eastus", "A100-80GB", 2)
+	f.mustCreate(t, "one", vmRequest("eastus", a100, inZone("1")))
+	f.mustCreate(t, "two", vmRequest("eastus", a100, inZone("2")))
+	_, err := f.vms.BeginCreateOrUpdate(context.Background(), testRG, "three", vmRequest("eastus", a100, inZone("3")), nil)
+	re := responseError(t, err, "OperationNotAllowed", http.StatusConflict)
+	if !strings.Contains(re.Error(), "Current Limit: 48, Current Usage: 48, Additional Required: 24, (Minimum) New Limit Required: 72") {
+		t.Fatalf("message: %v", re)
+	}
+}
+
+func TestLatency(t *testing.T) {
+	f := newFront(t, frontConfig{})
+	f.mustCreate(t, "slow", vmRequest("eastus", t4, inZone("1")))
+	f.world.AddFaults(&sim.Fault{Op: OpGet, Kind: sim.FaultLatency, Latency: sim.Duration(150 * time.Millisecond), Times: 1})
+	start := time.Now()
+	if _, err := f.get(t, "slow"); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < 150*time.Millisecond {
+		t.Fatalf("GET took %v, want at least the injected 150ms", took)
+	}
+}
+
+// A delete that fails after it was accepted leaves the VM running.
+func TestDeleteFailsLater(t *testing.T) {
+	f := newFront(t, frontConfig{})
+	f.mustCreate(t, "sticky", vmRequest("eastus", t4, inZone("1")))
+	f.world.AddFaults(&sim.Fault{Op: OpDelete, Kind: sim.FaultFailLater, Times: 1})
+	poller, err := f.vms.BeginDelete(context.Background(), testRG, "sticky", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = poller.PollUntilDone(context.Background(), pollFast)
+	responseError(t, err, "InternalExecutionError", 0)
+	vm, err := f.get(t, "sticky")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := statuses(vm); st["PowerState"] != "running" {
+		t.Fatalf("after a failed delete: %v", st)
+	}
+}
+
+// Spot eviction, by World.Preempt or by a preempt fault, as the emulator
+// renders it: Delete shows Deleting until the world's window passes,
+// Deallocate shows a deallocated VM.
+func TestSpotEviction(t *testing.T) {
+	tests := []struct {
+		name      string
+		policy    armcompute.VirtualMachineEvictionPolicyTypes
+		byFault   bool
+		wantState string
+		wantPower string
+		wantGone  bool
+	}{
+		{"delete policy", armcompute.VirtualMachineEvictionPolicyTypesDelete, false, "Deleting", "deallocating", true},
+		{"deallocate policy", armcompute.VirtualMachineEvictionPolicyTypesDeallocate, false, "Succeeded", "deallocated", false},
+		{"preempt fault", armcompute.VirtualMachineEvictionPolicyTypesDelete, true, "Deleting", "deallocating", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			window := 10 * time.Minute
+			f := newFront(t, frontConfig{manual: true, world: sim.Config{PreemptedVisibleFor: window}})
+			vm := f.mustCreate(t, "cheap", vmRequest("eastus", t4, inZone("1"), spot(tt.policy)))
+			f.mustCreate(t, "steady", vmRequest("eastus", t4, inZone("1")))
+			if tt.byFault {
+				f.world.AddFaults(&sim.Fault{Op: OpGet, Kind: sim.FaultPreempt, Times: 1})
+			} else if err := f.world.Preempt(deref(vm.Properties.VMID)); err != nil {
+				t.Fatal(err)
+			}
+			got, err := f.get(t, "cheap")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st := statuses(got); deref(got.Properties.ProvisioningState) != tt.wantState || st["PowerState"] != tt.wantPower {
+				t.Fatalf("evicted VM shows %q %v, want %s PowerState/%s", deref(got.Properties.ProvisioningState), st, tt.wantState, tt.wantPower)
+			}
+			if steady, _ := f.get(t, "steady"); statuses(steady)["PowerState"] != "running" {
+				t.Fatal("the on-demand VM was evicted")
+			}
+			f.clock.Advance(window)
+			_, err = f.get(t, "cheap")
+			if tt.wantGone {
+				responseError(t, err, "ResourceNotFound", http.StatusNotFound)
+			}
+		})
+	}
+}
+
+// A max price under the current spot price is refused, as Azure does.
+func TestSpotMaxPrice(t *testing.T) {
+	f := newFront(t, frontConfig{})
+	vm := vmRequest("eastus", t4, inZone("1"), spot(armcompute.VirtualMachineEvictionPolicyTypesDelete))
+	vm.Properties.BillingProfile.MaxPrice = to.Ptr(0.01)
+	_, err := f.vms.BeginCreateOrUpdate(context.Background(), testRG, "stingy", vm, nil)
+	re := responseError(t, err, "OperationNotAllowed", http.StatusConflict)
+	if !strings.Contains(re.Error(), "MaxPrice '0.01 USD' is lower than the current spot price '0.063 USD'") {
+		t.Fatalf("message: %v", re)
+	}
+	vm.Properties.BillingProfile.MaxPrice = to.Ptr(0.07)
+	f.mustCreate(t, "stingy", vm)
+}

@@ -1,0 +1,351 @@
+package armsim
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
+
+	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/providers/sim"
+)
+
+// Keys of sim.Instance.Properties the front writes and reads back.
+const (
+	propName          = "name"
+	propResourceGroup = "resourceGroup"
+	propSubscription  = "subscription"
+	propLocation      = "location"
+	propZone          = "zone"
+	propModel         = "model"
+)
+
+// putVM creates a VM or, as ARM has no separate create, updates the one
+// of that name.
+func (s *Server) putVM(w http.ResponseWriter, r *http.Request, ref vmRef) {
+	body, readErr := readBody(r)
+	var vm armcompute.VirtualMachine
+	var decodeErr *armError
+	if readErr == nil {
+		vm, decodeErr = decodeVM(body)
+	}
+	call := s.callFor(&vm)
+	out, ok := s.admit(r, call)
+	if !ok {
+		return
+	}
+	c := s.putContext(ref, &vm, call)
+	if out.Err != nil {
+		// ARM accepts a create and reports a stock-out on its operation.
+		if out.Err.Kind != sim.KindCapacity {
+			s.writeError(w, s.fromWorld(out.Err, c))
+			return
+		}
+		out.FailLater = out.Err
+	}
+	for _, e := range []*armError{readErr, decodeErr} {
+		if e != nil {
+			s.writeError(w, *e)
+			return
+		}
+	}
+	spec, e := s.parseSpec(&vm, ref)
+	if e != nil {
+		s.writeError(w, *e)
+		return
+	}
+	existing, exists := s.world.ByName(cloud, ref.scope(), ref.key())
+	// VMs here carry no etag, so If-Match can only be * on an existing VM.
+	if m := r.Header.Get("If-Match"); m != "" && (m != "*" || !exists) {
+		s.writeError(w, errPrecondition())
+		return
+	}
+	if exists {
+		s.updateVM(w, r, ref, existing, spec)
+		return
+	}
+	s.createVM(w, r, ref, spec, out.FailLater)
+}
+
+func (s *Server) createVM(w http.ResponseWriter, r *http.Request, ref vmRef, spec vmSpec, failLater *sim.Error) {
+	c := callContext{vm: ref, location: spec.region.Name, zone: spec.zone, spot: spec.market() == catalog.Spot, opType: "Write"}
+	if spec.maxPrice > 0 {
+		if price, ok := s.spotPrice(spec.region.Name, spec.worldZone, spec.size); ok && spec.maxPrice < price {
+			s.writeError(w, armError{Status: http.StatusConflict, Code: "OperationNotAllowed",
+				Message: fmt.Sprintf("Unable to perform operation 'Create VM' since the provided MaxPrice '%s USD' is lower than the current spot price '%s USD' for Azure Spot VM size '%s' in region '%s'. Please refer to https://aka.ms/AboutSpotVMs for more details on Azure Spot VMs.",
+					formatPrice(spec.maxPrice), formatPrice(price), spec.size, spec.region.Name)})
+			return
+		}
+	}
+	model, err := json.Marshal(spec.model)
+	if err != nil {
+		s.writeError(w, armError{Status: http.StatusInternalServerError, Code: "InternalServerError", Message: err.Error()})
+		return
+	}
+	props := map[string]string{
+		propName:          ref.Name,
+		propResourceGroup: ref.ResourceGroup,
+		propSubscription:  ref.Subscription,
+		propLocation:      spec.region.Name,
+		propZone:          spec.zone,
+		propModel:         string(model),
+	}
+	// A regional VM goes to the first zone with room, as Azure places it
+	// wherever the region has capacity; only when none has does the
+	// operation fail.
+	zones := []string{spec.worldZone}
+	if spec.zone == "" {
+		zones = spec.region.Zones
+	}
+	for i, zone := range zones {
+		last := i == len(zones)-1
+		if typ, ok := s.world.Type(cloud, zone, spec.size, spec.market()); ok {
+			c.typ = typ
+		}
+		res, err := s.world.Launch(sim.LaunchSpec{
+			Cloud: cloud, Zone: zone, InstanceType: spec.size, Market: spec.market(),
+			Name: ref.key(), Scope: ref.scope(), Tags: spec.tags, Properties: props,
+			Operation: OpPut, AsyncCapacity: last, FailLater: failLater,
+		})
+		var se *sim.Error
+		switch {
+		case err == nil:
+			vm := s.render(res.Instance, renderOptions{provisioning: "Creating"})
+			s.writeAsync(w, r, http.StatusCreated, vm, res.Operation, false)
+			return
+		case !errors.As(err, &se):
+			s.writeError(w, armError{Status: http.StatusInternalServerError, Code: "InternalServerError", Message: err.Error()})
+			return
+		case !last && (se.Kind == sim.KindCapacity || se.Kind == sim.KindUnsupported):
+			continue
+		case se.Kind == sim.KindAlreadyExists && res.Instance != nil:
+			// Another PUT of the same name won the race: this one is an
+			// update of that VM.
+			s.updateVM(w, r, ref, res.Instance, spec)
+			return
+		default:
+			s.writeError(w, s.fromWorld(se, c))
+			return
+		}
+	}
+}
+
+// updateVM applies a PUT to an existing VM. Only tags may change: the
+// emulator cannot move or resize a VM (Azure resizes on a vmSize change;
+// here that is refused as a property change).
+func (s *Server) updateVM(w http.ResponseWriter, r *http.Request, ref vmRef, inst *sim.Instance, spec vmSpec) {
+	if r.Header.Get("If-None-Match") == "*" {
+		s.writeError(w, errPrecondition())
+		return
+	}
+	if s.markedForDeletion(inst) {
+		s.writeError(w, armError{Status: http.StatusConflict, Code: "OperationNotAllowed",
+			Message: fmt.Sprintf("Operation 'PUT' is not allowed on VM '%s' since the VM is marked for deletion. You can only retry the Delete operation (or wait for an ongoing one to complete).", ref.Name)})
+		return
+	}
+	old := s.describe(inst)
+	switch {
+	case old.location != spec.region.Name:
+		s.writeError(w, armError{Status: http.StatusConflict, Code: "InvalidResourceLocation",
+			Message: fmt.Sprintf("The resource '%s' already exists in location '%s' in resource group '%s'. A resource with the same name cannot be created in location '%s'. Please select a new resource name.",
+				old.name, old.location, ref.ResourceGroup, spec.region.Name)})
+		return
+	case !strings.EqualFold(inst.InstanceType, spec.size):
+		s.writeError(w, errPropertyChange("hardwareProfile.vmSize"))
+		return
+	case old.zone != spec.zone:
+		s.writeError(w, errPropertyChange("zones"))
+		return
+	case old.priority() != spec.priority:
+		s.writeError(w, errPropertyChange("priority"))
+		return
+	case old.eviction() != spec.eviction:
+		s.writeError(w, errPropertyChange("evictionPolicy"))
+		return
+	}
+	if err := s.world.ReplaceTags(inst.ID, spec.tags); err != nil {
+		var se *sim.Error
+		if errors.As(err, &se) {
+			s.writeError(w, s.fromWorld(se, callContext{vm: ref}))
+			return
+		}
+	}
+	updated, ok := s.world.Get(inst.ID)
+	if !ok {
+		s.writeError(w, s.fromWorld(&sim.Error{Kind: sim.KindNotFound}, callContext{vm: ref}))
+		return
+	}
+	// An update made while the VM is still being created finishes with
+	// the creation, so its client polls the create operation. So does one
+	// of a VM whose creation failed: the emulator does not retry it, and
+	// the client learns why from the operation (delete and create again).
+	var op *sim.Operation
+	opts := renderOptions{}
+	if o, ok := s.createOp(updated); ok && (!o.Done || updated.State == sim.StateFailed) {
+		op = o
+		if updated.State == sim.StateFailed {
+			opts.provisioning = "Updating"
+		}
+	}
+	s.writeAsync(w, r, http.StatusOK, s.render(updated, opts), op, false)
+}
+
+func (s *Server) getVM(w http.ResponseWriter, r *http.Request, ref vmRef) {
+	inst, _ := s.world.ByName(cloud, ref.scope(), ref.key())
+	_, c, ok := s.admitCall(w, r, ref, OpGet, inst, "Read")
+	if !ok {
+		return
+	}
+	// The call may have changed the world (a preempt fault).
+	inst, found := s.world.ByName(cloud, ref.scope(), ref.key())
+	var view bool
+	switch expand := r.URL.Query().Get("$expand"); {
+	case expand == "" || strings.EqualFold(expand, string(armcompute.InstanceViewTypesUserData)):
+	case strings.EqualFold(expand, string(armcompute.InstanceViewTypesInstanceView)):
+		view = true
+	default:
+		s.writeError(w, errInvalid("$expand", "The value '%s' of parameter '$expand' is not valid. Allowed values are 'instanceView' and 'userData'.", expand))
+		return
+	}
+	if !found {
+		s.writeError(w, s.fromWorld(&sim.Error{Kind: sim.KindNotFound}, c))
+		return
+	}
+	writeJSON(w, http.StatusOK, s.render(inst, renderOptions{instanceView: view}))
+}
+
+func (s *Server) instanceView(w http.ResponseWriter, r *http.Request, ref vmRef) {
+	inst, _ := s.world.ByName(cloud, ref.scope(), ref.key())
+	_, c, ok := s.admitCall(w, r, ref, OpInstanceView, inst, "Read")
+	if !ok {
+		return
+	}
+	// The call may have changed the world (a preempt fault).
+	inst, found := s.world.ByName(cloud, ref.scope(), ref.key())
+	if !found {
+		s.writeError(w, s.fromWorld(&sim.Error{Kind: sim.KindNotFound}, c))
+		return
+	}
+	writeJSON(w, http.StatusOK, s.render(inst, renderOptions{instanceView: true}).Properties.InstanceView)
+}
+
+// deleteVM starts deleting a VM. Deleting a VM that is not there is a
+// success with nothing to wait for, so a retried delete never fails.
+func (s *Server) deleteVM(w http.ResponseWriter, r *http.Request, ref vmRef) {
+	inst, _ := s.world.ByName(cloud, ref.scope(), ref.key())
+	out, _, ok := s.admitCall(w, r, ref, OpDelete, inst, "Delete")
+	if !ok {
+		return
+	}
+	inst, found := s.world.ByName(cloud, ref.scope(), ref.key())
+	if !found {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	// A repeated DELETE during a deletion starts another delete operation
+	// of the same VM; whichever finishes first removes it.
+	op, err := s.world.StartDelete(inst.ID, "", out.FailLater)
+	if err != nil {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	s.writeAsync(w, r, http.StatusAccepted, nil, op, true)
+}
+
+// admitCall runs the world's faults for a call about one VM, which may
+// not exist, and answers an injected error; ok is false when the request
+// is finished.
+func (s *Server) admitCall(w http.ResponseWriter, r *http.Request, ref vmRef, op string, inst *sim.Instance, opType string) (sim.Outcome, callContext, bool) {
+	call := sim.Call{Op: op}
+	c := callContext{vm: ref, opType: opType}
+	if inst != nil {
+		d := s.describe(inst)
+		call.Region, call.Zone, call.InstanceType = inst.Region, inst.Zone, inst.InstanceType
+		c.location, c.zone = d.location, d.zone
+	}
+	out, ok := s.admit(r, call)
+	if !ok {
+		return out, c, false
+	}
+	if out.Err != nil {
+		s.writeError(w, s.fromWorld(out.Err, c))
+		return out, c, false
+	}
+	return out, c, true
+}
+
+// writeAsync answers a request that started or joined a long-running
+// operation with ARM's polling headers: Azure-AsyncOperation, which the
+// SDK prefers, Location for deletes, and Retry-After only while the
+// operation runs, so a finished one costs the client no wait.
+func (s *Server) writeAsync(w http.ResponseWriter, r *http.Request, status int, vm *armcompute.VirtualMachine, op *sim.Operation, location bool) {
+	if op != nil {
+		u := s.operationURL(r, op)
+		w.Header().Set("Azure-AsyncOperation", u)
+		if location {
+			w.Header().Set("Location", u+"&monitor=true")
+		}
+		if !op.Done {
+			w.Header().Set("Retry-After", strconv.Itoa(s.retryAfter(op)))
+		}
+	}
+	if vm == nil {
+		w.WriteHeader(status)
+		return
+	}
+	writeJSON(w, status, vm)
+}
+
+// operationURL is where an operation is polled: under the subscription
+// and location of its VM, as Compute places it.
+func (s *Server) operationURL(r *http.Request, op *sim.Operation) string {
+	sub := strings.TrimPrefix(op.Scope, "/subscriptions/")
+	sub, _, _ = strings.Cut(sub, "/")
+	location := "unknown"
+	if region, ok := s.world.ZoneRegion(cloud, op.Zone); ok {
+		location = region
+	}
+	if inst, ok := s.world.Get(op.InstanceID); ok {
+		d := s.describe(inst)
+		sub, location = d.subscription, d.location
+	}
+	return fmt.Sprintf("%s/subscriptions/%s/providers/Microsoft.Compute/locations/%s/operations/%s?api-version=%s",
+		baseURL(r), sub, location, op.ID, APIVersion)
+}
+
+// retryAfter is the whole seconds until an operation is due, at least one.
+func (s *Server) retryAfter(op *sim.Operation) int {
+	left := op.DoneAt.Sub(s.world.Now()).Seconds()
+	return max(1, int(math.Ceil(left)))
+}
+
+func (s *Server) createOp(inst *sim.Instance) (*sim.Operation, bool) {
+	if inst.CreateOp == "" {
+		return nil, false
+	}
+	return s.world.Operation(inst.CreateOp)
+}
+
+// markedForDeletion is a VM being deleted, by its owner or by a Spot
+// eviction with the Delete policy.
+func (s *Server) markedForDeletion(inst *sim.Instance) bool {
+	switch inst.State {
+	case sim.StateShuttingDown:
+		return true
+	case sim.StateTerminated:
+		return s.describe(inst).eviction() != armcompute.VirtualMachineEvictionPolicyTypesDeallocate
+	}
+	return false
+}
+
+func errPrecondition() armError {
+	return armError{Status: http.StatusPreconditionFailed, Code: "PreconditionFailed",
+		Message: "The condition specified using HTTP conditional header(s) is not met."}
+}
+
+func formatPrice(p float64) string { return strconv.FormatFloat(p, 'f', -1, 64) }

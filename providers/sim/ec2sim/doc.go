@@ -1,0 +1,7 @@
+// Package ec2sim is the emulator's EC2 front: an http.Handler that speaks the
+// EC2 Query API (form-encoded POST, XML answers, EC2's error envelope) over
+// the simulated world, so that aws-sdk-go-v2's ec2 client runs against it
+// unchanged. It serves the few actions gpufleet uses: RunInstances,
+// DescribeInstances, TerminateInstances, CreateTags and
+// DescribeSpotPriceHistory.
+package ec2sim

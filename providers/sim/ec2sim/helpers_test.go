@@ -1,0 +1,178 @@
+package ec2sim_test
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/providers/sim/ec2sim"
+)
+
+// start is after the embedded catalog's FetchedAt, so spot prices carry
+// the catalog's date.
+var start = time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+
+type fixture struct {
+	world *sim.World
+	clock *sim.ManualClock
+	url   string
+}
+
+func newFixture(t testing.TB, cfg sim.Config) *fixture {
+	t.Helper()
+	clock := sim.NewManualClock(start)
+	cfg.Clock = clock
+	world, err := sim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(ec2sim.New(world, ec2sim.Options{}))
+	t.Cleanup(srv.Close)
+	return &fixture{world: world, clock: clock, url: srv.URL}
+}
+
+// client is the official SDK client pointed at the front. attempts is the
+// standard retryer's budget; 1 turns retries off. Backoff is cut to a
+// millisecond and the retry token bucket disabled, so retried faults cost
+// the tests no real time. The HTTP client is the front's own, which keeps
+// the SDK's request-body race (see ec2sim.HTTPClient) out of the counts.
+func (f *fixture) client(region string, attempts int) *ec2.Client {
+	var retryer aws.Retryer = aws.NopRetryer{}
+	if attempts > 1 {
+		retryer = retry.NewStandard(func(o *retry.StandardOptions) {
+			o.MaxAttempts = attempts
+			o.MaxBackoff = time.Millisecond
+			o.RateLimiter = ratelimit.None
+		})
+	}
+	return ec2.New(ec2.Options{
+		Region:       region,
+		BaseEndpoint: aws.String(f.url),
+		Credentials:  credentials.NewStaticCredentialsProvider("AKIDSIM", "secret", ""),
+		Retryer:      retryer,
+		HTTPClient:   ec2sim.HTTPClient(),
+	})
+}
+
+// runInput is a minimal valid launch, which cases then adjust.
+func runInput(instanceType, zone, token string) *ec2.RunInstancesInput {
+	in := &ec2.RunInstancesInput{
+		ImageId:      aws.String("ami-0123456789abcdef0"),
+		InstanceType: types.InstanceType(instanceType),
+		MinCount:     aws.Int32(1),
+		MaxCount:     aws.Int32(1),
+	}
+	if zone != "" {
+		in.Placement = &types.Placement{AvailabilityZone: aws.String(zone)}
+	}
+	if token != "" {
+		in.ClientToken = aws.String(token)
+	}
+	return in
+}
+
+func withTags(in *ec2.RunInstancesInput, kv ...string) *ec2.RunInstancesInput {
+	spec := types.TagSpecification{ResourceType: types.ResourceTypeInstance}
+	for i := 0; i+1 < len(kv); i += 2 {
+		spec.Tags = append(spec.Tags, types.Tag{Key: aws.String(kv[i]), Value: aws.String(kv[i+1])})
+	}
+	in.TagSpecifications = append(in.TagSpecifications, spec)
+	return in
+}
+
+func spot(in *ec2.RunInstancesInput) *ec2.RunInstancesInput {
+	in.InstanceMarketOptions = &types.InstanceMarketOptionsRequest{
+		MarketType:  types.MarketTypeSpot,
+		SpotOptions: &types.SpotMarketOptions{SpotInstanceType: types.SpotInstanceTypeOneTime, InstanceInterruptionBehavior: types.InstanceInterruptionBehaviorTerminate},
+	}
+	return in
+}
+
+func mustRun(t *testing.T, c *ec2.Client, in *ec2.RunInstancesInput) *ec2.RunInstancesOutput {
+	t.Helper()
+	out, err := c.RunInstances(context.Background(), in)
+	if err != nil {
+		t.Fatalf("RunInstances: %v", err)
+	}
+	return out
+}
+
+// describe lists every instance the client's region shows, through the
+// SDK's paginator.
+func describe(t *testing.T, c *ec2.Client, in *ec2.DescribeInstancesInput) []types.Instance {
+	t.Helper()
+	var out []types.Instance
+	p := ec2.NewDescribeInstancesPaginator(c, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(context.Background())
+		if err != nil {
+			t.Fatalf("DescribeInstances: %v", err)
+		}
+		for _, r := range page.Reservations {
+			out = append(out, r.Instances...)
+		}
+	}
+	return out
+}
+
+func describeOne(t *testing.T, c *ec2.Client, id string) types.Instance {
+	t.Helper()
+	insts := describe(t, c, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
+	if len(insts) != 1 {
+		t.Fatalf("DescribeInstances(%s) returned %d instances", id, len(insts))
+	}
+	return insts[0]
+}
+
+// wantAPIError checks that err is the SDK's API error with this code and
+// HTTP status, and returns its message.
+func wantAPIError(t *testing.T, err error, code string, status int) string {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("got no error, want %s", code)
+	}
+	var apiErr smithy.APIError
+	if !errors.As(err, &apiErr) {
+		t.Fatalf("got %T %v, want a smithy.APIError", err, err)
+	}
+	if apiErr.ErrorCode() != code {
+		t.Fatalf("error code %q (%s), want %q", apiErr.ErrorCode(), apiErr.ErrorMessage(), code)
+	}
+	var respErr *awshttp.ResponseError
+	if !errors.As(err, &respErr) {
+		t.Fatalf("error %v carries no HTTP response", err)
+	}
+	if got := respErr.HTTPStatusCode(); got != status {
+		t.Fatalf("HTTP status %d, want %d", got, status)
+	}
+	return apiErr.ErrorMessage()
+}
+
+func ids(insts []types.Instance) []string {
+	out := make([]string, len(insts))
+	for i, inst := range insts {
+		out[i] = aws.ToString(inst.InstanceId)
+	}
+	return out
+}
+
+func tagValue(tags []types.Tag, key string) (string, bool) {
+	for _, tg := range tags {
+		if aws.ToString(tg.Key) == key {
+			return aws.ToString(tg.Value), true
+		}
+	}
+	return "", false
+}

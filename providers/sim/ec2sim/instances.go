@@ -1,0 +1,320 @@
+package ec2sim
+
+import (
+	"cmp"
+	"encoding/xml"
+	"fmt"
+	"maps"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/providers/sim"
+)
+
+type describeInstancesResponse struct {
+	XMLName      xml.Name         `xml:"DescribeInstancesResponse"`
+	Xmlns        string           `xml:"xmlns,attr"`
+	RequestID    string           `xml:"requestId"`
+	Reservations []reservationXML `xml:"reservationSet>item"`
+	NextToken    string           `xml:"nextToken,omitempty"`
+}
+
+type stateChangeXML struct {
+	InstanceID    string   `xml:"instanceId"`
+	CurrentState  stateXML `xml:"currentState"`
+	PreviousState stateXML `xml:"previousState"`
+}
+
+type terminateInstancesResponse struct {
+	XMLName   xml.Name         `xml:"TerminateInstancesResponse"`
+	Xmlns     string           `xml:"xmlns,attr"`
+	RequestID string           `xml:"requestId"`
+	Instances []stateChangeXML `xml:"instancesSet>item"`
+}
+
+type createTagsResponse struct {
+	XMLName   xml.Name `xml:"CreateTagsResponse"`
+	Xmlns     string   `xml:"xmlns,attr"`
+	RequestID string   `xml:"requestId"`
+	Return    bool     `xml:"return"`
+}
+
+var instanceID = regexp.MustCompile(`^i-([0-9a-f]{8}|[0-9a-f]{17})$`)
+
+// instanceFilters gives, for each filter DescribeInstances understands, an
+// instance's values for it; tag:KEY is handled apart.
+var instanceFilters = map[string]func(inst *sim.Instance) []string{
+	"availability-zone":   func(i *sim.Instance) []string { return []string{i.Zone} },
+	"client-token":        func(i *sim.Instance) []string { return nonEmpty(i.Properties[propClientToken]) },
+	"image-id":            func(i *sim.Instance) []string { return []string{i.Properties[propImage]} },
+	"instance-id":         func(i *sim.Instance) []string { return []string{i.ID} },
+	"instance-lifecycle":  func(i *sim.Instance) []string { return lifecycle(i) },
+	"instance-state-code": func(i *sim.Instance) []string { return []string{strconv.Itoa(stateCodes[stateName(i.State)])} },
+	"instance-state-name": func(i *sim.Instance) []string { return []string{stateName(i.State)} },
+	"instance-type":       func(i *sim.Instance) []string { return []string{i.InstanceType} },
+	"reservation-id":      func(i *sim.Instance) []string { return []string{i.Properties[propReservation]} },
+	"state-reason-code":   func(i *sim.Instance) []string { return nonEmpty(stateReason(i, stateName(i.State))) },
+	"subnet-id":           func(i *sim.Instance) []string { return []string{i.Properties[propSubnet]} },
+	"tag-key":             func(i *sim.Instance) []string { return slices.Sorted(maps.Keys(i.Tags)) },
+}
+
+// unique drops repeated ids, keeping the first of each in place.
+func unique(ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
+}
+
+// lifecycle is the instance-lifecycle filter's value: on-demand instances
+// have none, as on EC2.
+func lifecycle(i *sim.Instance) []string {
+	if i.Market == catalog.Spot {
+		return []string{"spot"}
+	}
+	return nil
+}
+
+func instanceValues(i *sim.Instance, name string) []string {
+	if key, ok := strings.CutPrefix(name, "tag:"); ok {
+		if v, ok := i.Tags[key]; ok {
+			return []string{v}
+		}
+		return nil
+	}
+	return instanceFilters[name](i)
+}
+
+func checkInstanceFilters(fs []filter) *apiError {
+	for _, f := range fs {
+		if _, ok := instanceFilters[f.name]; !ok && !strings.HasPrefix(f.name, "tag:") {
+			return invalidValue("The filter '%s' is invalid", f.name)
+		}
+	}
+	return nil
+}
+
+func checkInstanceIDs(ids []string) *apiError {
+	for _, id := range ids {
+		if !instanceID.MatchString(id) {
+			return &apiError{Status: http.StatusBadRequest, Code: "InvalidInstanceID.Malformed", Message: fmt.Sprintf("Invalid id: %q", id)}
+		}
+	}
+	return nil
+}
+
+func instancesNotFound(missing []string) *apiError {
+	msg := fmt.Sprintf("The instance ID '%s' does not exist", missing[0])
+	if len(missing) > 1 {
+		msg = fmt.Sprintf("The instance IDs '%s' do not exist", strings.Join(missing, ", "))
+	}
+	return &apiError{Status: http.StatusBadRequest, Code: "InvalidInstanceID.NotFound", Message: msg}
+}
+
+// lookup returns the region's instances with these ids, or the error naming
+// every id it does not know.
+func (s *Server) lookup(region string, ids []string) ([]*sim.Instance, *apiError) {
+	var found []*sim.Instance
+	var missing []string
+	for _, id := range ids {
+		inst, ok := s.world.Get(id)
+		if !ok || inst.Cloud != cloud || inst.Region != region {
+			missing = append(missing, id)
+			continue
+		}
+		found = append(found, inst)
+	}
+	if len(missing) > 0 {
+		return nil, instancesNotFound(missing)
+	}
+	return found, nil
+}
+
+func (s *Server) describeInstances(req *request) (any, *apiError) {
+	outcome, apiErr := s.intercept(req, "", "")
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	if outcome.Err != nil {
+		return nil, s.worldError(outcome.Err, launchContext{region: req.region})
+	}
+	form := req.form
+	ids := unique(list(form, "InstanceId"))
+	fs, apiErr := filters(form)
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	if apiErr := checkInstanceFilters(fs); apiErr != nil {
+		return nil, apiErr
+	}
+	maxResults, paged, apiErr := intParam(form, "MaxResults")
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	switch {
+	case paged && len(ids) > 0:
+		return nil, &apiError{Status: http.StatusBadRequest, Code: "InvalidParameterCombination", Message: "The parameter instancesSet cannot be used with the parameter maxResults"}
+	case paged && (maxResults < 5 || maxResults > 1000):
+		return nil, invalidValue("Value ( %d ) for parameter maxResults is invalid. Expecting a value between 5 and 1000.", maxResults)
+	}
+	// The token is the launch sequence of the last instance served, so a
+	// page never repeats or skips an instance however many launch between
+	// pages.
+	var after uint64
+	if token := form.Get("NextToken"); token != "" {
+		n, ok := decodeToken(token, "instances")
+		if !ok {
+			return nil, invalidPaginationToken()
+		}
+		after = n
+	}
+	if apiErr := checkInstanceIDs(ids); apiErr != nil {
+		return nil, apiErr
+	}
+
+	keep := func(inst *sim.Instance) bool {
+		return inst.Region == req.region && inst.Seq > after && matchesFilters(inst, fs)
+	}
+	var insts []*sim.Instance
+	if len(ids) > 0 {
+		found, apiErr := s.lookup(req.region, ids)
+		if apiErr != nil {
+			return nil, apiErr
+		}
+		for _, inst := range found {
+			if keep(inst) {
+				insts = append(insts, inst)
+			}
+		}
+		slices.SortFunc(insts, func(a, b *sim.Instance) int { return cmp.Compare(a.Seq, b.Seq) })
+	} else {
+		insts = s.world.List(cloud, keep)
+	}
+
+	out := describeInstancesResponse{Xmlns: xmlns, RequestID: req.id}
+	if paged && len(insts) > maxResults {
+		insts = insts[:maxResults]
+		out.NextToken = encodeToken("instances", insts[len(insts)-1].Seq)
+	}
+	out.Reservations = s.reservations(insts)
+	return out, nil
+}
+
+func matchesFilters(inst *sim.Instance, fs []filter) bool {
+	for _, f := range fs {
+		if !f.matches(instanceValues(inst, f.name)) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Server) terminateInstances(req *request) (any, *apiError) {
+	outcome, apiErr := s.intercept(req, "", "")
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	if outcome.Err != nil {
+		return nil, s.worldError(outcome.Err, launchContext{region: req.region})
+	}
+	ids := unique(list(req.form, "InstanceId"))
+	if len(ids) == 0 {
+		return nil, missingParameter("InstanceId")
+	}
+	if apiErr := checkInstanceIDs(ids); apiErr != nil {
+		return nil, apiErr
+	}
+
+	s.mutations.Lock()
+	defer s.mutations.Unlock()
+	// Every id must exist before any instance ends: the call is all or
+	// nothing, as on EC2.
+	found, apiErr := s.lookup(req.region, ids)
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	out := terminateInstancesResponse{Xmlns: xmlns, RequestID: req.id}
+	for _, inst := range found {
+		previous := stateName(inst.State)
+		if _, err := s.world.Terminate(inst.ID); err != nil {
+			return nil, s.worldError(err, launchContext{region: req.region})
+		}
+		// EC2 reports shutting-down at first; the world moves on to
+		// terminated at once, which DescribeInstances shows.
+		current := "shutting-down"
+		if previous == "terminated" {
+			current = "terminated"
+		}
+		out.Instances = append(out.Instances, stateChangeXML{InstanceID: inst.ID, CurrentState: stateOf(current), PreviousState: stateOf(previous)})
+	}
+	return out, nil
+}
+
+func (s *Server) createTags(req *request) (any, *apiError) {
+	outcome, apiErr := s.intercept(req, "", "")
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	if outcome.Err != nil {
+		return nil, s.worldError(outcome.Err, launchContext{region: req.region})
+	}
+	ids := list(req.form, "ResourceId")
+	if len(ids) == 0 {
+		return nil, missingParameter("ResourceId")
+	}
+	tags, apiErr := tagList(req.form, "Tag")
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	if len(tags) == 0 {
+		return nil, missingParameter("Tag")
+	}
+	for _, id := range ids {
+		// Only instances live in the world; any other resource id is one
+		// this endpoint has never issued.
+		if !strings.HasPrefix(id, "i-") {
+			return nil, &apiError{Status: http.StatusBadRequest, Code: "InvalidID", Message: fmt.Sprintf("The ID '%s' is not valid", id)}
+		}
+	}
+	if apiErr := checkInstanceIDs(ids); apiErr != nil {
+		return nil, apiErr
+	}
+	set := map[string]string{}
+	for _, t := range tags {
+		set[t.key] = t.value
+	}
+
+	s.mutations.Lock()
+	defer s.mutations.Unlock()
+	found, apiErr := s.lookup(req.region, ids)
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	for _, inst := range found {
+		merged := maps.Clone(inst.Tags)
+		maps.Copy(merged, set)
+		if len(merged) > maxTags {
+			return nil, &apiError{Status: http.StatusBadRequest, Code: "TagLimitExceeded", Message: fmt.Sprintf("The maximum number of tags per resource (%d) was exceeded.", maxTags)}
+		}
+	}
+	for _, inst := range found {
+		if err := s.world.SetTags(inst.ID, set); err != nil {
+			return nil, s.worldError(err, launchContext{region: req.region})
+		}
+	}
+	return createTagsResponse{Xmlns: xmlns, RequestID: req.id, Return: true}, nil
+}

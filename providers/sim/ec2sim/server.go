@@ -1,0 +1,192 @@
+package ec2sim
+
+import (
+	"context"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/providers/sim"
+)
+
+const (
+	// apiVersion is the only version of the EC2 Query API the SDK speaks.
+	apiVersion = "2016-11-15"
+	xmlns      = "http://ec2.amazonaws.com/doc/2016-11-15/"
+	cloud      = catalog.AWS
+	// unsignedRegion serves requests without a SigV4 credential scope.
+	unsignedRegion = "us-east-1"
+	maxBodyBytes   = 1 << 20
+	// defaultAccountID owns every reservation unless Options say otherwise.
+	defaultAccountID = "123456789012"
+)
+
+// Options configures the front.
+type Options struct {
+	// AccountID is the ownerId of every reservation; empty means
+	// 123456789012.
+	AccountID string
+}
+
+// Server is the EC2 front, an http.Handler for the EC2 Query API. It never
+// listens itself.
+type Server struct {
+	world *sim.World
+	opts  Options
+	// mutations serialises the actions that change instances, so that a
+	// launch of several instances is all-or-nothing and a ClientToken
+	// replay cannot race the launch it repeats.
+	mutations sync.Mutex
+	requests  atomic.Uint64
+}
+
+var _ http.Handler = (*Server)(nil)
+
+// New returns the EC2 front of a world.
+func New(world *sim.World, opts Options) *Server {
+	if opts.AccountID == "" {
+		opts.AccountID = defaultAccountID
+	}
+	return &Server{world: world, opts: opts}
+}
+
+// request is one Query API call, parsed as far as every action needs.
+type request struct {
+	ctx    context.Context
+	id     string
+	action string
+	region string
+	form   url.Values
+}
+
+type action func(s *Server, req *request) (any, *apiError)
+
+var actions = map[string]action{
+	"RunInstances":             (*Server).runInstances,
+	"DescribeInstances":        (*Server).describeInstances,
+	"TerminateInstances":       (*Server).terminateInstances,
+	"CreateTags":               (*Server).createTags,
+	"DescribeSpotPriceHistory": (*Server).describeSpotPriceHistory,
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	requestID := s.newRequestID()
+	defer func() {
+		// A last line of defence: a panic must still read as EC2's 500,
+		// not as a dropped connection the SDK would retry blindly.
+		if p := recover(); p != nil {
+			writeError(w, requestID, &apiError{Status: http.StatusInternalServerError, Code: "InternalError", Message: "An internal error has occurred"})
+		}
+	}()
+	out, apiErr := s.serve(w, r, requestID)
+	if apiErr != nil {
+		writeError(w, requestID, apiErr)
+		return
+	}
+	writeXML(w, http.StatusOK, out)
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, requestID string) (any, *apiError) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+	if err := r.ParseForm(); err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return nil, &apiError{Status: http.StatusRequestEntityTooLarge, Code: "RequestEntityTooLarge", Message: fmt.Sprintf("Request body exceeds %d bytes", maxBodyBytes)}
+		}
+		return nil, &apiError{Status: http.StatusNotFound, Code: "MalformedQueryString", Message: "The query string contains a syntax error."}
+	}
+	name := r.Form.Get("Action")
+	if name == "" {
+		return nil, &apiError{Status: http.StatusBadRequest, Code: "MissingAction", Message: "The request must contain the parameter Action"}
+	}
+	switch version := r.Form.Get("Version"); version {
+	case apiVersion:
+	case "":
+		return nil, missingParameter("Version")
+	default:
+		return nil, &apiError{Status: http.StatusBadRequest, Code: "NoSuchVersion", Message: fmt.Sprintf("The requested version (%s) of service AmazonEC2 does not exist", version)}
+	}
+	handle, ok := actions[name]
+	if !ok {
+		return nil, &apiError{Status: http.StatusBadRequest, Code: "InvalidAction", Message: fmt.Sprintf("The action %s is not valid for this web service.", name)}
+	}
+	region, apiErr := s.regionOf(r)
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	return handle(s, &request{ctx: r.Context(), id: requestID, action: name, region: region, form: r.Form})
+}
+
+// regionOf reads the region from the SigV4 credential scope
+// (Credential=AKID/DATE/REGION/SERVICE/aws4_request). Signatures are not
+// checked: the emulator accepts any credentials.
+func (s *Server) regionOf(r *http.Request) (string, *apiError) {
+	scope := r.Form.Get("X-Amz-Credential") // presigned requests
+	if auth := r.Header.Get("Authorization"); auth != "" {
+		scheme, params, _ := strings.Cut(auth, " ")
+		if scheme != "AWS4-HMAC-SHA256" {
+			return "", &apiError{Status: http.StatusBadRequest, Code: "IncompleteSignature", Message: fmt.Sprintf("Unsupported authorization scheme %q", scheme)}
+		}
+		scope = ""
+		for part := range strings.SplitSeq(params, ",") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(part), "Credential="); ok {
+				scope = v
+			}
+		}
+		if scope == "" {
+			return "", &apiError{Status: http.StatusBadRequest, Code: "IncompleteSignature", Message: "Authorization header requires 'Credential' parameter."}
+		}
+	}
+	if scope == "" {
+		return unsignedRegion, nil
+	}
+	parts := strings.Split(scope, "/")
+	if len(parts) != 5 || parts[4] != "aws4_request" {
+		return "", &apiError{Status: http.StatusBadRequest, Code: "IncompleteSignature", Message: fmt.Sprintf("Credential %q is not of the form KEY/DATE/REGION/SERVICE/aws4_request.", scope)}
+	}
+	if _, ok := s.world.Region(cloud, parts[2]); !ok {
+		return "", &apiError{Status: http.StatusUnauthorized, Code: "AuthFailure", Message: fmt.Sprintf("Credential should be scoped to a valid region, not '%s'.", parts[2])}
+	}
+	return parts[2], nil
+}
+
+// intercept lets the world's faults act on a call: it waits out any
+// injected latency and returns the outcome, whose Err the caller answers
+// with (it knows the context the message needs).
+func (s *Server) intercept(req *request, zone, instanceType string) (sim.Outcome, *apiError) {
+	out := s.world.Intercept(sim.Call{Cloud: cloud, Op: req.action, Region: req.region, Zone: zone, InstanceType: instanceType})
+	if out.Latency > 0 {
+		t := time.NewTimer(out.Latency)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-req.ctx.Done():
+			// The client is gone; the answer only has to be well formed.
+			return out, &apiError{Status: http.StatusServiceUnavailable, Code: "Unavailable", Message: "The request was cancelled."}
+		}
+	}
+	return out, nil
+}
+
+func (s *Server) newRequestID() string {
+	n := s.requests.Add(1)
+	return fmt.Sprintf("5e1f0ec2-%04x-4%03x-8%03x-%012x", (n>>48)&0xffff, (n>>36)&0xfff, (n>>24)&0xfff, n&0xffffffffffff)
+}
+
+func writeXML(w http.ResponseWriter, status int, v any) {
+	body, err := xml.Marshal(v)
+	if err != nil {
+		http.Error(w, "encoding the response: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/xml;charset=UTF-8")
+	w.WriteHeader(status)
+	w.Write([]byte(xml.Header))
+	w.Write(body)
+}

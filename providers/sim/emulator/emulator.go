@@ -1,0 +1,135 @@
+package emulator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/providers/sim/armsim"
+	"github.com/gpufleet/gpufleet/providers/sim/ec2sim"
+	"github.com/gpufleet/gpufleet/providers/sim/gcesim"
+)
+
+// Endpoints are the base URLs of the three fronts.
+type Endpoints struct {
+	EC2 string `json:"ec2"`
+	ARM string `json:"arm"`
+	GCE string `json:"gce"`
+}
+
+// Options configure Start.
+type Options struct {
+	// Host to listen on; it must be a loopback address. Empty means
+	// 127.0.0.1.
+	Host string
+	// Ports for EC2, ARM and GCE; zero picks a free one.
+	EC2Port, ARMPort, GCEPort int
+	// SaveEvery is how often a changed world is written to its state
+	// file. Zero means 200 ms.
+	SaveEvery time.Duration
+	// Log receives a line per failed save; nil discards.
+	Log *slog.Logger
+}
+
+// Emulator is the three fronts running over one world.
+type Emulator struct {
+	World     *sim.World
+	Endpoints Endpoints
+	servers   []*http.Server
+	stop      chan struct{}
+	done      sync.WaitGroup
+	log       *slog.Logger
+}
+
+// Start listens on loopback and serves the three fronts until Close.
+func Start(world *sim.World, opts Options) (*Emulator, error) {
+	host := opts.Host
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return nil, fmt.Errorf("the emulator listens on loopback only, not %q", host)
+	}
+	if opts.SaveEvery <= 0 {
+		opts.SaveEvery = 200 * time.Millisecond
+	}
+	e := &Emulator{World: world, stop: make(chan struct{}), log: opts.Log}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	fronts := []struct {
+		handler http.Handler
+		port    int
+		url     *string
+	}{
+		{ec2sim.New(world, ec2sim.Options{}), opts.EC2Port, &e.Endpoints.EC2},
+		{armsim.New(world, armsim.Options{}), opts.ARMPort, &e.Endpoints.ARM},
+		{gcesim.New(world, gcesim.Options{}), opts.GCEPort, &e.Endpoints.GCE},
+	}
+	for _, f := range fronts {
+		l, err := net.Listen("tcp", net.JoinHostPort(host, fmt.Sprint(f.port)))
+		if err != nil {
+			e.shutdown(context.Background())
+			return nil, fmt.Errorf("starting the emulator, %w", err)
+		}
+		srv := &http.Server{Handler: f.handler, ReadHeaderTimeout: 10 * time.Second}
+		e.servers = append(e.servers, srv)
+		*f.url = "http://" + l.Addr().String()
+		e.done.Add(1)
+		go func() {
+			defer e.done.Done()
+			if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				e.log.Error("emulator front stopped", "err", err)
+			}
+		}()
+	}
+	e.done.Add(1)
+	go e.autosave(opts.SaveEvery)
+	return e, nil
+}
+
+func (e *Emulator) autosave(every time.Duration) {
+	defer e.done.Done()
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-e.stop:
+			return
+		case <-tick.C:
+			if err := e.World.Save(); err != nil {
+				e.log.Error("saving emulator state", "err", err)
+			}
+		}
+	}
+}
+
+// Close stops the fronts, waiting for requests in flight, and saves the
+// world.
+func (e *Emulator) Close(ctx context.Context) error {
+	err := e.shutdown(ctx)
+	if saveErr := e.World.Save(); saveErr != nil {
+		err = errors.Join(err, saveErr)
+	}
+	return err
+}
+
+func (e *Emulator) shutdown(ctx context.Context) error {
+	var err error
+	for _, srv := range e.servers {
+		err = errors.Join(err, srv.Shutdown(ctx))
+	}
+	select {
+	case <-e.stop:
+	default:
+		close(e.stop)
+	}
+	e.done.Wait()
+	return err
+}

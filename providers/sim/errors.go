@@ -1,0 +1,40 @@
+package sim
+
+import "fmt"
+
+// Kind classifies what went wrong in the world. Each front turns a kind
+// into its cloud's own error code, status and envelope.
+type Kind string
+
+const (
+	KindCapacity            Kind = "capacity"
+	KindQuota               Kind = "quota"
+	KindThrottled           Kind = "throttled"
+	KindServerError         Kind = "server-error"
+	KindNotFound            Kind = "not-found"
+	KindAlreadyExists       Kind = "already-exists"
+	KindUnknownZone         Kind = "unknown-zone"
+	KindUnknownType         Kind = "unknown-type"
+	KindUnsupported         Kind = "unsupported"
+	KindIdempotencyMismatch Kind = "idempotency-mismatch"
+	KindInvalid             Kind = "invalid"
+)
+
+// Error is a failure of the world, or one a fault injected.
+type Error struct {
+	Kind Kind
+	// Code, when set, is the exact cloud error code to answer with (from a
+	// fault file); otherwise the front picks its cloud's usual code.
+	Code    string
+	Message string
+	// Quota details, for the clouds that report them.
+	Limit, Used, Requested int
+	Region, GPUModel       string
+}
+
+func (e *Error) Error() string {
+	if e.Code != "" {
+		return fmt.Sprintf("%s (%s): %s", e.Kind, e.Code, e.Message)
+	}
+	return fmt.Sprintf("%s: %s", e.Kind, e.Message)
+}

@@ -1,0 +1,6 @@
+// Package gcesim is the emulator's Compute Engine front: an http.Handler
+// that speaks the compute/v1 REST API (instances insert, get, delete and
+// aggregatedList, zonal operations) over the shared sim.World, so that
+// cloud.google.com/go/compute/apiv1 runs unchanged against it. Responses are
+// the SDK's own computepb messages, so their shape is the real one.
+package gcesim

@@ -1,0 +1,261 @@
+package gcesim
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"cloud.google.com/go/compute/apiv1/computepb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/gpufleet/gpufleet/providers/sim"
+)
+
+// apiError is an error answered synchronously, in GCE's HTTP envelope:
+//
+//	{"error":{"code":N,"message":"…","errors":[{"message":"…","domain":"…","reason":"…"}]}}
+type apiError struct {
+	Status  int
+	Reason  string
+	Domain  string // "global" when empty
+	Message string
+}
+
+func (e *apiError) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Reason, e.Message) }
+
+type errorEnvelope struct {
+	Error errorBody `json:"error"`
+}
+
+type errorBody struct {
+	Code    int         `json:"code"`
+	Message string      `json:"message"`
+	Errors  []errorItem `json:"errors"`
+}
+
+type errorItem struct {
+	Message string `json:"message"`
+	Domain  string `json:"domain"`
+	Reason  string `json:"reason"`
+}
+
+func writeError(w http.ResponseWriter, e *apiError) {
+	domain := e.Domain
+	if domain == "" {
+		domain = "global"
+	}
+	body, _ := json.Marshal(errorEnvelope{errorBody{
+		Code:    e.Status,
+		Message: e.Message,
+		Errors:  []errorItem{{Message: e.Message, Domain: domain, Reason: e.Reason}},
+	}})
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.WriteHeader(e.Status)
+	_, _ = w.Write(body)
+}
+
+// asAPIError turns anything a handler returns into the envelope; what is
+// not already an apiError is the emulator's own failure.
+func asAPIError(err error) *apiError {
+	var e *apiError
+	if errors.As(err, &e) {
+		return e
+	}
+	return &apiError{Status: http.StatusInternalServerError, Reason: "backendError", Message: "Internal error. Please try again or contact Google Support. (" + err.Error() + ")"}
+}
+
+func notFound(resource string) *apiError {
+	return &apiError{Status: http.StatusNotFound, Reason: "notFound", Message: fmt.Sprintf("The resource '%s' was not found", resource)}
+}
+
+func alreadyExists(resource string) *apiError {
+	return &apiError{Status: http.StatusConflict, Reason: "alreadyExists", Message: fmt.Sprintf("The resource '%s' already exists", resource)}
+}
+
+// invalidField is GCE's answer to a bad value: 400, reason invalid, and a
+// message naming the field, the value and what is wrong with it.
+func invalidField(field, value, why string) *apiError {
+	msg := fmt.Sprintf("Invalid value for field '%s': '%s'.", field, value)
+	if why != "" {
+		msg += " " + why
+	}
+	return &apiError{Status: http.StatusBadRequest, Reason: "invalid", Message: msg}
+}
+
+func requiredField(field string) *apiError {
+	return &apiError{Status: http.StatusBadRequest, Reason: "required", Message: fmt.Sprintf("Required field '%s' not specified", field)}
+}
+
+// syncErrors is how each world error kind is answered when GCE reports it
+// on the request itself. Capacity and quota on inserts are normally
+// reported on the operation instead (see opErrors).
+var syncErrors = map[sim.Kind]apiError{
+	sim.KindThrottled:           {Status: http.StatusForbidden, Reason: "rateLimitExceeded", Domain: "usageLimits"},
+	sim.KindServerError:         {Status: http.StatusInternalServerError, Reason: "backendError"},
+	sim.KindCapacity:            {Status: http.StatusServiceUnavailable, Reason: "insufficientCapacity"},
+	sim.KindQuota:               {Status: http.StatusForbidden, Reason: "quotaExceeded", Domain: "usageLimits"},
+	sim.KindNotFound:            {Status: http.StatusNotFound, Reason: "notFound"},
+	sim.KindAlreadyExists:       {Status: http.StatusConflict, Reason: "alreadyExists"},
+	sim.KindUnknownZone:         {Status: http.StatusNotFound, Reason: "notFound"},
+	sim.KindUnknownType:         {Status: http.StatusBadRequest, Reason: "invalid"},
+	sim.KindUnsupported:         {Status: http.StatusBadRequest, Reason: "invalid"},
+	sim.KindIdempotencyMismatch: {Status: http.StatusBadRequest, Reason: "invalid"},
+	sim.KindInvalid:             {Status: http.StatusBadRequest, Reason: "invalid"},
+}
+
+// The reasons a fault's Code can ask for to have a stock-out or an
+// exceeded quota answered on the insert request rather than its operation.
+const (
+	reasonInsufficientCapacity = "insufficientCapacity"
+	reasonQuotaExceeded        = "quotaExceeded"
+)
+
+// faultContext is what a fault's message needs to read like GCE's.
+type faultContext struct {
+	Project, Zone, Region string
+	Type                  sim.InstanceType
+}
+
+// syncError renders a world error as GCE's HTTP error. A fault's Code is
+// the reason to answer with, or, when it is a number, the HTTP status (so a
+// server-error fault can be a 503 that the SDK retries).
+func (s *Server) syncError(e *sim.Error, fc faultContext) *apiError {
+	base, ok := syncErrors[e.Kind]
+	if !ok {
+		base = syncErrors[sim.KindServerError]
+	}
+	out := base
+	if e.Code != "" {
+		if n, err := strconv.Atoi(e.Code); err == nil && n >= 400 && n <= 599 {
+			out.Status = n
+		} else {
+			out.Reason = e.Code
+		}
+	}
+	switch e.Kind {
+	case sim.KindThrottled:
+		out.Message = "Rate Limit Exceeded"
+	case sim.KindServerError:
+		out.Message = "Internal error. Please try again or contact Google Support."
+		if out.Status == http.StatusServiceUnavailable {
+			out.Message = "The service is currently unavailable."
+		}
+	case sim.KindCapacity:
+		out.Message = stockOutMessage(fc.Project, fc.Zone)
+		if fc.Zone == "" {
+			// Only a fault can stock out a call that names no zone.
+			out.Message = "There are not enough resources available to fulfill the request. Try again later."
+		}
+	case sim.KindQuota:
+		out.Message = s.quotaMessage(e, fc)
+	default:
+		out.Message = e.Message
+	}
+	return &out
+}
+
+func stockOutMessage(project, zone string) string {
+	return fmt.Sprintf("The zone '%s' does not have enough resources available to fulfill the request. Try a different zone, or try again later.", scope(project, zone))
+}
+
+// gpuQuotaMetrics are GCE's regional quota metrics per GPU model. (Spot VMs
+// draw on PREEMPTIBLE_ twins of these in GCE; the world keeps one quota per
+// model, so the emulator names the on-demand one.)
+var gpuQuotaMetrics = map[string]string{
+	"H100":      "NVIDIA_H100_GPUS",
+	"H200":      "NVIDIA_H200_GPUS",
+	"A100-40GB": "NVIDIA_A100_GPUS",
+	"A100-80GB": "NVIDIA_A100_80GB_GPUS",
+	"L4":        "NVIDIA_L4_GPUS",
+	"T4":        "NVIDIA_T4_GPUS",
+	"L40S":      "NVIDIA_L40S_GPUS",
+	"A10G":      "NVIDIA_A10G_GPUS",
+}
+
+// quotaMessage names the quota as GCE does, e.g. "Quota 'NVIDIA_H100_GPUS'
+// exceeded. Limit: 8.0 in region us-central1."
+func (s *Server) quotaMessage(e *sim.Error, fc faultContext) string {
+	model, region, limit := e.GPUModel, e.Region, e.Limit
+	if model == "" {
+		model = fc.Type.GPUModel
+	}
+	if region == "" {
+		region = fc.Region
+	}
+	metric, ok := gpuQuotaMetrics[model]
+	if !ok || region == "" {
+		// Without a GPU model to name, the global GPU quota is what GCE
+		// would have refused.
+		return fmt.Sprintf("Quota 'GPUS_ALL_REGIONS' exceeded. Limit: %d.0 globally.", s.world.GPUQuota(cloud, "", ""))
+	}
+	if e.GPUModel == "" {
+		limit = s.world.GPUQuota(cloud, region, model)
+	}
+	return fmt.Sprintf("Quota '%s' exceeded. Limit: %d.0 in region %s.", metric, limit, region)
+}
+
+// opErrors is how a world error kind ends a long-running operation: the
+// error code in error.errors[] and the HTTP status the operation carries,
+// which makes the SDK's Operation.Wait return an error.
+var opErrors = map[sim.Kind]struct {
+	Code       string
+	HTTPStatus int32
+	HTTPText   string
+}{
+	sim.KindCapacity: {"ZONE_RESOURCE_POOL_EXHAUSTED", http.StatusServiceUnavailable, "SERVICE UNAVAILABLE"},
+	sim.KindQuota:    {"QUOTA_EXCEEDED", http.StatusForbidden, "FORBIDDEN"},
+}
+
+// deleteFailure is how a delete that a fault fails after acceptance ends;
+// GCE has no capacity to run out of when deleting.
+var deleteFailure = struct {
+	Code       string
+	HTTPStatus int32
+	HTTPText   string
+}{"INTERNAL_ERROR", http.StatusInternalServerError, "INTERNAL SERVER ERROR"}
+
+// operationError fills in a finished operation's error fields.
+func (s *Server) operationError(op *sim.Operation, out *computepb.Operation, fc faultContext) {
+	e := op.Err
+	kind := e.Kind
+	if e.Code == opErrors[sim.KindQuota].Code {
+		// A fail-later fault asking for a quota error reads as one.
+		kind = sim.KindQuota
+	}
+	spec, ok := opErrors[kind]
+	if !ok || op.Kind == "delete" {
+		spec = deleteFailure
+	}
+	code := spec.Code
+	if e.Code != "" {
+		code = e.Code
+	}
+	var msg string
+	switch {
+	case op.Kind == "delete":
+		msg = "Internal error. Please try again or contact Google Support."
+	case kind == sim.KindQuota:
+		msg = s.quotaMessage(e, fc)
+	default:
+		msg = stockOutMessage(fc.Project, fc.Zone)
+	}
+	out.Error = &computepb.Error{Errors: []*computepb.Errors{{Code: proto.String(code), Message: proto.String(msg)}}}
+	out.HttpErrorStatusCode = proto.Int32(spec.HTTPStatus)
+	out.HttpErrorMessage = proto.String(spec.HTTPText)
+}
+
+// isSyncFault says whether a fault on an insert is answered on the request:
+// throttling and 5xx always are; a stock-out or quota only when the fault
+// asks for the synchronous reason by Code.
+func isSyncFault(e *sim.Error) bool {
+	switch e.Kind {
+	case sim.KindCapacity:
+		return strings.EqualFold(e.Code, reasonInsufficientCapacity)
+	case sim.KindQuota:
+		return strings.EqualFold(e.Code, reasonQuotaExceeded)
+	}
+	return true
+}

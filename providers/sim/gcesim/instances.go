@@ -1,0 +1,415 @@
+package gcesim
+
+import (
+	"cmp"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"cloud.google.com/go/compute/apiv1/computepb"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/providers/sim"
+)
+
+// insert serves instances.insert: it validates the resource, consults the
+// faults and launches the instance as an "insert" operation. Stock-outs and
+// quota are reported on the operation, as GCE does, unless a fault asks for
+// the synchronous reason.
+func (s *Server) insert(w http.ResponseWriter, r *http.Request, project, zone string) error {
+	requestID, idErr := requestIDOf(r)
+	resource, bodyErr := readInstance(r)
+	var spec sim.LaunchSpec
+	var typ sim.InstanceType
+	invalid := cmp.Or(idErr, bodyErr)
+	if invalid == nil {
+		spec, typ, invalid = s.launchSpec(project, zone, resource)
+	}
+	fc := faultContext{Project: project, Zone: zone, Region: s.region(zone), Type: typ}
+	out, err := s.intercept(r.Context(), sim.Call{Op: OpInsert, Region: fc.Region, Zone: zone, InstanceType: spec.InstanceType})
+	if err != nil {
+		return err
+	}
+	if out.Err != nil && isSyncFault(out.Err) {
+		return s.syncError(out.Err, fc)
+	}
+	if invalid != nil {
+		return invalid
+	}
+	// A stock-out or quota fault, or a fail-later one, strikes the
+	// operation. Quota errors name their limit: the world's own carry it, a
+	// fault's is filled in here, as the operation outlives the request.
+	if fail := cmp.Or(out.Err, out.FailLater); fail != nil {
+		fail := *fail
+		if fail.GPUModel == "" {
+			fail.GPUModel, fail.Region, fail.Limit = typ.GPUModel, fc.Region, s.world.GPUQuota(cloud, fc.Region, typ.GPUModel)
+		}
+		spec.FailLater = &fail
+	}
+	if requestID != "" {
+		// GCE ignores a repeated requestId and returns the first operation,
+		// whatever the body says, so the world compares no parameters.
+		spec.Token = sim.TokenKey(cloud, project, requestID)
+	}
+	res, err := s.world.Launch(spec)
+	var werr *sim.Error
+	if errors.As(err, &werr) {
+		switch werr.Kind {
+		case sim.KindAlreadyExists:
+			return alreadyExists(scope(project, zone) + "/instances/" + spec.Name)
+		case sim.KindUnknownZone:
+			return notFound(scope(project, zone))
+		case sim.KindUnknownType, sim.KindUnsupported:
+			return unknownMachineType(resource.GetMachineType(), spec.InstanceType, zone)
+		}
+		return s.syncError(werr, fc)
+	}
+	if err != nil {
+		return err
+	}
+	if res.Operation == nil {
+		// The requestId's operation has expired while its instance lives on.
+		return alreadyExists(scope(project, zone) + "/instances/" + res.Instance.Name)
+	}
+	return writeProto(w, s.renderOperation(res.Operation))
+}
+
+// get serves instances.get, by name or by numeric id as GCE allows.
+func (s *Server) get(w http.ResponseWriter, r *http.Request, project, zone, name string) error {
+	inst, _ := s.lookup(project, zone, name)
+	fc := faultContext{Project: project, Zone: zone, Region: s.region(zone)}
+	call := sim.Call{Op: OpGet, Region: fc.Region, Zone: zone}
+	if inst != nil {
+		call.InstanceType = inst.InstanceType
+	}
+	out, err := s.intercept(r.Context(), call)
+	if err != nil {
+		return err
+	}
+	if out.Err != nil {
+		return s.syncError(out.Err, fc)
+	}
+	if err := s.checkTarget(project, zone, name); err != nil {
+		return err
+	}
+	// Look again: a preemption fault on this very call may have struck it.
+	inst, ok := s.lookup(project, zone, name)
+	if !ok {
+		return notFound(scope(project, zone) + "/instances/" + name)
+	}
+	return writeProto(w, s.renderInstance(inst))
+}
+
+// delete serves instances.delete as a "delete" operation; a repeated
+// requestId returns the first deletion's operation, even once the instance
+// is gone.
+func (s *Server) delete(w http.ResponseWriter, r *http.Request, project, zone, name string) error {
+	requestID, idErr := requestIDOf(r)
+	inst, _ := s.lookup(project, zone, name)
+	fc := faultContext{Project: project, Zone: zone, Region: s.region(zone)}
+	call := sim.Call{Op: OpDelete, Region: fc.Region, Zone: zone}
+	if inst != nil {
+		call.InstanceType = inst.InstanceType
+	}
+	out, err := s.intercept(r.Context(), call)
+	if err != nil {
+		return err
+	}
+	if out.Err != nil {
+		return s.syncError(out.Err, fc)
+	}
+	if err := s.checkTarget(project, zone, name); err != nil {
+		return err
+	}
+	if idErr != nil {
+		return idErr
+	}
+	token := ""
+	if requestID != "" {
+		token = sim.TokenKey(cloud, project, requestID)
+	}
+	id := ""
+	if inst, ok := s.lookup(project, zone, name); ok {
+		id = inst.ID
+	}
+	op, err := s.world.StartDelete(id, token, out.FailLater)
+	if err != nil {
+		return notFound(scope(project, zone) + "/instances/" + name)
+	}
+	return writeProto(w, s.renderOperation(op))
+}
+
+// checkTarget validates the zone and instance of a path.
+func (s *Server) checkTarget(project, zone, name string) error {
+	if err := s.zoneExists(project, zone); err != nil {
+		return err
+	}
+	if !nameRE.MatchString(name) && !idRE.MatchString(name) {
+		return invalidField("instance", name, "Must be a match of regex '"+nameOrIDPattern+"'")
+	}
+	return nil
+}
+
+// lookup finds a visible instance of a project's zone by name or id.
+func (s *Server) lookup(project, zone, name string) (*sim.Instance, bool) {
+	if idRE.MatchString(name) {
+		inst, ok := s.world.Get(name)
+		if !ok || inst.Cloud != cloud || inst.Scope != scope(project, zone) {
+			return nil, false
+		}
+		return inst, true
+	}
+	return s.world.ByName(cloud, scope(project, zone), name)
+}
+
+// requestIDOf reads the optional requestId: GCE accepts only a non-zero
+// UUID.
+func requestIDOf(r *http.Request) (string, *apiError) {
+	q := r.URL.Query()
+	if !q.Has("requestId") {
+		return "", nil
+	}
+	id := q.Get("requestId")
+	if !validUUID(id) {
+		return "", invalidField("requestId", id, "The request id must be a valid UUID with the exception that zero UUID is not supported (00000000-0000-0000-0000-000000000000).")
+	}
+	return id, nil
+}
+
+func validUUID(s string) bool {
+	if len(s) != 36 || s == "00000000-0000-0000-0000-000000000000" {
+		return false
+	}
+	for i, c := range s {
+		switch {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if c != '-' {
+				return false
+			}
+		case '0' <= c && c <= '9', 'a' <= c && c <= 'f', 'A' <= c && c <= 'F':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// readInstance reads an Instance resource body strictly: GCE refuses
+// fields it does not know.
+func readInstance(r *http.Request) (*computepb.Instance, *apiError) {
+	body, err := io.ReadAll(r.Body)
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return nil, &apiError{Status: http.StatusBadRequest, Reason: "invalid", Message: "Request payload size exceeds the limit: " + strconv.FormatInt(tooBig.Limit, 10) + " bytes."}
+	case err != nil:
+		return nil, &apiError{Status: http.StatusBadRequest, Reason: "invalid", Message: "Invalid JSON payload received. The request body could not be read."}
+	case strings.TrimSpace(string(body)) == "":
+		return nil, requiredField("resource")
+	}
+	var inst computepb.Instance
+	if err := (protojson.UnmarshalOptions{}).Unmarshal(body, &inst); err != nil {
+		msg := strings.TrimPrefix(err.Error(), "proto: ")
+		return nil, &apiError{Status: http.StatusBadRequest, Reason: "invalid", Message: "Invalid JSON payload received. " + msg}
+	}
+	return &inst, nil
+}
+
+// machineTypeName normalises the machine type forms GCE accepts: a full
+// URL, a partial "projects/…/zones/…/machineTypes/…" or
+// "zones/…/machineTypes/…", or a bare name. A type named for another
+// project or zone is refused, though its name is still returned for the
+// error message and for faults to match on.
+func machineTypeName(value, project, zone string) (string, bool) {
+	rest := value
+	if i := strings.Index(rest, "/compute/v1/"); i >= 0 && strings.HasPrefix(rest, "https://") {
+		rest = rest[i+len("/compute/v1/"):]
+	}
+	seg := strings.Split(rest, "/")
+	name := seg[len(seg)-1]
+	switch {
+	case len(seg) == 1:
+	case len(seg) == 4 && seg[0] == "zones" && seg[1] == zone && seg[2] == "machineTypes":
+	case len(seg) == 6 && seg[0] == "projects" && seg[1] == project && seg[2] == "zones" && seg[3] == zone && seg[4] == "machineTypes":
+	default:
+		return name, false
+	}
+	return name, name != ""
+}
+
+func unknownMachineType(value, name, zone string) *apiError {
+	return invalidField("resource.machineType", value, "Machine type with name '"+name+"' does not exist in zone '"+zone+"'.")
+}
+
+// Properties the world keeps for the front to echo back.
+const (
+	propSourceImage       = "sourceImage"
+	propDiskSizeGb        = "diskSizeGb"
+	propDiskType          = "diskType"
+	propNetwork           = "network"
+	propSubnetwork        = "subnetwork"
+	propProvisioningModel = "provisioningModel"
+	propTerminationAction = "instanceTerminationAction"
+	propAutomaticRestart  = "automaticRestart"
+	propOnHostMaintenance = "onHostMaintenance"
+	propPreemptible       = "preemptible"
+)
+
+// defaultDiskSizeGb is the boot disk size when none is asked for: the size
+// of the images gpufleet boots, and the least a disk may be.
+const defaultDiskSizeGb = 10
+
+// launchSpec validates an insert's resource and turns it into what the
+// world launches. It fills in the spec as far as it got, so that faults can
+// still match on the instance type of a request that is then refused.
+func (s *Server) launchSpec(project, zone string, res *computepb.Instance) (sim.LaunchSpec, sim.InstanceType, *apiError) {
+	spec := sim.LaunchSpec{Cloud: cloud, Zone: zone, Scope: scope(project, zone), Name: res.GetName(), Operation: "insert", AsyncCapacity: true, AsyncQuota: true}
+	typeName, typeOK := machineTypeName(res.GetMachineType(), project, zone)
+	spec.InstanceType = typeName
+
+	if err := s.zoneExists(project, zone); err != nil {
+		return spec, sim.InstanceType{}, err
+	}
+	if !nameRE.MatchString(spec.Name) {
+		return spec, sim.InstanceType{}, invalidField("resource.name", spec.Name, "Must be a match of regex '"+namePattern+"'")
+	}
+	if res.MachineType == nil {
+		return spec, sim.InstanceType{}, requiredField("resource.machineType")
+	}
+
+	sch := res.GetScheduling()
+	model := sch.GetProvisioningModel()
+	if model != "" && model != "STANDARD" && model != "SPOT" {
+		return spec, sim.InstanceType{}, invalidField("resource.scheduling.provisioningModel", model, "Must be one of [SPOT, STANDARD].")
+	}
+	spec.Market = catalog.OnDemand
+	if model == "SPOT" || sch.GetPreemptible() {
+		spec.Market = catalog.Spot
+	}
+	typ, ok := s.world.Type(cloud, zone, typeName, spec.Market)
+	if !typeOK || !ok {
+		return spec, sim.InstanceType{}, unknownMachineType(res.GetMachineType(), typeName, zone)
+	}
+
+	props, err := schedulingProps(sch, spec.Market, typ)
+	if err != nil {
+		return spec, typ, err
+	}
+	if err := diskProps(res.GetDisks(), props); err != nil {
+		return spec, typ, err
+	}
+	nic := firstNIC(res.GetNetworkInterfaces())
+	props[propNetwork] = networkURL(project, nic.GetNetwork())
+	props[propSubnetwork] = subnetworkURL(project, s.region(zone), nic.GetNetwork(), nic.GetSubnetwork())
+	if err := validateLabels(res.GetLabels()); err != nil {
+		return spec, typ, err
+	}
+	spec.Tags = res.GetLabels()
+	spec.Properties = props
+	return spec, typ, nil
+}
+
+func schedulingProps(sch *computepb.Scheduling, market catalog.Market, typ sim.InstanceType) (map[string]string, *apiError) {
+	action := sch.GetInstanceTerminationAction()
+	if action != "" && action != "STOP" && action != "DELETE" {
+		return nil, invalidField("resource.scheduling.instanceTerminationAction", action, "Must be one of [DELETE, STOP].")
+	}
+	maintenance := sch.GetOnHostMaintenance()
+	switch maintenance {
+	case "", "TERMINATE":
+	case "MIGRATE":
+		if typ.GPUs > 0 {
+			return nil, invalidField("resource.scheduling.onHostMaintenance", maintenance, "Instances with guest accelerators do not support live migration.")
+		}
+		if market == catalog.Spot {
+			return nil, invalidField("resource.scheduling.onHostMaintenance", maintenance, "Scheduling must have preemptible be false when OnHostMaintenance isn't TERMINATE.")
+		}
+	default:
+		return nil, invalidField("resource.scheduling.onHostMaintenance", maintenance, "Must be one of [MIGRATE, TERMINATE].")
+	}
+	restart := market != catalog.Spot
+	if sch != nil && sch.AutomaticRestart != nil {
+		restart = sch.GetAutomaticRestart()
+		if restart && market == catalog.Spot {
+			return nil, invalidField("resource.scheduling.automaticRestart", "true", "Scheduling must have preemptible be false when AutomaticRestart is true.")
+		}
+	}
+	props := map[string]string{
+		propProvisioningModel: cmp.Or(sch.GetProvisioningModel(), "STANDARD"),
+		propAutomaticRestart:  strconv.FormatBool(restart),
+		// GPU machine types cannot live-migrate, so GCE stops them for
+		// host maintenance unless told otherwise.
+		propOnHostMaintenance: cmp.Or(maintenance, "TERMINATE"),
+	}
+	if market == catalog.Spot {
+		props[propTerminationAction] = cmp.Or(action, "STOP")
+	} else if action != "" {
+		props[propTerminationAction] = action
+	}
+	if sch != nil && sch.Preemptible != nil {
+		props[propPreemptible] = strconv.FormatBool(sch.GetPreemptible())
+	}
+	return props, nil
+}
+
+func diskProps(disks []*computepb.AttachedDisk, props map[string]string) *apiError {
+	if len(disks) == 0 {
+		return invalidField("resource.disks", "", "Boot disk must be specified.")
+	}
+	boot := disks[0]
+	init := boot.GetInitializeParams()
+	if init.GetSourceImage() == "" && init.GetSourceSnapshot() == "" && boot.GetSource() == "" {
+		return invalidField("resource.disks[0]", "", "Boot disk must have a source image, snapshot or disk.")
+	}
+	size := cmp.Or(init.GetDiskSizeGb(), boot.GetDiskSizeGb())
+	if size != 0 && size < defaultDiskSizeGb {
+		return invalidField("resource.disks[0].initializeParams.diskSizeGb", strconv.FormatInt(size, 10),
+			"Requested disk size cannot be smaller than the image size ("+strconv.Itoa(defaultDiskSizeGb)+" GB)")
+	}
+	props[propSourceImage] = cmp.Or(init.GetSourceImage(), init.GetSourceSnapshot(), boot.GetSource())
+	props[propDiskSizeGb] = strconv.FormatInt(cmp.Or(size, defaultDiskSizeGb), 10)
+	props[propDiskType] = cmp.Or(init.GetDiskType(), "pd-balanced")
+	return nil
+}
+
+func firstNIC(nics []*computepb.NetworkInterface) *computepb.NetworkInterface {
+	if len(nics) == 0 {
+		return nil
+	}
+	return nics[0]
+}
+
+// networkURL expands the network forms GCE accepts to a full URL; no
+// network means the project's default one.
+func networkURL(project, network string) string {
+	switch {
+	case network == "":
+		return apiBase + "projects/" + project + "/global/networks/default"
+	case strings.HasPrefix(network, "https://"):
+		return network
+	case strings.HasPrefix(network, "projects/"):
+		return apiBase + network
+	case strings.HasPrefix(network, "global/"):
+		return apiBase + "projects/" + project + "/" + network
+	}
+	return apiBase + "projects/" + project + "/global/networks/" + network
+}
+
+// subnetworkURL expands a subnetwork; on the default auto-mode network,
+// none means the region's default subnetwork.
+func subnetworkURL(project, region, network, subnetwork string) string {
+	switch {
+	case subnetwork == "" && strings.HasSuffix(networkURL(project, network), "/global/networks/default"):
+		return apiBase + "projects/" + project + "/regions/" + region + "/subnetworks/default"
+	case subnetwork == "", strings.HasPrefix(subnetwork, "https://"):
+		return subnetwork
+	case strings.HasPrefix(subnetwork, "projects/"):
+		return apiBase + subnetwork
+	case strings.HasPrefix(subnetwork, "regions/"):
+		return apiBase + "projects/" + project + "/" + subnetwork
+	}
+	return apiBase + "projects/" + project + "/regions/" + region + "/subnetworks/" + subnetwork
+}

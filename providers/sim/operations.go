@@ -1,0 +1,129 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/gpufleet/gpufleet/planner/catalog"
+)
+
+// Operation is a long-running operation of GCE or ARM: a create or delete
+// that the API accepts at once and finishes later, possibly with an error.
+type Operation struct {
+	ID         string    `json:"id"`
+	Cloud      string    `json:"cloud"`
+	Kind       string    `json:"kind"`
+	InstanceID string    `json:"instanceId"`
+	Name       string    `json:"name,omitempty"`
+	Scope      string    `json:"scope,omitempty"`
+	Zone       string    `json:"zone"`
+	StartedAt  time.Time `json:"startedAt"`
+	DoneAt     time.Time `json:"doneAt"`
+	Err        *Error    `json:"error,omitempty"`
+	// Done is whether the operation has finished, as of the snapshot.
+	Done bool `json:"-"`
+	// Applied is set once the operation's effects reached the instance.
+	Applied bool `json:"applied,omitempty"`
+}
+
+func (op *Operation) snapshot(now time.Time) *Operation {
+	c := *op
+	c.Done = !now.Before(op.DoneAt)
+	return &c
+}
+
+func (w *World) startOperation(cloud, kind string, inst *Instance, now time.Time, fail *Error) *Operation {
+	w.seq++
+	op := &Operation{
+		ID:         fmt.Sprintf("operation-%d-%08x", now.UnixMilli(), w.rng.Uint32()),
+		Cloud:      cloud,
+		Kind:       kind,
+		InstanceID: inst.ID,
+		Name:       inst.Name,
+		Scope:      inst.Scope,
+		Zone:       inst.Zone,
+		StartedAt:  now,
+		DoneAt:     now.Add(w.cfg.OperationTime),
+		Err:        fail,
+	}
+	w.operations[op.ID] = op
+	w.dirty = true
+	return op
+}
+
+// StartDelete begins deleting an instance as a long-running operation; a
+// repeat with the same token returns the first operation. Deleting an
+// instance that is already being deleted returns that deletion.
+func (w *World) StartDelete(id, token string, fail *Error) (*Operation, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := w.clock.Now()
+	w.expire(now)
+	if token != "" {
+		if t, ok := w.tokens[token]; ok {
+			if op, ok := w.operations[t.OperationID]; ok {
+				return op.snapshot(now), nil
+			}
+		}
+	}
+	inst, ok := w.instances[id]
+	if !ok || !w.visible(inst, now) {
+		return nil, &Error{Kind: KindNotFound, Message: fmt.Sprintf("instance %s not found", id)}
+	}
+	if inst.State != StateShuttingDown {
+		inst.State = StateShuttingDown
+		inst.EndedAt = now
+	}
+	op := w.startOperation(inst.Cloud, "delete", inst, now, fail)
+	if token != "" {
+		w.tokens[token] = tokenEntry{InstanceID: id, OperationID: op.ID, Expires: now.Add(tokenLifetime)}
+	}
+	return op.snapshot(now), nil
+}
+
+// Operation returns an operation by id with its effects applied if it has
+// finished.
+func (w *World) Operation(id string) (*Operation, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := w.clock.Now()
+	w.expire(now)
+	op, ok := w.operations[id]
+	if !ok {
+		return nil, false
+	}
+	return op.snapshot(now), true
+}
+
+// operationLifetime is how long finished operations can still be read.
+const operationLifetime = 24 * time.Hour
+
+// settle applies the effects of finished operations.
+func (w *World) settle(now time.Time) {
+	for id, op := range w.operations {
+		if now.Before(op.DoneAt) {
+			continue
+		}
+		if !op.Applied {
+			op.Applied = true
+			w.dirty = true
+			inst := w.instances[op.InstanceID]
+			switch {
+			case inst == nil:
+			case op.Kind == "delete" && op.Err == nil:
+				delete(w.instances, op.InstanceID)
+			case op.Kind == "delete":
+				inst.State = StateRunning
+				inst.EndedAt = time.Time{}
+			case op.Err != nil && op.Cloud == catalog.Azure:
+				inst.State = StateFailed
+			case op.Err != nil:
+				delete(w.instances, op.InstanceID)
+			}
+		}
+		if now.Sub(op.DoneAt) > operationLifetime {
+			delete(w.operations, id)
+			w.dirty = true
+		}
+	}
+}

@@ -1,0 +1,165 @@
+package sim
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// stateVersion is the format of the state file; a file of another version
+// is refused rather than misread.
+const stateVersion = 1
+
+type stateFile struct {
+	Version    int                   `json:"version"`
+	Seq        uint64                `json:"seq"`
+	Random     []byte                `json:"random"`
+	Instances  []*Instance           `json:"instances"`
+	Tokens     map[string]tokenEntry `json:"tokens"`
+	Operations []*Operation          `json:"operations"`
+	Capacity   []capacityEntry       `json:"capacity,omitempty"`
+	Quota      []quotaEntry          `json:"quota,omitempty"`
+	Faults     []*Fault              `json:"faults,omitempty"`
+	Calls      map[string]int        `json:"calls,omitempty"`
+}
+
+type capacityEntry struct {
+	capacityKey
+	Count int `json:"count"`
+}
+
+type quotaEntry struct {
+	quotaKey
+	GPUs int `json:"gpus"`
+}
+
+func (w *World) load(path string) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var st stateFile
+	if err := json.Unmarshal(data, &st); err != nil {
+		return fmt.Errorf("reading emulator state %s: %w", path, err)
+	}
+	if st.Version != stateVersion {
+		return fmt.Errorf("emulator state %s has version %d, want %d", path, st.Version, stateVersion)
+	}
+	if err := w.pcg.UnmarshalBinary(st.Random); err != nil {
+		return fmt.Errorf("emulator state %s: random source: %w", path, err)
+	}
+	w.seq = st.Seq
+	for _, inst := range st.Instances {
+		if inst.Tags == nil {
+			inst.Tags = map[string]string{}
+		}
+		w.instances[inst.ID] = inst
+	}
+	if st.Tokens != nil {
+		w.tokens = st.Tokens
+	}
+	for _, op := range st.Operations {
+		w.operations[op.ID] = op
+	}
+	for _, c := range st.Capacity {
+		w.capacity[c.capacityKey] = c.Count
+	}
+	for _, q := range st.Quota {
+		w.quota[q.quotaKey] = q.GPUs
+	}
+	w.faults = st.Faults
+	if st.Calls != nil {
+		w.calls = st.Calls
+	}
+	return nil
+}
+
+// Save writes the world to its state file, if it has one and anything
+// changed. The file is replaced in one rename, so a crash leaves either the
+// old state or the new one, never half of either.
+func (w *World) Save() error {
+	if w.cfg.StatePath == "" {
+		return nil
+	}
+	w.mu.Lock()
+	if !w.dirty {
+		w.mu.Unlock()
+		return nil
+	}
+	data, err := w.marshal()
+	w.dirty = false
+	w.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := WriteFileAtomic(w.cfg.StatePath, data); err != nil {
+		w.mu.Lock()
+		w.dirty = true
+		w.mu.Unlock()
+		return fmt.Errorf("saving emulator state: %w", err)
+	}
+	return nil
+}
+
+func (w *World) marshal() ([]byte, error) {
+	random, err := w.pcg.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	st := stateFile{Version: stateVersion, Seq: w.seq, Random: random, Tokens: w.tokens, Faults: w.faults, Calls: w.calls}
+	for _, inst := range w.instances {
+		st.Instances = append(st.Instances, inst)
+	}
+	slices.SortFunc(st.Instances, func(a, b *Instance) int { return cmp.Compare(a.Seq, b.Seq) })
+	for _, op := range w.operations {
+		st.Operations = append(st.Operations, op)
+	}
+	slices.SortFunc(st.Operations, func(a, b *Operation) int { return cmp.Compare(a.ID, b.ID) })
+	for k, n := range w.capacity {
+		st.Capacity = append(st.Capacity, capacityEntry{k, n})
+	}
+	slices.SortFunc(st.Capacity, func(a, b capacityEntry) int {
+		return cmp.Or(cmp.Compare(a.Cloud, b.Cloud), cmp.Compare(a.Zone, b.Zone), cmp.Compare(a.InstanceType, b.InstanceType), cmp.Compare(a.Market, b.Market))
+	})
+	for k, n := range w.quota {
+		st.Quota = append(st.Quota, quotaEntry{k, n})
+	}
+	slices.SortFunc(st.Quota, func(a, b quotaEntry) int {
+		return cmp.Or(cmp.Compare(a.Cloud, b.Cloud), cmp.Compare(a.Region, b.Region), cmp.Compare(a.GPUModel, b.GPUModel))
+	})
+	return json.MarshalIndent(st, "", " ")
+}
+
+// WriteFileAtomic replaces a file in one step: it writes a temporary file
+// in the same directory, syncs it and renames it over the target.
+func WriteFileAtomic(name string, data []byte) error {
+	dir := filepath.Dir(name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), name)
+}

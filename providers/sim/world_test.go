@@ -1,0 +1,260 @@
+package sim
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpufleet/gpufleet/planner/catalog"
+)
+
+var epoch = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+
+func newWorld(t *testing.T, cfg Config) (*World, *ManualClock) {
+	t.Helper()
+	clock := NewManualClock(epoch)
+	cfg.Clock = clock
+	w, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, clock
+}
+
+func spec(token string) LaunchSpec {
+	return LaunchSpec{
+		Cloud: "aws", Zone: "us-east-1a", InstanceType: "p5.48xlarge", Market: catalog.OnDemand,
+		Tags: map[string]string{"gpufleet-fleet": "f"}, Token: token, Params: "p5",
+	}
+}
+
+func kindOf(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return ""
+}
+
+func TestLaunchTokens(t *testing.T) {
+	w, clock := newWorld(t, Config{})
+	first, err := w.Launch(spec("t1"))
+	if err != nil || !first.Created {
+		t.Fatalf("first launch: %+v, %v", first, err)
+	}
+	again, err := w.Launch(spec("t1"))
+	if err != nil || again.Created || again.Instance.ID != first.Instance.ID {
+		t.Fatalf("repeat launch: %+v, %v; want the first instance back", again, err)
+	}
+	changed := spec("t1")
+	changed.Params = "p5 with another image"
+	if _, err := w.Launch(changed); kindOf(err) != KindIdempotencyMismatch {
+		t.Fatalf("changed parameters: %v, want an idempotency mismatch", err)
+	}
+	// The token outlives its instance: terminated, gone from lists after an
+	// hour, and still answered for a day.
+	if _, err := w.Terminate(first.Instance.ID); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(2 * time.Hour)
+	if _, ok := w.Get(first.Instance.ID); ok {
+		t.Error("a terminated EC2 instance is still listed after two hours")
+	}
+	if res, err := w.Launch(spec("t1")); err != nil || res.Created || res.Instance.ID != first.Instance.ID || res.Instance.State != StateTerminated {
+		t.Errorf("the token, reused after its instance left the lists, gave %+v, %v; want the terminated instance", res.Instance, err)
+	}
+	clock.Advance(23 * time.Hour)
+	if res, err := w.Launch(spec("t1")); err != nil || !res.Created {
+		t.Errorf("a day later the token launches afresh: %+v, %v", res, err)
+	}
+}
+
+func TestLaunchRefusals(t *testing.T) {
+	w, _ := newWorld(t, Config{Capacity: 1, GPUQuota: 16})
+	if _, err := w.Launch(spec("a")); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		edit func(*LaunchSpec)
+		want Kind
+	}{
+		{"capacity", func(s *LaunchSpec) {}, KindCapacity},
+		{"quota", func(s *LaunchSpec) { s.Zone = "us-east-1b" }, KindQuota},
+		{"unknown zone", func(s *LaunchSpec) { s.Zone = "us-east-1z" }, KindUnknownZone},
+		{"unknown type", func(s *LaunchSpec) { s.InstanceType = "p9.96xlarge" }, KindUnknownType},
+		{"not offered there", func(s *LaunchSpec) { s.Zone = "eu-west-1a" }, KindUnsupported},
+	}
+	w.SetGPUQuota("aws", "us-east-1", "H100", 8)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := spec("b-" + tt.name)
+			tt.edit(&s)
+			if _, err := w.Launch(s); kindOf(err) != tt.want {
+				t.Errorf("got %v, want %s", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestOperationsSettle(t *testing.T) {
+	w, clock := newWorld(t, Config{OperationTime: time.Minute})
+	s := LaunchSpec{Cloud: "gcp", Zone: "us-central1-a", InstanceType: "a3-highgpu-8g", Market: catalog.Spot,
+		Name: "vm", Scope: "proj", Operation: "insert", AsyncCapacity: true, AsyncQuota: true}
+	w.SetCapacity("gcp", "us-central1-a", "a3-highgpu-8g", catalog.Spot, 0)
+	res, err := w.Launch(s)
+	if err != nil {
+		t.Fatalf("a GCE stock-out is reported on the operation, not the request: %v", err)
+	}
+	if op, _ := w.Operation(res.Operation.ID); op.Done {
+		t.Fatal("operation done before its time")
+	}
+	clock.Advance(time.Minute)
+	op, _ := w.Operation(res.Operation.ID)
+	if !op.Done || op.Err == nil || op.Err.Kind != KindCapacity {
+		t.Fatalf("operation = %+v, want done with a capacity error", op)
+	}
+	if _, ok := w.Get(res.Instance.ID); ok {
+		t.Error("an instance whose insert failed is still there")
+	}
+}
+
+func TestPreemptionIsVisibleForAWhile(t *testing.T) {
+	w, clock := newWorld(t, Config{PreemptedVisibleFor: 5 * time.Minute})
+	res, err := w.Launch(LaunchSpec{Cloud: "gcp", Zone: "us-central1-a", InstanceType: "a3-highgpu-8g", Market: catalog.Spot, Name: "vm", Scope: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Preempt(res.Instance.ID); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := w.Get(res.Instance.ID)
+	if !ok || !got.Preempted || got.State != StateTerminated {
+		t.Fatalf("after preemption: %+v, %v", got, ok)
+	}
+	clock.Advance(6 * time.Minute)
+	if _, ok := w.Get(res.Instance.ID); ok {
+		t.Error("a preempted GCE instance outlived its window")
+	}
+	od, _ := w.Launch(spec("od"))
+	if err := w.Preempt(od.Instance.ID); kindOf(err) != KindInvalid {
+		t.Errorf("preempting on-demand: %v", err)
+	}
+}
+
+func TestFaults(t *testing.T) {
+	w, _ := newWorld(t, Config{Seed: 42})
+	if err := w.AddFaults(
+		&Fault{Cloud: "aws", Op: "RunInstances", Zone: "us-east-1a", Kind: FaultCapacity, Code: "InsufficientInstanceCapacity", Times: 3},
+		&Fault{Cloud: "gcp", Kind: FaultThrottle, Rate: 0.5},
+	); err != nil {
+		t.Fatal(err)
+	}
+	call := Call{Cloud: "aws", Op: "RunInstances", Zone: "us-east-1a"}
+	for i := range 3 {
+		out := w.Intercept(call)
+		if out.Err == nil || out.Err.Code != "InsufficientInstanceCapacity" {
+			t.Fatalf("call %d: %+v, want the scripted stock-out", i, out)
+		}
+	}
+	if out := w.Intercept(call); out.Err != nil {
+		t.Errorf("a fourth call failed too: %+v", out.Err)
+	}
+	if out := w.Intercept(Call{Cloud: "aws", Op: "RunInstances", Zone: "us-east-1b"}); out.Err != nil {
+		t.Errorf("another zone failed: %+v", out.Err)
+	}
+	throttled := 0
+	for range 1000 {
+		if w.Intercept(Call{Cloud: "gcp", Op: "insert"}).Err != nil {
+			throttled++
+		}
+	}
+	if throttled < 430 || throttled > 570 {
+		t.Errorf("%d of 1000 throttled at rate 0.5", throttled)
+	}
+	if got := w.Calls()["gcp insert"]; got != 1000 {
+		t.Errorf("counted %d gcp inserts, want 1000", got)
+	}
+	for _, bad := range []string{
+		`{"faults":[{"kind":"meteor","times":1}]}`,
+		`{"faults":[{"kind":"throttle"}]}`,
+		`{"faults":[{"kind":"latency","times":1}]}`,
+		`{"faults":[{"kind":"throttle","rate":2}]}`,
+		`{"faults":[{"kind":"throttle","times":1,"colour":"red"}]}`,
+		`{"faults":`,
+	} {
+		if _, err := ReadFaults(strings.NewReader(bad)); err == nil {
+			t.Errorf("ReadFaults accepted %s", bad)
+		}
+	}
+	faults, err := ReadFaults(strings.NewReader(`{"faults":[{"cloud":"aws","op":"RunInstances","zone":"us-east-1a","kind":"capacity","times":3},{"kind":"latency","latency":"250ms","rate":0.1}]}`))
+	if err != nil || len(faults) != 2 || time.Duration(faults[1].Latency) != 250*time.Millisecond {
+		t.Errorf("ReadFaults = %+v, %v", faults, err)
+	}
+}
+
+func TestStateSurvivesARestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "world.json")
+	w, _ := newWorld(t, Config{StatePath: path, Seed: 7})
+	res, err := w.Launch(spec("persist"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.SetCapacity("aws", "us-east-1b", "p5.48xlarge", catalog.OnDemand, 0)
+	if err := w.AddFaults(&Fault{Cloud: "aws", Kind: FaultThrottle, Times: 2}); err != nil {
+		t.Fatal(err)
+	}
+	w.Intercept(Call{Cloud: "aws", Op: "DescribeInstances"})
+	if err := w.Save(); err != nil {
+		t.Fatal(err)
+	}
+	// A fresh world on the same file sees the same clouds, and continues
+	// the same random sequence.
+	again, _ := newWorld(t, Config{StatePath: path, Seed: 7})
+	got, ok := again.Get(res.Instance.ID)
+	if !ok || got.Tags["gpufleet-fleet"] != "f" {
+		t.Fatalf("instance after restart: %+v, %v", got, ok)
+	}
+	if r, err := again.Launch(spec("persist")); err != nil || r.Created {
+		t.Errorf("the token is forgotten after a restart: %+v, %v", r, err)
+	}
+	if _, err := again.Launch(LaunchSpec{Cloud: "aws", Zone: "us-east-1b", InstanceType: "p5.48xlarge", Market: catalog.OnDemand}); kindOf(err) != KindCapacity {
+		t.Errorf("capacity override lost: %v", err)
+	}
+	if f := again.Faults(); len(f) != 1 || f[0].Fired != 1 {
+		t.Errorf("faults after restart = %+v", f)
+	}
+	if a, b := w.Rand(1<<30), again.Rand(1<<30); a != b {
+		t.Errorf("random sequence differs after restart: %d vs %d", a, b)
+	}
+	// A corrupt file is refused, not half-read.
+	if err := os.WriteFile(path, []byte(`{"version":1,"instances":[`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(Config{StatePath: path}); err == nil {
+		t.Error("a truncated state file was accepted")
+	}
+}
+
+func TestSaveLeavesNoTemporaryFiles(t *testing.T) {
+	dir := t.TempDir()
+	w, _ := newWorld(t, Config{StatePath: filepath.Join(dir, "state.json")})
+	for i := range 20 {
+		if _, err := w.Launch(spec(strings.Repeat("x", i+1))); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Save(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].Name() != "state.json" {
+		t.Errorf("directory holds %v, want only state.json", entries)
+	}
+}
