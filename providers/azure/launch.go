@@ -1,0 +1,126 @@
+package azure
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
+
+	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/providers"
+	"github.com/gpufleet/gpufleet/schema"
+)
+
+// launchSpec is cfg.Launch, read and checked once.
+type launchSpec struct {
+	image         armcompute.ImageReference
+	diskGB        int32
+	adminUsername string
+	sshPublicKey  string
+	subnets       map[string]string
+}
+
+const (
+	defaultAdminUsername = "gpufleet"
+	// maxComputerName is Linux's limit on a VM's host name in Azure.
+	maxComputerName = 64
+)
+
+func readLaunch(cfg *schema.Azure) (launchSpec, error) {
+	l := cfg.Launch
+	parts := strings.Split(l.Image, ":")
+	if len(parts) != 4 || slices.Contains(parts, "") {
+		return launchSpec{}, fmt.Errorf("launch.image %q: want publisher:offer:sku:version", l.Image)
+	}
+	if l.DiskGB < 0 || l.DiskGB > 1<<16 {
+		return launchSpec{}, fmt.Errorf("launch.diskGB %d is out of range", l.DiskGB)
+	}
+	spec := launchSpec{
+		image: armcompute.ImageReference{
+			Publisher: to.Ptr(parts[0]), Offer: to.Ptr(parts[1]), SKU: to.Ptr(parts[2]), Version: to.Ptr(parts[3]),
+		},
+		diskGB:        int32(l.DiskGB),
+		adminUsername: l.AdminUsername,
+		sshPublicKey:  l.SSHPublicKey,
+		subnets:       l.SubnetByRegion,
+	}
+	if spec.adminUsername == "" {
+		spec.adminUsername = defaultAdminUsername
+	}
+	return spec, nil
+}
+
+// vmFor is the PUT body of the VM a create asks for. armZone is the zone's
+// number within the region, "" for a regional VM.
+func (l launchSpec) vmFor(name, armZone string, req providers.CreateRequest) armcompute.VirtualMachine {
+	props := &armcompute.VirtualMachineProperties{
+		HardwareProfile: &armcompute.HardwareProfile{VMSize: to.Ptr(armcompute.VirtualMachineSizeTypes(req.Offer.InstanceType))},
+		StorageProfile: &armcompute.StorageProfile{
+			ImageReference: to.Ptr(l.image),
+			OSDisk: &armcompute.OSDisk{
+				CreateOption: to.Ptr(armcompute.DiskCreateOptionTypesFromImage),
+				// The disk goes with the VM, so a delete leaves nothing
+				// billed behind.
+				DeleteOption: to.Ptr(armcompute.DiskDeleteOptionTypesDelete),
+			},
+		},
+		OSProfile: &armcompute.OSProfile{
+			ComputerName:  to.Ptr(name[:min(len(name), maxComputerName)]),
+			AdminUsername: to.Ptr(l.adminUsername),
+			LinuxConfiguration: &armcompute.LinuxConfiguration{
+				DisablePasswordAuthentication: to.Ptr(true),
+			},
+		},
+		NetworkProfile: &armcompute.NetworkProfile{
+			// With networkInterfaceConfigurations the VM creates its own
+			// NIC, and deletes it with itself.
+			NetworkAPIVersion: to.Ptr(armcompute.NetworkAPIVersionTwoThousandTwenty1101),
+			NetworkInterfaceConfigurations: []*armcompute.VirtualMachineNetworkInterfaceConfiguration{{
+				Name: to.Ptr(name + "-nic"),
+				Properties: &armcompute.VirtualMachineNetworkInterfaceConfigurationProperties{
+					Primary:      to.Ptr(true),
+					DeleteOption: to.Ptr(armcompute.DeleteOptionsDelete),
+					IPConfigurations: []*armcompute.VirtualMachineNetworkInterfaceIPConfiguration{{
+						Name:       to.Ptr(name + "-ip"),
+						Properties: &armcompute.VirtualMachineNetworkInterfaceIPConfigurationProperties{Primary: to.Ptr(true)},
+					}},
+				},
+			}},
+		},
+	}
+	if l.diskGB > 0 {
+		props.StorageProfile.OSDisk.DiskSizeGB = to.Ptr(l.diskGB)
+	}
+	if l.sshPublicKey != "" {
+		props.OSProfile.LinuxConfiguration.SSH = &armcompute.SSHConfiguration{PublicKeys: []*armcompute.SSHPublicKey{{
+			Path:    to.Ptr("/home/" + l.adminUsername + "/.ssh/authorized_keys"),
+			KeyData: to.Ptr(l.sshPublicKey),
+		}}}
+	}
+	if subnet := l.subnets[req.Offer.Region]; subnet != "" {
+		ip := props.NetworkProfile.NetworkInterfaceConfigurations[0].Properties.IPConfigurations[0]
+		ip.Properties.Subnet = &armcompute.SubResource{ID: to.Ptr(subnet)}
+	}
+	if req.Offer.Market == catalog.Spot {
+		// Evicted VMs are deleted rather than kept deallocated, so an
+		// eviction leaves no disk to pay for; -1 pays up to the on-demand
+		// price, so a VM is never evicted for price alone.
+		props.Priority = to.Ptr(armcompute.VirtualMachinePriorityTypesSpot)
+		props.EvictionPolicy = to.Ptr(armcompute.VirtualMachineEvictionPolicyTypesDelete)
+		props.BillingProfile = &armcompute.BillingProfile{MaxPrice: to.Ptr[float64](-1)}
+	}
+	vm := armcompute.VirtualMachine{
+		Location:   to.Ptr(req.Offer.Region),
+		Properties: props,
+		Tags:       map[string]*string{},
+	}
+	if armZone != "" {
+		vm.Zones = []*string{to.Ptr(armZone)}
+	}
+	for k, v := range providers.OwnershipTags(req) {
+		vm.Tags[k] = to.Ptr(v)
+	}
+	return vm
+}

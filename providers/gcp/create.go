@@ -1,0 +1,217 @@
+package gcp
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+
+	"cloud.google.com/go/compute/apiv1/computepb"
+	"github.com/google/uuid"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/gpufleet/gpufleet/planner"
+	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/providers"
+)
+
+// requestNamespace is the UUIDv5 namespace of gpufleet's GCE request ids: a
+// random UUID chosen once. It must never change. GCE recognises a repeated
+// insert or delete by its requestId, so a new namespace would make every
+// create repeated across an upgrade look new to GCE (the deterministic
+// instance name would still refuse a second instance, with a 409).
+const requestNamespace = "c8331621-ff2c-4c6f-9b1d-ac1c516c5036"
+
+var requestSpace = uuid.MustParse(requestNamespace)
+
+// requestID is the requestId of the insert for a create token: GCE wants a
+// non-zero UUID, and a version 5 UUID of the token is the same in every
+// process that repeats the create.
+func requestID(token string) string {
+	return uuid.NewSHA1(requestSpace, []byte(token)).String()
+}
+
+// deleteRequestID is a fresh requestId for each delete attempt. A delete
+// needs no token to be idempotent (an instance already gone is success),
+// and a derived one would make GCE replay a failed delete for an hour,
+// leaving the instance up and billed.
+func deleteRequestID() string { return uuid.NewString() }
+
+// cloudPlatformScope lets the instance's service account reach whatever its
+// IAM roles allow; the roles, not the scopes, are what restrict it.
+const cloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform"
+
+// Create launches the instance for req and waits for its insert operation.
+// The name is derived from the token and the insert carries a requestId
+// derived from it too, so a repeat anywhere returns the first instance.
+func (p *Provider) Create(ctx context.Context, req providers.CreateRequest) (providers.Instance, error) {
+	o := req.Offer
+	if err := p.checkRequest(req); err != nil {
+		return providers.Instance{}, err
+	}
+	name := providers.InstanceName(req.Fleet, req.Workload, req.Token)
+	op, err := p.instances.Insert(ctx, &computepb.InsertInstanceRequest{
+		Project:          p.cfg.Project,
+		Zone:             o.Zone,
+		RequestId:        proto.String(requestID(req.Token)),
+		InstanceResource: p.instanceResource(name, o, providers.OwnershipTags(req)),
+	}, p.callOptions()...)
+	if err != nil {
+		if nameTaken(err) {
+			return p.existing(ctx, req, name)
+		}
+		return providers.Instance{}, withOffer(classify("create", err), o)
+	}
+	done, err := p.await(ctx, o.Zone, op.Proto())
+	if err != nil {
+		return providers.Instance{}, withOffer(classify("create", err), o)
+	}
+	if failed := operationError("create", done); failed != nil {
+		if failed.Code == "RESOURCE_ALREADY_EXISTS" {
+			return p.existing(ctx, req, name)
+		}
+		// GCE removes an instance whose insert failed, so nothing is
+		// left behind to clean up.
+		return providers.Instance{}, withOffer(failed, o)
+	}
+	inst, err := p.get(ctx, o.Zone, name)
+	if err != nil {
+		return providers.Instance{}, withOffer(classify("create", err), o)
+	}
+	out, ok := p.toInstance(inst)
+	if !ok {
+		return providers.Instance{}, withOffer(&providers.Error{Kind: providers.KindInvalid, Cloud: Name, Op: "create",
+			Message: fmt.Sprintf("instance %s came up without gpufleet's labels", name)}, o)
+	}
+	return out, nil
+}
+
+// existing answers a create whose name is taken: by the instance an earlier
+// create with the same token launched (its requestId forgotten by GCE), or
+// by something else, which gpufleet must not adopt.
+func (p *Provider) existing(ctx context.Context, req providers.CreateRequest, name string) (providers.Instance, error) {
+	o := req.Offer
+	inst, err := p.get(ctx, o.Zone, name)
+	if err != nil {
+		return providers.Instance{}, withOffer(classify("create", err), o)
+	}
+	if inst.GetLabels()[providers.TagToken] != req.Token {
+		return providers.Instance{}, withOffer(&providers.Error{Kind: providers.KindInvalid, Cloud: Name, Op: "create", Code: "alreadyExists",
+			Message: fmt.Sprintf("instance %s exists and was not created with token %s", name, req.Token)}, o)
+	}
+	out, ok := p.toInstance(inst)
+	if !ok {
+		return providers.Instance{}, withOffer(&providers.Error{Kind: providers.KindInvalid, Cloud: Name, Op: "create", Code: "alreadyExists",
+			Message: fmt.Sprintf("instance %s exists without gpufleet's labels", name)}, o)
+	}
+	return out, nil
+}
+
+func (p *Provider) checkRequest(req providers.CreateRequest) error {
+	o := req.Offer
+	invalid := func(format string, args ...any) error {
+		return &providers.Error{Kind: providers.KindInvalid, Cloud: Name, Op: "create", Offer: o, Message: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case o.Cloud != Name:
+		return invalid("offer is for cloud %q", o.Cloud)
+	case !p.regions[o.Region]:
+		return invalid("region %q is not configured", o.Region)
+	case regionOf(o.Zone) != o.Region:
+		return invalid("zone %q is not in region %s", o.Zone, o.Region)
+	case o.InstanceType == "":
+		return invalid("no machine type")
+	case o.Market != catalog.OnDemand && o.Market != catalog.Spot:
+		return invalid("unknown market %q", o.Market)
+	case req.Token == "" || req.Fleet == "" || req.Workload == "":
+		return invalid("a create needs a token, a fleet and a workload")
+	case p.cfg.Launch.Image == "":
+		return invalid("no boot image configured (gcp.launch.image)")
+	}
+	if err := checkLabels(providers.OwnershipTags(req)); err != nil {
+		return invalid("%v", err)
+	}
+	return nil
+}
+
+// instanceResource is the VM to insert.
+func (p *Provider) instanceResource(name string, o planner.OfferKey, labels map[string]string) *computepb.Instance {
+	launch := p.cfg.Launch
+	boot := &computepb.AttachedDisk{
+		Boot:             proto.Bool(true),
+		AutoDelete:       proto.Bool(true),
+		InitializeParams: &computepb.AttachedDiskInitializeParams{SourceImage: proto.String(launch.Image)},
+	}
+	if launch.DiskGB > 0 {
+		boot.InitializeParams.DiskSizeGb = proto.Int64(int64(launch.DiskGB))
+	}
+	nic := &computepb.NetworkInterface{}
+	if launch.Network != "" {
+		nic.Network = proto.String(launch.Network)
+	}
+	if subnet := launch.SubnetByRegion[o.Region]; subnet != "" {
+		nic.Subnetwork = proto.String(subnet)
+	}
+	// Every machine type gpufleet places carries GPUs, and GPUs cannot
+	// live-migrate: GCE requires TERMINATE on host maintenance for them.
+	sched := &computepb.Scheduling{
+		OnHostMaintenance: proto.String(computepb.Scheduling_TERMINATE.String()),
+		ProvisioningModel: proto.String(computepb.Scheduling_STANDARD.String()),
+		AutomaticRestart:  proto.Bool(true),
+	}
+	if o.Market == catalog.Spot {
+		// A reclaimed spot VM is deleted rather than kept stopped: a
+		// stopped one still bills its disk and holds the name.
+		sched.ProvisioningModel = proto.String(computepb.Scheduling_SPOT.String())
+		sched.InstanceTerminationAction = proto.String(computepb.Scheduling_DELETE.String())
+		sched.AutomaticRestart = proto.Bool(false)
+	}
+	res := &computepb.Instance{
+		Name:              proto.String(name),
+		MachineType:       proto.String("zones/" + o.Zone + "/machineTypes/" + o.InstanceType),
+		Disks:             []*computepb.AttachedDisk{boot},
+		NetworkInterfaces: []*computepb.NetworkInterface{nic},
+		Scheduling:        sched,
+		Labels:            labels,
+	}
+	if launch.ServiceAccount != "" {
+		res.ServiceAccounts = []*computepb.ServiceAccount{{Email: proto.String(launch.ServiceAccount), Scopes: []string{cloudPlatformScope}}}
+	}
+	return res
+}
+
+// GCE's label rules: at most 64 labels; keys start with a lowercase letter;
+// keys and values are at most 63 lowercase letters, digits, '_' and '-'.
+var (
+	labelKeyRE   = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
+	labelValueRE = regexp.MustCompile(`^[a-z0-9_-]{0,63}$`)
+)
+
+const maxLabels = 64
+
+// checkLabels applies GCE's label rules before the insert does, so that a
+// bad label fails with its name instead of GCE's generic 400.
+func checkLabels(labels map[string]string) error {
+	if len(labels) > maxLabels {
+		return fmt.Errorf("%d labels, GCE allows %d", len(labels), maxLabels)
+	}
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		if !labelKeyRE.MatchString(k) {
+			return fmt.Errorf("label key %q breaks GCE's rules (lowercase letters, digits, _ and -, starting with a letter, at most 63)", k)
+		}
+		if v := labels[k]; !labelValueRE.MatchString(v) {
+			return fmt.Errorf("label %s=%q breaks GCE's rules (lowercase letters, digits, _ and -, at most 63)", k, v)
+		}
+	}
+	return nil
+}
+
+func withOffer(e *providers.Error, o planner.OfferKey) *providers.Error {
+	e.Offer = o
+	return e
+}
+
+func (p *Provider) get(ctx context.Context, zone, name string) (*computepb.Instance, error) {
+	return p.instances.Get(ctx, &computepb.GetInstanceRequest{Project: p.cfg.Project, Zone: zone, Instance: name}, p.callOptions()...)
+}
