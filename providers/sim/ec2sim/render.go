@@ -47,8 +47,10 @@ func stateName(s sim.State) string {
 	return string(s)
 }
 
-// State reasons, as EC2 words them.
+// State reasons, as EC2 words them. A launch reads "pending" until it runs,
+// as RunInstances and DescribeInstances show it.
 const (
+	reasonPending         = "pending"
 	reasonSpotTermination = "Server.SpotInstanceTermination"
 	reasonUserShutdown    = "Client.UserInitiatedShutdown"
 	reasonNoCapacity      = "Server.InsufficientInstanceCapacity"
@@ -159,16 +161,25 @@ func (s *Server) renderInstance(inst *sim.Instance, fresh bool) instanceXML {
 		x.SubnetID = inst.Properties[propSubnet]
 		x.VpcID = vpcID(inst.Region)
 		for _, g := range strings.Split(inst.Properties[propGroups], ",") {
-			if g != "" {
-				x.Groups = append(x.Groups, groupXML{GroupID: g})
+			if g == "" {
+				continue
 			}
+			// EC2 names every group; the only name the front knows is the
+			// default group's.
+			group := groupXML{GroupID: g}
+			if g == defaultSecurityGroup(inst.Region) {
+				group.GroupName = "default"
+			}
+			x.Groups = append(x.Groups, group)
 		}
 	}
 	if inst.Market == catalog.Spot {
 		x.InstanceLifecycle = "spot"
 		x.SpotRequestID = inst.Properties[propSpotRequest]
 	}
-	if code := stateReason(inst, state); code != "" {
+	if code := stateReason(inst, state); code == reasonPending {
+		x.StateReason = &stateReasonXML{Code: code, Message: code}
+	} else if code != "" {
 		x.StateReason = &stateReasonXML{Code: code, Message: code + ": " + reasonMessages[code]}
 		if code == reasonUserShutdown {
 			x.Reason = fmt.Sprintf("User initiated (%s GMT)", inst.EndedAt.UTC().Format(time.DateTime))
@@ -181,9 +192,13 @@ func (s *Server) renderInstance(inst *sim.Instance, fresh bool) instanceXML {
 	return x
 }
 
-// stateReason says why an instance ended, as EC2 records it; running and
-// pending instances have none.
+// stateReason says why an instance is in its state, as EC2 records it: a
+// launch is pending, an ended instance carries why it ended, and a running
+// one has none.
 func stateReason(inst *sim.Instance, state string) string {
+	if state == "pending" {
+		return reasonPending
+	}
 	if state != "terminated" && state != "shutting-down" {
 		return ""
 	}

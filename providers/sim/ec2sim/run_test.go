@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -240,5 +241,36 @@ func TestRunInstancesCounts(t *testing.T) {
 				t.Errorf("world holds %d instances, want %d", got, tt.wantLaunched)
 			}
 		})
+	}
+}
+
+// EC2 shows a launch's state reason as "pending" until it runs, and names
+// the default security group it lands in (the AWS CLI's run-instances
+// output: "StateReason": {"Code": "pending", "Message": "pending"},
+// "SecurityGroups": [{"GroupName": "default", ...}]). Found against moto,
+// which answers an empty reason and no group.
+func TestRunInstancesPendingReasonAndDefaultGroup(t *testing.T) {
+	f := newFixture(t, sim.Config{PendingFor: time.Minute})
+	c := f.client("us-east-1", 1)
+	launched := mustRun(t, c, runInput("g4dn.xlarge", "us-east-1a", "reason")).Instances[0]
+	id := aws.ToString(launched.InstanceId)
+	described := describeOne(t, c, id)
+	for name, inst := range map[string]types.Instance{"RunInstances": launched, "DescribeInstances": described} {
+		if r := inst.StateReason; r == nil || aws.ToString(r.Code) != "pending" || aws.ToString(r.Message) != "pending" {
+			t.Errorf("%s: state reason %+v, want pending/pending", name, r)
+		}
+		if len(inst.SecurityGroups) != 1 || aws.ToString(inst.SecurityGroups[0].GroupName) != "default" ||
+			!strings.HasPrefix(aws.ToString(inst.SecurityGroups[0].GroupId), "sg-") {
+			t.Errorf("%s: security groups %+v, want the default group by id and name", name, inst.SecurityGroups)
+		}
+	}
+	pending := describe(t, c, &ec2.DescribeInstancesInput{Filters: []types.Filter{{Name: aws.String("state-reason-code"), Values: []string{"pending"}}}})
+	if len(pending) != 1 {
+		t.Errorf("state-reason-code=pending lists %d instances, want 1", len(pending))
+	}
+
+	f.clock.Advance(time.Minute)
+	if r := describeOne(t, c, id).StateReason; r != nil {
+		t.Errorf("a running instance has state reason %+v, want none", r)
 	}
 }

@@ -1,0 +1,48 @@
+package aws
+
+import (
+	"context"
+	"testing"
+
+	"github.com/gpufleet/gpufleet/planner"
+	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/providers/conformance"
+)
+
+var (
+	testOffer = planner.OfferKey{Cloud: catalog.AWS, Region: "us-east-1", Zone: "us-east-1a", InstanceType: "g4dn.xlarge", Market: catalog.OnDemand}
+	testSpot  = planner.OfferKey{Cloud: catalog.AWS, Region: "us-east-1", Zone: "us-east-1b", InstanceType: "g4dn.xlarge", Market: catalog.Spot}
+	// seedOffer is apart from testOffer, whose capacity the suite sets.
+	seedOffer = planner.OfferKey{Cloud: catalog.AWS, Region: "us-east-1", Zone: "us-east-1c", InstanceType: "g6.2xlarge", Market: catalog.OnDemand}
+)
+
+func harness(t *testing.T, b backend) conformance.Harness {
+	cat := catalog.Default()
+	return conformance.Harness{
+		Provider: b.provider(t, cat),
+		Offer:    testOffer,
+		Spot:     testSpot,
+		World:    b.world,
+		Seed: func(ctx context.Context, fleet string, n int) error {
+			return b.seed(ctx, seedOffer, fleet, n)
+		},
+		Foreign: func(ctx context.Context) (string, error) { return b.foreign(ctx, testOffer) },
+		Alive: func(ctx context.Context, id string) (bool, error) {
+			return b.alive(ctx, testOffer.Region, id)
+		},
+		CreateCalls: []string{"aws RunInstances"},
+		DeleteCalls: []string{"aws TerminateInstances"},
+	}
+}
+
+func TestConformanceEmulator(t *testing.T) {
+	conformance.Run(t, harness(t, emulator(t, catalog.Default())))
+}
+
+func TestConformanceMoto(t *testing.T) {
+	h := harness(t, moto(t))
+	h.Gaps = map[string]string{
+		"repeated create returns the same instance": "moto does not de-duplicate RunInstances ClientTokens: a repeat launches a second instance",
+	}
+	conformance.Run(t, h)
+}

@@ -1,0 +1,150 @@
+package aws
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	awssdk "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/providers"
+)
+
+// rootDevice is the root device of the Ubuntu-based images gpufleet
+// launches by default; a mapping on it resizes the root volume.
+const rootDevice = "/dev/sda1"
+
+// maxClientToken is EC2's limit on ClientToken.
+const maxClientToken = 64
+
+// Create launches one instance with req.Token as its ClientToken, so a
+// repeat — a retry, a crashed run, a second agent — gets the instance the
+// first call launched.
+func (p *Provider) Create(ctx context.Context, req providers.CreateRequest) (providers.Instance, error) {
+	invalid := func(format string, args ...any) error {
+		return &providers.Error{Kind: providers.KindInvalid, Cloud: catalog.AWS, Op: "create", Offer: req.Offer, Message: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case req.Offer.Cloud != catalog.AWS:
+		return providers.Instance{}, invalid("offer %s is not an AWS offer", req.Offer)
+	case req.Token == "" || len(req.Token) > maxClientToken:
+		return providers.Instance{}, invalid("token %q must have 1 to %d characters", req.Token, maxClientToken)
+	case req.Fleet == "" || req.Workload == "":
+		return providers.Instance{}, invalid("a create needs a fleet and a workload")
+	}
+	client, err := p.client("create", req.Offer.Region)
+	if err != nil {
+		return providers.Instance{}, err
+	}
+	in, err := p.runInput(req)
+	if err != nil {
+		return providers.Instance{}, invalid("%v", err)
+	}
+
+	callCtx, cancel := p.call(ctx)
+	defer cancel()
+	out, err := client.RunInstances(callCtx, in)
+	if err != nil {
+		return providers.Instance{}, classify("create", req.Offer, err)
+	}
+	if len(out.Instances) != 1 {
+		return providers.Instance{}, &providers.Error{Kind: providers.KindUnavailable, Cloud: catalog.AWS, Op: "create", Offer: req.Offer,
+			Message: fmt.Sprintf("RunInstances returned %d instances, want 1", len(out.Instances))}
+	}
+	launched := out.Instances[0]
+	inst := providers.Instance{
+		ID:         awssdk.ToString(launched.InstanceId),
+		OfferKey:   offerKey(req.Offer.Region, launched),
+		Fleet:      req.Fleet,
+		Workload:   req.Workload,
+		Token:      req.Token,
+		State:      instanceState(launched),
+		LaunchedAt: awssdk.ToTime(launched.LaunchTime),
+	}
+	if !inst.State.Live() {
+		// EC2 answers a reused ClientToken with the instance it launched,
+		// for a day after that instance ended: the token is spent, and
+		// only a new one launches a node.
+		reason := ""
+		if launched.StateReason != nil {
+			reason = ": " + awssdk.ToString(launched.StateReason.Message)
+		}
+		return providers.Instance{}, &providers.Error{Kind: providers.KindInvalid, Cloud: catalog.AWS, Op: "create", Offer: req.Offer, Code: codeTokenReused,
+			Message: fmt.Sprintf("token %s already launched %s, which is %s%s", req.Token, inst.ID, inst.State, reason)}
+	}
+	return inst, nil
+}
+
+// runInput is the RunInstances request for a create. It is a pure function
+// of the request and the configuration, so a repeat sends the same
+// parameters and EC2's idempotency check holds.
+func (p *Provider) runInput(req providers.CreateRequest) (*ec2.RunInstancesInput, error) {
+	launch := p.cfg.Launch
+	region, zone := req.Offer.Region, req.Offer.Zone
+	image := launch.ImageByRegion[region]
+	if image == "" {
+		image = launch.Image
+	}
+	if image == "" {
+		return nil, fmt.Errorf("no image configured for %s", region)
+	}
+	if zone == "" || req.Offer.InstanceType == "" {
+		return nil, fmt.Errorf("offer %s names no zone or no instance type", req.Offer)
+	}
+
+	tags := providers.OwnershipTags(req)
+	keys := slices.Sorted(maps.Keys(tags)) // a fixed order: EC2 compares a repeat's parameters
+	sdkTags := make([]types.Tag, 0, len(keys))
+	for _, k := range keys {
+		sdkTags = append(sdkTags, types.Tag{Key: awssdk.String(k), Value: awssdk.String(tags[k])})
+	}
+
+	in := &ec2.RunInstancesInput{
+		ClientToken:  awssdk.String(req.Token),
+		ImageId:      awssdk.String(image),
+		InstanceType: types.InstanceType(req.Offer.InstanceType),
+		MinCount:     awssdk.Int32(1),
+		MaxCount:     awssdk.Int32(1),
+		Placement:    &types.Placement{AvailabilityZone: awssdk.String(zone)},
+		TagSpecifications: []types.TagSpecification{
+			{ResourceType: types.ResourceTypeInstance, Tags: sdkTags},
+			{ResourceType: types.ResourceTypeVolume, Tags: sdkTags},
+		},
+	}
+	if subnet := launch.SubnetByZone[zone]; subnet != "" {
+		in.SubnetId = awssdk.String(subnet)
+	}
+	if len(launch.SecurityGroups) > 0 {
+		in.SecurityGroupIds = slices.Clone(launch.SecurityGroups)
+	}
+	if launch.DiskGB > 0 {
+		in.BlockDeviceMappings = []types.BlockDeviceMapping{{
+			DeviceName: awssdk.String(rootDevice),
+			Ebs: &types.EbsBlockDevice{
+				VolumeSize:          awssdk.Int32(int32(launch.DiskGB)),
+				VolumeType:          types.VolumeTypeGp3,
+				DeleteOnTermination: awssdk.Bool(true),
+			},
+		}}
+	}
+	switch req.Offer.Market {
+	case catalog.Spot:
+		// One-time and terminate: a reclaimed node is replaced by the
+		// reconciler, not resumed by EC2. No MaxPrice: up to on-demand.
+		in.InstanceMarketOptions = &types.InstanceMarketOptionsRequest{
+			MarketType: types.MarketTypeSpot,
+			SpotOptions: &types.SpotMarketOptions{
+				SpotInstanceType:             types.SpotInstanceTypeOneTime,
+				InstanceInterruptionBehavior: types.InstanceInterruptionBehaviorTerminate,
+			},
+		}
+	case catalog.OnDemand:
+	default:
+		return nil, fmt.Errorf("unknown market %q", req.Offer.Market)
+	}
+	return in, nil
+}
