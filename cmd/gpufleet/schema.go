@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpufleet/gpufleet/reconcile/atomicfile"
 	"github.com/gpufleet/gpufleet/schema"
 )
 
@@ -54,7 +55,7 @@ func vendorSchema(repo string) ([]string, error) {
 	modDir := filepath.Join(repo, "cue.mod")
 	module := filepath.Join(modDir, "module.cue")
 	if _, err := os.Stat(module); errors.Is(err, fs.ErrNotExist) {
-		if err := writeFileAtomic(module, []byte(moduleFile)); err != nil {
+		if err := atomicfile.Write(module, []byte(moduleFile)); err != nil {
 			return written, err
 		}
 		written = append(written, module)
@@ -62,29 +63,8 @@ func vendorSchema(repo string) ([]string, error) {
 		return written, err
 	}
 	target := filepath.Join(modDir, "pkg", filepath.FromSlash(schema.ImportPath), "schema.cue")
-	if err := writeFileAtomic(target, schema.Source()); err != nil {
+	if err := atomicfile.Write(target, schema.Source()); err != nil {
 		return written, err
 	}
 	return append(written, target), nil
-}
-
-// writeFileAtomic replaces a file in one step, so a reader never sees half
-// of it.
-func writeFileAtomic(name string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), name)
 }

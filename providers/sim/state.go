@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
+
+	"github.com/gpufleet/gpufleet/reconcile/atomicfile"
 )
 
 // stateVersion is the format of the state file; a file of another version
@@ -100,7 +101,7 @@ func (w *World) Save() error {
 	if err != nil {
 		return err
 	}
-	if err := WriteFileAtomic(w.cfg.StatePath, data); err != nil {
+	if err := atomicfile.Write(w.cfg.StatePath, data); err != nil {
 		w.mu.Lock()
 		w.dirty = true
 		w.mu.Unlock()
@@ -136,30 +137,4 @@ func (w *World) marshal() ([]byte, error) {
 		return cmp.Or(cmp.Compare(a.Cloud, b.Cloud), cmp.Compare(a.Region, b.Region), cmp.Compare(a.GPUModel, b.GPUModel))
 	})
 	return json.MarshalIndent(st, "", " ")
-}
-
-// WriteFileAtomic replaces a file in one step: it writes a temporary file
-// in the same directory, syncs it and renames it over the target.
-func WriteFileAtomic(name string, data []byte) error {
-	dir := filepath.Dir(name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), name)
 }

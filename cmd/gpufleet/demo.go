@@ -1,0 +1,67 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpufleet/gpufleet/examples"
+	"github.com/gpufleet/gpufleet/reconcile"
+)
+
+func (a *app) demoCommand() *cobra.Command {
+	var dir, from string
+	var reset bool
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Reconcile the example fleets against the embedded cloud emulator, in a scratch Git repository",
+		Long: `demo shows gpufleet's main job on a machine with no cloud account. The
+first time, it puts the example fleet repository into a scratch Git
+repository under --dir; then it reconciles that repository against the
+embedded emulator of AWS, Azure and GCP, whose state it keeps beside it:
+the plan, the actions, the status report and the commit. Run it again and
+nothing changes; --reset starts over.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if reset {
+				if err := os.RemoveAll(dir); err != nil {
+					return err
+				}
+			}
+			origin, err := filepath.Abs(filepath.Join(dir, "origin.git"))
+			if err != nil {
+				return err
+			}
+			if _, err := os.Stat(origin); errors.Is(err, fs.ErrNotExist) {
+				src := fs.FS(examples.FleetRepo)
+				if from != "" {
+					src = os.DirFS(from)
+				} else if src, err = fs.Sub(examples.FleetRepo, "fleet-repo"); err != nil {
+					return err
+				}
+				if err := reconcile.Seed(origin, filepath.Join(dir, "seed"), src, "Example fleets"); err != nil {
+					return fmt.Errorf("making the scratch repository, %w", err)
+				}
+				fmt.Fprintf(a.stdout, "Made a scratch Git repository of the example fleets: %s\n", origin)
+			}
+			work := filepath.Join(dir, "work")
+			err = a.reconcile(cmd.Context(), runFlags{
+				repo: "file://" + origin, workDir: work, output: "text",
+				emulated: true, simState: filepath.Join(dir, "clouds.json"), parallelism: 16,
+			}, true)
+			if summary, rerr := os.ReadFile(filepath.Join(work, "status", "STATUS.md")); rerr == nil {
+				fmt.Fprintf(a.stdout, "\n--- status/STATUS.md, as committed ---\n%s", summary)
+			}
+			fmt.Fprintf(a.stdout, "\nRun it again and nothing changes. See the history with: git --git-dir %s log --stat\n", origin)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", ".gpufleet/demo", "where the scratch repository and the emulator's state live")
+	cmd.Flags().StringVar(&from, "from", "", "fleet repository directory to start from; the built-in example when empty")
+	cmd.Flags().BoolVar(&reset, "reset", false, "start over: remove the scratch repository and the emulated clouds first")
+	return cmd
+}

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/providers/clouds"
+	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/providers/sim/emulator"
+	"github.com/gpufleet/gpufleet/reconcile"
+	"github.com/gpufleet/gpufleet/schema"
+)
+
+// runFlags are what reconcile, apply and demo share.
+type runFlags struct {
+	repo, branch, workDir, output string
+	dryRun, emulated              bool
+	simState                      string
+	lockWait                      time.Duration
+	parallelism                   int
+}
+
+func (f *runFlags) register(cmd *cobra.Command, remote bool) {
+	cmd.Flags().StringVar(&f.repo, "repo", envOr("GPUFLEET_REPO", "."), "fleet repository: a URL to clone or a local checkout [GPUFLEET_REPO]")
+	if remote {
+		cmd.Flags().StringVar(&f.branch, "branch", envOr("GPUFLEET_BRANCH", ""), "branch to reconcile; the default branch when empty [GPUFLEET_BRANCH]")
+		cmd.Flags().StringVar(&f.workDir, "workdir", envOr("GPUFLEET_WORKDIR", ""), "where remote repositories are cloned; .gpufleet/work/<hash> when empty [GPUFLEET_WORKDIR]")
+		cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "plan only: change no cloud and commit nothing")
+	}
+	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().BoolVar(&f.emulated, "sim", false, "run against the embedded cloud emulator instead of real clouds")
+	cmd.Flags().StringVar(&f.simState, "sim-state", envOr("GPUFLEET_SIM_STATE", ".gpufleet/sim-state.json"), "the emulator's state file, with --sim [GPUFLEET_SIM_STATE]")
+	cmd.Flags().DurationVar(&f.lockWait, "lock-wait", 0, "how long to wait for another reconciler's lock; 0 gives up at once")
+	cmd.Flags().IntVar(&f.parallelism, "parallelism", 16, "cloud calls in flight while applying")
+}
+
+func (a *app) reconcileCommand() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "reconcile",
+		Short: "Make the clouds match a fleet repository and commit the status back",
+		Long: `reconcile clones (or fetches) the fleet repository, observes what runs in
+every enabled cloud, plans the cheapest placement, applies the difference
+with failover when an offer runs out of capacity, and commits status/ back
+to the repository. A second run with nothing to do changes nothing.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.reconcile(cmd.Context(), f, true)
+		},
+	}
+	f.register(cmd, true)
+	return cmd
+}
+
+func (a *app) applyCommand() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "apply",
+		Short: "Plan and apply a local checkout, without writing or committing status",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.reconcile(cmd.Context(), f, false)
+		},
+	}
+	f.register(cmd, false)
+	return cmd
+}
+
+// reconcile runs one reconciliation and prints what it did.
+func (a *app) reconcile(ctx context.Context, f runFlags, commit bool) error {
+	if err := outputFormat(f.output, "text", "json"); err != nil {
+		return err
+	}
+	workDir := f.workDir
+	if workDir == "" {
+		sum := sha256.Sum256([]byte(f.repo))
+		workDir = filepath.Join(".gpufleet", "work", hex.EncodeToString(sum[:6]))
+	}
+	checkout, err := reconcile.Open(ctx, reconcile.SourceOptions{URL: f.repo, Branch: f.branch, WorkDir: workDir})
+	if err != nil {
+		return err
+	}
+	if !commit && checkout.Remote {
+		return fmt.Errorf("apply works on a local checkout; use reconcile for %s", f.repo)
+	}
+	cat := catalog.Default()
+	endpoints := clouds.EndpointsFromEnv()
+	if f.emulated {
+		world, err := sim.New(sim.Config{Seed: 1, StatePath: f.simState})
+		if err != nil {
+			return err
+		}
+		emu, err := emulator.Start(world, emulator.Options{Log: a.log})
+		if err != nil {
+			return err
+		}
+		defer emu.Close(context.WithoutCancel(ctx))
+		endpoints = clouds.Endpoints{AWS: emu.Endpoints.EC2, Azure: emu.Endpoints.ARM, GCP: emu.Endpoints.GCE}
+	}
+	// The providers come from the specs' gpufleet.cue; when the specs do
+	// not load, the run still goes ahead far enough to record why.
+	opts := reconcile.Options{
+		Catalog:     cat,
+		Log:         a.log,
+		DryRun:      f.dryRun,
+		Commit:      commit,
+		Parallelism: f.parallelism,
+		Lock:        reconcile.LockOptions{Holder: holder(), Wait: f.lockWait},
+	}
+	if repo, err := schema.Load(checkout.Dir); err == nil {
+		set, err := clouds.New(ctx, repo.Config, cat, endpoints)
+		if err != nil {
+			return err
+		}
+		defer set.Close()
+		opts.Providers = set.Providers
+	}
+	started := time.Now()
+	result, runErr := reconcile.Run(ctx, checkout, opts)
+	if result != nil {
+		if err := a.printRun(f, checkout, result, time.Since(started)); err != nil {
+			return err
+		}
+	}
+	return runErr
+}
+
+func holder() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s:%d", host, os.Getpid())
+}
+
+func (a *app) printRun(f runFlags, c *reconcile.Checkout, res *reconcile.Result, took time.Duration) error {
+	if f.output == "json" {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	w := a.stdout
+	fmt.Fprintf(w, "Reconciling %s at %.12s\n\n", c.Dir, res.Revision)
+	if res.Report != nil {
+		if err := res.Report.WriteText(w); err != nil {
+			return err
+		}
+	}
+	if len(res.Applied) > 0 {
+		created, deleted, failed := 0, 0, 0
+		for _, act := range res.Applied {
+			switch {
+			case act.Error != "":
+				failed++
+			case act.Kind == "create":
+				created++
+			default:
+				deleted++
+			}
+		}
+		fmt.Fprintf(w, "\nApplied in %d rounds: %d created, %d deleted, %d failed\n", res.Rounds, created, deleted, failed)
+		for _, act := range res.Applied {
+			line := fmt.Sprintf("  %s %s/%s on %s %s", act.Kind, act.Fleet, act.Workload, act.Offer, act.Instance)
+			if act.Error != "" {
+				line += " — " + act.Error
+			}
+			fmt.Fprintln(w, line)
+		}
+	} else if !f.dryRun {
+		fmt.Fprintln(w, "\nNothing to apply: the clouds match the specs.")
+	}
+	if len(res.Statuses) > 0 {
+		fmt.Fprintln(w, "\nStatus:")
+		names := make([]string, 0, len(res.Statuses))
+		for n := range res.Statuses {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			st := res.Statuses[n]
+			ready := "not ready"
+			for _, cond := range st.Conditions {
+				if cond.Type == reconcile.Ready && cond.Status {
+					ready = "ready"
+				} else if cond.Type == reconcile.Ready {
+					ready = "not ready (" + cond.Reason + ")"
+				}
+			}
+			running, desired := 0, 0
+			for _, wl := range st.Workloads {
+				running += wl.Running + wl.Pending
+				desired += wl.Desired
+			}
+			fmt.Fprintf(w, "  %-12s %s, %d/%d nodes, %s/h\n", n, ready, running, desired, money(st.CostMicros))
+		}
+	}
+	switch {
+	case f.dryRun:
+		fmt.Fprintln(w, "\nDry run: no cloud was changed and nothing was committed.")
+	case !res.Commit.IsZero():
+		commit, err := c.Repo.CommitObject(res.Commit)
+		if err == nil {
+			fmt.Fprintf(w, "\nCommitted %.12s: %s\n", res.Commit, firstLine(commit.Message))
+		}
+	case f.output == "text":
+		fmt.Fprintln(w, "\nStatus unchanged: nothing committed.")
+	}
+	fmt.Fprintf(w, "Took %s.\n", took.Round(time.Millisecond))
+	return nil
+}
+
+func firstLine(s string) string {
+	for i, r := range s {
+		if r == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+func money(m int64) string { return fmt.Sprintf("$%.2f", float64(m)/1e6) }

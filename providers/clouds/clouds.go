@@ -1,0 +1,117 @@
+// Package clouds builds the providers a repository's gpufleet.cue enables,
+// on the real clouds through each SDK's standard credential chain, or on
+// the emulator when its endpoints are given.
+package clouds
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+
+	azfake "github.com/Azure/azure-sdk-for-go/sdk/azcore/fake"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"google.golang.org/api/option"
+
+	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/providers"
+	"github.com/gpufleet/gpufleet/providers/aws"
+	"github.com/gpufleet/gpufleet/providers/azure"
+	"github.com/gpufleet/gpufleet/providers/gcp"
+	"github.com/gpufleet/gpufleet/providers/sim/ec2sim"
+	"github.com/gpufleet/gpufleet/schema"
+)
+
+// Endpoints override the clouds' APIs; an empty field means the real one.
+type Endpoints struct {
+	AWS, Azure, GCP string
+}
+
+// EndpointsFromEnv reads GPUFLEET_AWS_ENDPOINT, GPUFLEET_AZURE_ENDPOINT and
+// GPUFLEET_GCP_ENDPOINT, as `gpufleet sim serve` prints them.
+func EndpointsFromEnv() Endpoints {
+	return Endpoints{
+		AWS:   os.Getenv("GPUFLEET_AWS_ENDPOINT"),
+		Azure: os.Getenv("GPUFLEET_AZURE_ENDPOINT"),
+		GCP:   os.Getenv("GPUFLEET_GCP_ENDPOINT"),
+	}
+}
+
+// Set is the providers of the enabled clouds.
+type Set struct {
+	Providers map[string]providers.Provider
+	closers   []io.Closer
+}
+
+// Close releases the providers' clients.
+func (s *Set) Close() error {
+	var err error
+	for _, c := range s.closers {
+		err = errors.Join(err, c.Close())
+	}
+	return err
+}
+
+// New builds a provider for each enabled cloud. An endpoint on loopback is
+// the emulator, which takes any credentials: it gets throwaway ones, so the
+// demo needs no account, and real credentials never reach it.
+func New(ctx context.Context, cfg schema.Config, cat *catalog.Catalog, ep Endpoints) (*Set, error) {
+	set := &Set{Providers: map[string]providers.Provider{}}
+	for _, cloud := range cfg.Clouds.Enabled() {
+		var (
+			p   providers.Provider
+			err error
+		)
+		switch cloud {
+		case catalog.AWS:
+			opts := aws.Options{Endpoint: ep.AWS}
+			if loopback(ep.AWS) {
+				opts.Credentials = credentials.NewStaticCredentialsProvider("gpufleet-emulator", "gpufleet-emulator", "")
+				// The SDK races its own request bodies against a server as
+				// quick as the emulator; this client sidesteps it.
+				opts.HTTPClient = ec2sim.HTTPClient()
+			}
+			p, err = aws.New(ctx, cfg.Clouds.AWS, cat, opts)
+		case catalog.Azure:
+			opts := azure.Options{Endpoint: ep.Azure}
+			if loopback(ep.Azure) {
+				opts.Credential = &azfake.TokenCredential{}
+			}
+			p, err = azure.New(ctx, cfg.Clouds.Azure, cat, opts)
+		case catalog.GCP:
+			opts := gcp.Options{Endpoint: ep.GCP}
+			if loopback(ep.GCP) {
+				opts.ClientOptions = []option.ClientOption{option.WithoutAuthentication()}
+			}
+			p, err = gcp.New(ctx, cfg.Clouds.GCP, cat, opts)
+		}
+		if err != nil {
+			set.Close()
+			return nil, fmt.Errorf("setting up %s, %w", cloud, err)
+		}
+		set.Providers[cloud] = p
+		if c, ok := p.(io.Closer); ok {
+			set.closers = append(set.closers, c)
+		}
+	}
+	return set, nil
+}
+
+// loopback reports whether an endpoint is on this machine.
+func loopback(endpoint string) bool {
+	if endpoint == "" {
+		return false
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return false
+	}
+	if u.Hostname() == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(u.Hostname())
+	return ip != nil && ip.IsLoopback()
+}

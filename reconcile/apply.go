@@ -1,0 +1,231 @@
+package reconcile
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/gpufleet/gpufleet/planner"
+	"github.com/gpufleet/gpufleet/providers"
+)
+
+// apply carries out the plan's actions. A create that finds its offer out of
+// capacity (or its region out of quota) blocklists it, and once the round
+// is over the rest is planned again and applied, on another zone, region or
+// cloud if that is now cheapest, for a bounded number of rounds.
+func (r *run) apply(ctx context.Context) error {
+	if r.opts.DryRun {
+		return nil
+	}
+	for round := 1; round <= r.opts.Rounds; round++ {
+		actions := r.report.Changes.Actions
+		if len(actions) == 0 {
+			break
+		}
+		r.result.Rounds = round
+		failedOver := r.applyRound(ctx, actions)
+		// Plan again on what now runs: the report then shows what is left.
+		if err := r.replan(); err != nil {
+			return err
+		}
+		if !failedOver || ctx.Err() != nil {
+			break
+		}
+		r.log.Info("re-planning after capacity errors", "round", round+1)
+	}
+	if len(r.result.Applied) > 0 && ctx.Err() == nil {
+		// Look again, so the status says what the clouds say now rather
+		// than what the calls returned a moment ago (pending, mostly).
+		if err := r.reobserve(ctx); err != nil {
+			r.log.Warn("could not observe again after applying; the status shows what the calls returned", "err", err)
+		} else if err := r.replan(); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// reobserve lists every enabled cloud again.
+func (r *run) reobserve(ctx context.Context) error {
+	var observed []planner.Instance
+	for _, cloud := range r.repo.Config.Clouds.Enabled() {
+		got, err := r.opts.Providers[cloud].List(ctx, providers.Selector{})
+		if err != nil {
+			return fmt.Errorf("%s: %w", cloud, err)
+		}
+		observed = append(observed, got...)
+	}
+	slices.SortStableFunc(observed, cmpInstances)
+	r.mu.Lock()
+	r.observed = observed
+	r.mu.Unlock()
+	return nil
+}
+
+// applyRound runs one round of creates, then deletes, and reports whether a
+// capacity or quota error asks for another round.
+func (r *run) applyRound(ctx context.Context, actions []planner.Action) (failedOver bool) {
+	var creates, deletes []planner.Action
+	for _, a := range actions {
+		if a.Kind == planner.Create {
+			creates = append(creates, a)
+		} else {
+			deletes = append(deletes, a)
+		}
+	}
+	labels := map[string]map[string]string{}
+	for _, f := range r.repo.Fleets {
+		for _, w := range f.Workloads {
+			labels[f.Name+"/"+w.Name] = w.Labels
+		}
+	}
+
+	incomplete := map[string]bool{} // workloads with a failed create
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(r.opts.Parallelism)
+	for _, a := range creates {
+		g.Go(func() error {
+			req := providers.CreateRequest{Token: a.Token, Offer: a.Offer, Fleet: a.Fleet, Workload: a.Workload, Labels: labels[a.Fleet+"/"+a.Workload]}
+			inst, err := r.opts.Providers[a.Offer.Cloud].Create(gctx, req)
+			res := ActionResult{Fleet: a.Fleet, Kind: planner.Create, Workload: a.Workload, Offer: a.Offer.String(), Instance: inst.ID}
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if err != nil {
+				res.Error = err.Error()
+				incomplete[a.Fleet+"/"+a.Workload] = true
+				if r.handleCreateError(a, err) {
+					failedOver = true
+				}
+			} else {
+				r.observed = append(r.observed, inst)
+				r.log.Info("created", "fleet", a.Fleet, "workload", a.Workload, "offer", a.Offer.String(), "instance", inst.ID)
+			}
+			r.result.Applied = append(r.result.Applied, res)
+			return nil
+		})
+	}
+	g.Wait()
+
+	// Deletes wait for the creates: a replacement runs before what it
+	// replaces goes, and a workload whose create failed keeps its old nodes
+	// until the next round places them.
+	g, gctx = errgroup.WithContext(ctx)
+	g.SetLimit(r.opts.Parallelism)
+	for _, a := range deletes {
+		if incomplete[a.Fleet+"/"+a.Workload] && a.Reason != "preempted: clean up" {
+			continue
+		}
+		inst, ok := r.findObserved(a.Instance)
+		if !ok {
+			continue
+		}
+		g.Go(func() error {
+			err := r.opts.Providers[a.Offer.Cloud].Delete(gctx, inst)
+			res := ActionResult{Fleet: a.Fleet, Kind: planner.Delete, Workload: a.Workload, Offer: a.Offer.String(), Instance: a.Instance}
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if err != nil {
+				res.Error = err.Error()
+				r.errs[a.Fleet] = append(r.errs[a.Fleet], fmt.Sprintf("deleting %s: %v", a.Instance, err))
+			} else {
+				r.observed = slices.DeleteFunc(r.observed, func(i planner.Instance) bool { return i.ID == a.Instance && i.OfferKey == a.Offer })
+				if inst.Token != "" {
+					r.state.retire(inst.Token, r.now.Add(tokenMemory))
+				}
+				r.log.Info("deleted", "fleet", a.Fleet, "workload", a.Workload, "instance", a.Instance, "reason", a.Reason)
+			}
+			r.result.Applied = append(r.result.Applied, res)
+			return nil
+		})
+	}
+	g.Wait()
+	slices.SortStableFunc(r.observed, cmpInstances)
+	// Calls finish in any order; the record of them should not.
+	slices.SortStableFunc(r.result.Applied, func(a, b ActionResult) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Fleet, b.Fleet), cmp.Compare(a.Workload, b.Workload), cmp.Compare(a.Offer, b.Offer), cmp.Compare(a.Instance, b.Instance))
+	})
+	return failedOver
+}
+
+func (r *run) findObserved(id string) (planner.Instance, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, inst := range r.observed {
+		if inst.ID == id {
+			return inst, true
+		}
+	}
+	return planner.Instance{}, false
+}
+
+// handleCreateError records a failed create and reports whether planning
+// again can route around it. The caller holds r.mu.
+func (r *run) handleCreateError(a planner.Action, err error) bool {
+	until := r.now.Add(r.repo.Config.Defaults.BlocklistFor)
+	var pe *providers.Error
+	errors.As(err, &pe)
+	code := ""
+	if pe != nil {
+		code = pe.Code
+	}
+	switch {
+	case errors.Is(err, providers.ErrCapacity):
+		reason := "out of capacity (" + code + ")"
+		// A second dry zone of a region is taken as the region running dry:
+		// trying its zones one by one would spend the run's rounds.
+		if r.zoneAlreadyDry(a.Offer) {
+			for _, o := range r.offers {
+				if o.Cloud == a.Offer.Cloud && o.Region == a.Offer.Region && o.InstanceType == a.Offer.InstanceType && o.Market == a.Offer.Market {
+					r.state.block(o.OfferKey, reason+" in two zones of the region", until)
+				}
+			}
+		}
+		r.state.block(a.Offer, reason, until)
+		// The next try on this offer gets a fresh token: a cloud may answer
+		// the old one with the old failure (GCE replays an operation for
+		// its requestId).
+		r.state.retire(a.Token, r.now.Add(tokenMemory))
+		r.log.Warn("offer out of capacity; blocklisted", "offer", a.Offer.String(), "code", code, "until", until)
+		return true
+	case errors.Is(err, providers.ErrQuota):
+		// Quota is per region and GPU family: every such offer is out.
+		model := r.gpuModel(a.Offer)
+		for _, o := range r.offers {
+			if o.Cloud == a.Offer.Cloud && o.Region == a.Offer.Region && o.GPUModel == model {
+				r.state.block(o.OfferKey, "quota exceeded ("+code+")", until)
+			}
+		}
+		r.state.retire(a.Token, r.now.Add(tokenMemory))
+		r.errs[a.Fleet] = append(r.errs[a.Fleet], fmt.Sprintf("quota exceeded in %s %s: %v", a.Offer.Cloud, a.Offer.Region, err))
+		return true
+	case code == "TokenReused":
+		r.state.retire(a.Token, r.now.Add(tokenMemory))
+		return true
+	}
+	r.errs[a.Fleet] = append(r.errs[a.Fleet], fmt.Sprintf("creating on %s: %v", a.Offer, err))
+	return false
+}
+
+// zoneAlreadyDry reports whether another zone of the offer's region is
+// blocklisted for the same type and market. The caller holds r.mu.
+func (r *run) zoneAlreadyDry(k planner.OfferKey) bool {
+	for _, b := range r.state.active(r.now) {
+		if b.Cloud == k.Cloud && b.Region == k.Region && b.Zone != k.Zone && b.InstanceType == k.InstanceType && b.Market == k.Market {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *run) gpuModel(k planner.OfferKey) string {
+	for _, o := range r.offers {
+		if o.OfferKey == k {
+			return o.GPUModel
+		}
+	}
+	return ""
+}

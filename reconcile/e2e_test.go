@@ -1,0 +1,518 @@
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/gpufleet/gpufleet/examples"
+	"github.com/gpufleet/gpufleet/planner"
+	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/providers/clouds"
+	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/providers/sim/emulator"
+	"github.com/gpufleet/gpufleet/schema"
+)
+
+// env is a fleet repository in a bare Git repository on disk, and the
+// emulated clouds, for end-to-end runs.
+type env struct {
+	t      testing.TB
+	dir    string
+	origin string
+	url    string
+	world  *sim.World
+	emu    *emulator.Emulator
+	runs   int
+}
+
+func newEnv(t testing.TB, cfg sim.Config) *env {
+	t.Helper()
+	src, err := fs.Sub(examples.FleetRepo, "fleet-repo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newEnvFrom(t, cfg, src)
+}
+
+// newEnvFrom is newEnv for any fleet repository.
+func newEnvFrom(t testing.TB, cfg sim.Config, src fs.FS) *env {
+	t.Helper()
+	dir := t.TempDir()
+	e := &env{t: t, dir: dir, origin: filepath.Join(dir, "origin.git")}
+	var err error
+	if err := Seed(e.origin, filepath.Join(dir, "seed"), src, "Example fleets"); err != nil {
+		t.Fatal(err)
+	}
+	e.url = "file://" + e.origin
+	if e.world, err = sim.New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if e.emu, err = emulator.Start(e.world, emulator.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.emu.Close(context.Background()) })
+	return e
+}
+
+// options builds run options for a checkout, with providers on the
+// emulator built from the checkout's gpufleet.cue, as the CLI does.
+func (e *env) options(c *Checkout) Options {
+	e.t.Helper()
+	opts := Options{Commit: true, Lock: LockOptions{Holder: fmt.Sprintf("test-%d", e.runs), Poll: 20 * time.Millisecond}}
+	repo, err := schema.Load(c.Dir)
+	if err != nil {
+		return opts
+	}
+	set, err := clouds.New(context.Background(), repo.Config, catalog.Default(), clouds.Endpoints{AWS: e.emu.Endpoints.EC2, Azure: e.emu.Endpoints.ARM, GCP: e.emu.Endpoints.GCE})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { set.Close() })
+	opts.Providers = set.Providers
+	return opts
+}
+
+// checkout clones the origin into a fresh work directory.
+func (e *env) checkout() *Checkout {
+	e.t.Helper()
+	e.runs++
+	c, err := Open(context.Background(), SourceOptions{URL: e.url, WorkDir: filepath.Join(e.dir, fmt.Sprintf("work-%d", e.runs))})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return c
+}
+
+// run reconciles once from a fresh clone.
+func (e *env) run(edit func(*Options)) (*Result, error) {
+	e.t.Helper()
+	c := e.checkout()
+	opts := e.options(c)
+	if edit != nil {
+		edit(&opts)
+	}
+	return Run(context.Background(), c, opts)
+}
+
+func (e *env) mustRun(edit func(*Options)) *Result {
+	e.t.Helper()
+	res, err := e.run(edit)
+	if err != nil {
+		e.t.Fatalf("run %d: %v", e.runs, err)
+	}
+	return res
+}
+
+// mutations counts the calls that change a cloud.
+func (e *env) mutations() int {
+	calls := e.world.Calls()
+	n := 0
+	for _, op := range []string{"aws RunInstances", "aws TerminateInstances", "azure put", "azure delete", "gcp instances.insert", "gcp instances.delete"} {
+		n += calls[op]
+	}
+	return n
+}
+
+// live counts running or pending instances per fleet/workload, from the
+// emulator itself.
+func (e *env) live() map[string]int {
+	out := map[string]int{}
+	for _, inst := range e.world.Instances() {
+		if inst.State == sim.StatePending || inst.State == sim.StateRunning {
+			out[inst.Tags["gpufleet-fleet"]+"/"+inst.Tags["gpufleet-workload"]]++
+		}
+	}
+	return out
+}
+
+// head is the origin's main branch.
+func (e *env) head() *object.Commit {
+	e.t.Helper()
+	repo, err := git.PlainOpen(e.origin)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	ref, err := repo.Reference(plumbing.NewBranchReferenceName("main"), true)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	c, err := repo.CommitObject(ref.Hash())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return c
+}
+
+// statusAtHead reads a fleet's status file from the origin's head.
+func (e *env) statusAtHead(fleet string) *FleetStatus {
+	e.t.Helper()
+	f, err := e.head().File("status/" + fleet + ".json")
+	if err != nil {
+		e.t.Fatalf("status/%s.json at head: %v", fleet, err)
+	}
+	text, err := f.Contents()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var st FleetStatus
+	if err := json.Unmarshal([]byte(text), &st); err != nil {
+		e.t.Fatal(err)
+	}
+	return &st
+}
+
+// push commits a change to the origin from a clone of its own, as a person
+// would.
+func (e *env) push(path, content, message string) {
+	e.t.Helper()
+	dir := filepath.Join(e.dir, fmt.Sprintf("human-%d", time.Now().UnixNano()))
+	repo, err := git.PlainClone(dir, false, &git.CloneOptions{URL: e.url})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, path), []byte(content), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	wt, _ := repo.Worktree()
+	if _, err := wt.Add(path); err != nil {
+		e.t.Fatal(err)
+	}
+	sig := &object.Signature{Name: "someone", Email: "someone@example.com", When: time.Now()}
+	if _, err := wt.Commit(message, &git.CommitOptions{Author: sig, Committer: sig}); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := repo.Push(&git.PushOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func exampleFile(t *testing.T, name string) string {
+	t.Helper()
+	data, err := fs.ReadFile(examples.FleetRepo, "fleet-repo/"+name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+var want = map[string]int{"batch/eval": 8, "inference/chat": 6, "inference/embed": 2, "training/pretrain": 4}
+
+func checkConverged(t *testing.T, e *env) {
+	t.Helper()
+	got := e.live()
+	for k, n := range want {
+		if got[k] != n {
+			t.Errorf("%s: %d live instances, want %d (all: %v)", k, got[k], n, got)
+		}
+	}
+}
+
+func TestConvergeFromNothingThenNothingToDo(t *testing.T) {
+	e := newEnv(t, sim.Config{Seed: 1})
+	first := e.mustRun(nil)
+	checkConverged(t, e)
+	if first.Commit.IsZero() {
+		t.Fatal("the first run committed no status")
+	}
+	head := e.head()
+	if head.Hash != first.Commit || !strings.HasPrefix(head.Message, "gpufleet: 20 created, 0 deleted in batch, inference, training; now $92.98/h") {
+		t.Errorf("head %s: %q", head.Hash, head.Message)
+	}
+	st := e.statusAtHead("training")
+	if st.SchemaVersion != StatusVersion || st.Workloads[0].Running != 4 || len(st.Workloads[0].Instances) != 4 {
+		t.Errorf("training status: %+v", st)
+	}
+	if c := st.Conditions[0]; c.Type != Ready || !c.Status {
+		t.Errorf("training not ready: %+v", st.Conditions)
+	}
+	if _, err := head.File("status/STATUS.md"); err != nil {
+		t.Error("no STATUS.md at head")
+	}
+
+	mutations := e.mutations()
+	second := e.mustRun(nil)
+	if got := e.mutations(); got != mutations {
+		t.Errorf("the second run made %d cloud mutations", got-mutations)
+	}
+	if !second.Commit.IsZero() || e.head().Hash != head.Hash {
+		t.Errorf("the second run committed %s", second.Commit)
+	}
+	if len(second.Applied) != 0 {
+		t.Errorf("the second run applied %v", second.Applied)
+	}
+}
+
+func TestSpecChangeMakesTheMinimalActions(t *testing.T) {
+	e := newEnv(t, sim.Config{Seed: 2})
+	e.mustRun(nil)
+	spec := exampleFile(t, "fleets/inference.cue")
+	e.push("fleets/inference.cue", strings.Replace(spec, "nodes: 6", "nodes: 7", 1), "One more chat node")
+	before := e.mutations()
+	res := e.mustRun(nil)
+	if len(res.Applied) != 1 || res.Applied[0].Kind != planner.Create || res.Applied[0].Workload != "chat" {
+		t.Fatalf("applied %+v, want one chat create", res.Applied)
+	}
+	if got := e.mutations() - before; got != 1 {
+		t.Errorf("%d cloud mutations, want 1", got)
+	}
+	if got := e.live()["inference/chat"]; got != 7 {
+		t.Errorf("%d chat nodes, want 7", got)
+	}
+	if st := e.statusAtHead("inference"); st.Workloads[0].Desired != 7 || st.Workloads[0].Running != 7 {
+		t.Errorf("inference status after the change: %+v", st.Workloads[0])
+	}
+}
+
+func TestStockOutFailsOverToTheNextCheapest(t *testing.T) {
+	e := newEnv(t, sim.Config{Seed: 3})
+	// The cheapest H100s for the training gang are spot in GCP's
+	// us-central1; that whole region runs dry.
+	region, _ := catalog.Default().Region("gcp", "us-central1")
+	for _, zone := range region.Zones {
+		e.world.SetCapacity("gcp", zone, "a3-highgpu-8g", catalog.Spot, 0)
+	}
+	res := e.mustRun(nil)
+	checkConverged(t, e)
+	if res.Rounds < 2 {
+		t.Errorf("converged in %d rounds; a failover needs a second", res.Rounds)
+	}
+	st := e.statusAtHead("training")
+	for _, inst := range st.Workloads[0].Instances {
+		if strings.HasPrefix(inst.Offer, "gcp/us-central1/") {
+			t.Errorf("a training node runs in the dry region: %s", inst.Offer)
+		}
+	}
+	if len(st.Blocklist) == 0 || !strings.Contains(st.Blocklist[0].Offer, "a3-highgpu-8g/spot") || !strings.Contains(st.Blocklist[0].Reason, "ZONE_RESOURCE_POOL_EXHAUSTED") {
+		t.Errorf("the status does not say the offer ran dry: %+v", st.Blocklist)
+	}
+	failed := 0
+	for _, a := range st.LastActions {
+		if a.Error != "" {
+			failed++
+		}
+	}
+	if failed == 0 {
+		t.Errorf("the status shows no failed create: %+v", st.LastActions)
+	}
+	// The blocklist outlives the run: the next run does not try again.
+	before := e.world.Calls()["gcp instances.insert"]
+	e.mustRun(nil)
+	if after := e.world.Calls()["gcp instances.insert"]; after != before {
+		t.Errorf("the next run tried the blocklisted region again (%d inserts)", after-before)
+	}
+}
+
+func TestPreemptedSpotNodeIsReplaced(t *testing.T) {
+	e := newEnv(t, sim.Config{Seed: 4})
+	e.mustRun(nil)
+	var victim *sim.Instance
+	for _, inst := range e.world.Instances() {
+		if inst.Tags["gpufleet-fleet"] == "batch" {
+			victim = inst
+			break
+		}
+	}
+	if err := e.world.Preempt(victim.ID); err != nil {
+		t.Fatal(err)
+	}
+	res := e.mustRun(nil)
+	if got := e.live()["batch/eval"]; got != 8 {
+		t.Errorf("%d batch nodes after the preemption, want 8", got)
+	}
+	var created, cleaned bool
+	for _, a := range res.Applied {
+		if a.Kind == planner.Create && a.Workload == "eval" {
+			created = true
+			if strings.Contains(a.Offer, "/"+victim.Zone+"/") {
+				t.Errorf("the replacement went back to the preempted offer %s", a.Offer)
+			}
+		}
+		if a.Kind == planner.Delete && a.Instance == victim.Name {
+			cleaned = true
+		}
+	}
+	if !created || !cleaned {
+		t.Errorf("applied %+v: want a replacement and the preempted node cleaned up", res.Applied)
+	}
+	if st := e.statusAtHead("batch"); !strings.Contains(fmt.Sprint(st.Blocklist), "preempted") {
+		t.Errorf("the status does not blocklist the preempted offer: %+v", st.Blocklist)
+	}
+}
+
+func TestAStatusPushRacingAnotherCommitStillLands(t *testing.T) {
+	e := newEnv(t, sim.Config{Seed: 5})
+	pushed := false
+	res := e.mustRun(func(o *Options) {
+		o.beforePush = func() {
+			if !pushed {
+				pushed = true
+				e.push("README.md", "Fleets of the ML platform team.\n", "Describe the repository")
+			}
+		}
+	})
+	head := e.head()
+	if head.Hash != res.Commit {
+		t.Fatalf("head is %s, want the status commit %s", head.Hash, res.Commit)
+	}
+	parent, err := head.Parent(0)
+	if err != nil || parent.Message != "Describe the repository" {
+		t.Fatalf("the status commit does not sit on the rival commit: parent %v, %v", parent, err)
+	}
+	if _, err := head.File("README.md"); err != nil {
+		t.Error("the rival commit's file is lost")
+	}
+	if _, err := head.File("status/training.json"); err != nil {
+		t.Error("the status is lost")
+	}
+}
+
+func TestTwoReconcilersAtOnce(t *testing.T) {
+	e := newEnv(t, sim.Config{Seed: 6})
+	c1, c2 := e.checkout(), e.checkout()
+	o1, o2 := e.options(c1), e.options(c2)
+	o1.Lock.Holder, o2.Lock.Holder = "first", "second"
+	o1.Lock.Wait, o2.Lock.Wait = time.Minute, time.Minute
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	results := make([]*Result, 2)
+	for i, pair := range []struct {
+		c *Checkout
+		o Options
+	}{{c1, o1}, {c2, o2}} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = Run(context.Background(), pair.c, pair.o)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("reconciler %d: %v", i, err)
+		}
+	}
+	checkConverged(t, e)
+	if n := len(e.world.Instances()); n != 20 {
+		t.Errorf("%d instances in the clouds, want 20: a duplicate", n)
+	}
+	commits := 0
+	for _, r := range results {
+		if !r.Commit.IsZero() {
+			commits++
+		}
+	}
+	if commits != 1 {
+		t.Errorf("%d status commits, want 1", commits)
+	}
+}
+
+func TestARunKilledAfterCreatingIsAdopted(t *testing.T) {
+	e := newEnv(t, sim.Config{Seed: 7})
+	_, err := e.run(func(o *Options) {
+		o.crashAfter = "apply"
+		o.Lock.TTL = time.Second
+	})
+	if !errors.Is(err, errCrashed) {
+		t.Fatalf("the crashing run returned %v", err)
+	}
+	checkConverged(t, e)
+	if msg := e.head().Message; msg != "Example fleets" {
+		t.Fatalf("the crashed run committed: %q", msg)
+	}
+	creates := e.world.Calls()["aws RunInstances"] + e.world.Calls()["azure put"] + e.world.Calls()["gcp instances.insert"]
+	// The crashed run still holds the lock; it expires, and the next run
+	// takes it and adopts what was launched.
+	res := e.mustRun(func(o *Options) { o.Lock.Wait = 10 * time.Second })
+	if after := e.world.Calls()["aws RunInstances"] + e.world.Calls()["azure put"] + e.world.Calls()["gcp instances.insert"]; after != creates {
+		t.Errorf("the next run launched %d more instances", after-creates)
+	}
+	if len(e.world.Instances()) != 20 {
+		t.Errorf("%d instances, want 20", len(e.world.Instances()))
+	}
+	if res.Commit.IsZero() {
+		t.Error("the adopting run committed no status")
+	}
+	checkConverged(t, e)
+}
+
+func TestInvalidSpecsAreRecordedAndChangeNothing(t *testing.T) {
+	e := newEnv(t, sim.Config{Seed: 8})
+	e.mustRun(nil)
+	spec := exampleFile(t, "fleets/training.cue")
+	e.push("fleets/training.cue", strings.Replace(spec, "nodes: 4", "nodes: -4", 1), "Oops")
+	before := e.mutations()
+	res, err := e.run(nil)
+	if err == nil || !strings.Contains(err.Error(), "fleets/training.cue:12:10") {
+		t.Fatalf("run error %v, want the spec error with its position", err)
+	}
+	if e.mutations() != before {
+		t.Error("a run with invalid specs changed a cloud")
+	}
+	if res.Commit.IsZero() {
+		t.Fatal("the failure was not recorded in the repository")
+	}
+	st := e.statusAtHead("training")
+	stalled := st.Conditions[3]
+	if stalled.Type != Stalled || !stalled.Status || stalled.Reason != "SpecInvalid" || !strings.Contains(strings.Join(st.Errors, "\n"), "fleets/training.cue:12:10") {
+		t.Errorf("status after a spec error: %+v %v", st.Conditions, st.Errors)
+	}
+	if st.Workloads[0].Running != 4 {
+		t.Errorf("the status forgot what runs: %+v", st.Workloads)
+	}
+}
+
+// TestOverGitDaemon runs against a real `git daemon` on loopback, the git://
+// protocol a self-hosted server speaks.
+func TestOverGitDaemon(t *testing.T) {
+	gitBin, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed: skipping the git daemon test")
+	}
+	e := newEnv(t, sim.Config{Seed: 9})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	daemon := exec.Command(gitBin, "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack",
+		"--base-path="+e.dir, "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), e.dir)
+	if err := daemon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { daemon.Process.Kill(); daemon.Wait() })
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			conn.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("git daemon did not come up: %v", err)
+		}
+	}
+	e.url = fmt.Sprintf("git://127.0.0.1:%d/origin.git", port)
+	res := e.mustRun(nil)
+	checkConverged(t, e)
+	if e.head().Hash != res.Commit {
+		t.Errorf("the status commit did not reach the daemon's repository")
+	}
+	if second := e.mustRun(nil); !second.Commit.IsZero() {
+		t.Error("the second run over git:// committed again")
+	}
+}

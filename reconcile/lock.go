@@ -1,0 +1,261 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// The lock is a ref in the fleet repository, refs/gpufleet/lock, pointing at
+// a chain of small commits whose messages say who holds it and until when.
+// Taking it pushes a child of the commit it points at: Git updates a ref
+// only from the value the pusher saw, so of two reconcilers racing, one
+// push wins and the other is rejected and looks again. A holder that died
+// leaves an expiry behind, after which anyone may take the lock. A local
+// checkout without a remote uses the same ref with a compare-and-swap in its
+// own repository.
+
+const (
+	lockRef   = plumbing.ReferenceName("refs/gpufleet/lock")
+	seenLock  = plumbing.ReferenceName("refs/gpufleet/seen-lock")
+	lockTitle = "gpufleet lock"
+)
+
+// LockOptions say who takes the lock and how patiently.
+type LockOptions struct {
+	Holder string
+	// TTL is how long the lock holds without its holder; a run longer than
+	// that should not happen, and one that dies frees the lock after it.
+	TTL time.Duration
+	// Wait is how long to wait for a held lock; zero gives up at once.
+	Wait time.Duration
+	// Poll is how often to look again while waiting.
+	Poll time.Duration
+	Now  func() time.Time
+}
+
+// HeldError says another reconciler holds the lock.
+type HeldError struct {
+	Holder string
+	Until  time.Time
+}
+
+func (e *HeldError) Error() string {
+	return fmt.Sprintf("another reconciler (%s) holds the repository lock until %s; wait, or run again after it finishes",
+		e.Holder, e.Until.UTC().Format(time.RFC3339))
+}
+
+// Lock is a held repository lock.
+type Lock struct {
+	c      *Checkout
+	holder string
+	commit plumbing.Hash
+	now    func() time.Time
+}
+
+type lockState struct {
+	hash     plumbing.Hash
+	holder   string
+	until    time.Time
+	released bool
+}
+
+// Lock takes the repository lock, waiting up to opts.Wait while another
+// holder's lock has not expired.
+func (c *Checkout) Lock(ctx context.Context, opts LockOptions) (*Lock, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.TTL <= 0 {
+		opts.TTL = 15 * time.Minute
+	}
+	if opts.Poll <= 0 {
+		opts.Poll = time.Second
+	}
+	deadline := opts.Now().Add(opts.Wait)
+	for {
+		current, err := c.readLock(ctx)
+		if err != nil {
+			return nil, err
+		}
+		now := opts.Now()
+		if current.hash != plumbing.ZeroHash && !current.released && current.holder != opts.Holder && now.Before(current.until) {
+			if !now.Before(deadline) {
+				return nil, &HeldError{Holder: current.holder, Until: current.until}
+			}
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(opts.Poll):
+			}
+			continue
+		}
+		msg := fmt.Sprintf("%s\n\nholder: %s\nuntil: %s\n", lockTitle, opts.Holder, now.Add(opts.TTL).UTC().Format(time.RFC3339))
+		commit, err := c.lockCommit(current.hash, msg, now)
+		if err != nil {
+			return nil, err
+		}
+		switch err := c.moveLock(ctx, current.hash, commit); {
+		case err == nil:
+			return &Lock{c: c, holder: opts.Holder, commit: commit, now: opts.Now}, nil
+		case errors.Is(err, errLockMoved):
+			// Someone else moved the lock in between: look again.
+			continue
+		default:
+			return nil, err
+		}
+	}
+}
+
+// Release frees the lock. If another reconciler took it over after it
+// expired, that one's lock is left alone.
+func (l *Lock) Release(ctx context.Context) error {
+	commit, err := l.c.lockCommit(l.commit, fmt.Sprintf("%s\n\nreleased-by: %s\n", lockTitle, l.holder), l.now())
+	if err != nil {
+		return err
+	}
+	if err := l.c.moveLock(ctx, l.commit, commit); err != nil && !errors.Is(err, errLockMoved) {
+		return fmt.Errorf("releasing the repository lock, %w", err)
+	}
+	return nil
+}
+
+var errLockMoved = errors.New("the lock moved")
+
+// readLock returns the lock's current commit and what it says.
+func (c *Checkout) readLock(ctx context.Context) (lockState, error) {
+	ref := lockRef
+	if c.Remote {
+		err := c.Repo.FetchContext(ctx, &git.FetchOptions{
+			RemoteName: git.DefaultRemoteName,
+			RefSpecs:   []config.RefSpec{config.RefSpec(fmt.Sprintf("+%s:%s", lockRef, seenLock))},
+			Auth:       c.auth,
+			Depth:      1,
+			Tags:       git.NoTags,
+		})
+		switch {
+		case err == nil || errors.Is(err, git.NoErrAlreadyUpToDate):
+		case isMissingRef(err):
+			return lockState{}, nil
+		default:
+			return lockState{}, fmt.Errorf("reading the repository lock, %w", err)
+		}
+		ref = seenLock
+	}
+	r, err := c.Repo.Reference(ref, true)
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return lockState{}, nil
+	}
+	if err != nil {
+		return lockState{}, err
+	}
+	commit, err := c.Repo.CommitObject(r.Hash())
+	if err != nil {
+		return lockState{}, fmt.Errorf("reading the repository lock, %w", err)
+	}
+	st := lockState{hash: r.Hash()}
+	for _, line := range strings.Split(commit.Message, "\n") {
+		key, value, _ := strings.Cut(line, ": ")
+		switch key {
+		case "holder":
+			st.holder = value
+		case "until":
+			st.until, _ = time.Parse(time.RFC3339, value)
+		case "released-by":
+			st.released = true
+		}
+	}
+	return st, nil
+}
+
+func isMissingRef(err error) bool {
+	var noMatch git.NoMatchingRefSpecError
+	return errors.As(err, &noMatch) || strings.Contains(err.Error(), "couldn't find remote ref")
+}
+
+// lockCommit writes a commit with an empty tree on top of parent.
+func (c *Checkout) lockCommit(parent plumbing.Hash, msg string, now time.Time) (plumbing.Hash, error) {
+	storer := c.Repo.Storer
+	tree := &object.Tree{}
+	treeObj := storer.NewEncodedObject()
+	if err := tree.Encode(treeObj); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	treeHash, err := storer.SetEncodedObject(treeObj)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	sig := object.Signature{Name: "gpufleet", Email: "gpufleet@localhost", When: now}
+	commit := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: treeHash}
+	if parent != plumbing.ZeroHash {
+		commit.ParentHashes = []plumbing.Hash{parent}
+	}
+	obj := storer.NewEncodedObject()
+	if err := commit.Encode(obj); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return storer.SetEncodedObject(obj)
+}
+
+// moveLock points the lock at commit if it still points at old.
+func (c *Checkout) moveLock(ctx context.Context, old, commit plumbing.Hash) error {
+	if !c.Remote {
+		var oldRef *plumbing.Reference
+		if old != plumbing.ZeroHash {
+			oldRef = plumbing.NewHashReference(lockRef, old)
+		}
+		err := c.Repo.Storer.CheckAndSetReference(plumbing.NewHashReference(lockRef, commit), oldRef)
+		if err != nil {
+			if old == plumbing.ZeroHash {
+				// Created meanwhile by someone else.
+				if _, rerr := c.Repo.Reference(lockRef, false); rerr == nil {
+					return errLockMoved
+				}
+			}
+			if strings.Contains(err.Error(), "reference has changed") {
+				return errLockMoved
+			}
+			return err
+		}
+		return nil
+	}
+	local := plumbing.ReferenceName("refs/gpufleet/my-lock")
+	if err := c.Repo.Storer.SetReference(plumbing.NewHashReference(local, commit)); err != nil {
+		return err
+	}
+	err := c.Repo.PushContext(ctx, &git.PushOptions{
+		RemoteName: git.DefaultRemoteName,
+		RefSpecs:   []config.RefSpec{config.RefSpec(fmt.Sprintf("%s:%s", local, lockRef))},
+		Auth:       c.auth,
+	})
+	if err == nil {
+		return nil
+	}
+	// A lock moved since we read it shows up as a rejected push, or, when
+	// the client checks fast-forward itself, as a commit it has never seen.
+	if isRejected(err) || errors.Is(err, plumbing.ErrObjectNotFound) {
+		return errLockMoved
+	}
+	return fmt.Errorf("taking the repository lock, %w", err)
+}
+
+// isRejected reports whether a push failed because the remote ref moved.
+func isRejected(err error) bool {
+	if errors.Is(err, git.ErrNonFastForwardUpdate) {
+		return true
+	}
+	msg := err.Error()
+	for _, s := range []string{"non-fast-forward", "fetch first", "stale info", "failed to update ref", "cannot lock ref", "rejected"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,321 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/gpufleet/gpufleet/planner"
+	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/providers"
+	"github.com/gpufleet/gpufleet/schema"
+)
+
+// Options configure a run.
+type Options struct {
+	// Providers by cloud name, for the clouds the repository enables.
+	Providers map[string]providers.Provider
+	Catalog   *catalog.Catalog
+	Now       func() time.Time
+	Log       *slog.Logger
+	// Parallelism bounds the cloud calls in flight while applying.
+	Parallelism int
+	// Rounds bounds how often a run re-plans after capacity errors.
+	Rounds int
+	// DryRun plans without touching a cloud or the repository.
+	DryRun bool
+	// Commit writes the status files and commits and pushes them; apply
+	// leaves the checkout untouched.
+	Commit bool
+	// Author of status commits.
+	AuthorName, AuthorEmail string
+	// Lock says who takes the repository lock and how long to wait for it.
+	Lock LockOptions
+	// PushAttempts bounds re-applying the status onto a moved branch.
+	PushAttempts int
+
+	// crashAfter stops the run after the named step as if the process had
+	// died: no status, no commit, no unlock. Tests use it.
+	crashAfter string
+	// beforePush runs just before the status is pushed. Tests use it to
+	// push a rival commit.
+	beforePush func()
+}
+
+// Result is what a run did.
+type Result struct {
+	// Revision is the spec commit reconciled.
+	Revision string
+	Report   *planner.Report
+	// Applied lists every create and delete attempted, over all rounds.
+	Applied  []ActionResult
+	Statuses map[string]*FleetStatus
+	// Commit is the status commit pushed, zero when nothing changed.
+	Commit plumbing.Hash
+	// Rounds of applying that ran.
+	Rounds int
+}
+
+// errCrashed is what a run that was told to crash returns.
+var errCrashed = errors.New("crashed on purpose")
+
+// run is the state of one reconciliation.
+type run struct {
+	opts     Options
+	c        *Checkout
+	log      *slog.Logger
+	now      time.Time
+	repo     *schema.Repo
+	specErr  error
+	state    *RepoState
+	previous map[string]*FleetStatus
+	observed []planner.Instance
+	// unobserved names clouds whose instances could not be listed.
+	unobserved map[string]error
+	offers     []planner.Offer
+	report     *planner.Report
+	result     Result
+	errs       map[string][]string // by fleet, "" for all
+	mu         sync.Mutex
+}
+
+type step struct {
+	name string
+	fn   func(context.Context) error
+}
+
+// Run reconciles a checkout: load, observe, plan, apply, report. The report
+// step runs on every way out, so the status in the repository always says
+// how the last run went, including a failed one.
+func Run(ctx context.Context, c *Checkout, opts Options) (res *Result, err error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Parallelism <= 0 {
+		opts.Parallelism = 16
+	}
+	if opts.Rounds <= 0 {
+		opts.Rounds = 4
+	}
+	if opts.PushAttempts <= 0 {
+		opts.PushAttempts = 5
+	}
+	if opts.Catalog == nil {
+		opts.Catalog = catalog.Default()
+	}
+	r := &run{opts: opts, c: c, log: opts.Log, now: opts.Now().UTC(), errs: map[string][]string{}, unobserved: map[string]error{}}
+
+	if !opts.DryRun {
+		lockOpts := opts.Lock
+		if lockOpts.Now == nil {
+			lockOpts.Now = opts.Now
+		}
+		lock, err := c.Lock(ctx, lockOpts)
+		if err != nil {
+			return nil, err
+		}
+		// Whoever held the lock before may have pushed: start from there.
+		if err := c.Sync(ctx); err != nil {
+			lock.Release(context.WithoutCancel(ctx))
+			return nil, err
+		}
+		defer func() {
+			if errors.Is(err, errCrashed) {
+				return
+			}
+			if rerr := lock.Release(context.WithoutCancel(ctx)); rerr != nil {
+				r.log.Warn("releasing the repository lock", "err", rerr)
+			}
+		}()
+	}
+
+	steps := []step{{"load", r.load}, {"observe", r.observe}, {"plan", r.plan}, {"apply", r.apply}}
+	var runErr error
+	for _, s := range steps {
+		r.log.Debug("step", "name", s.name)
+		if runErr = s.fn(ctx); runErr != nil {
+			runErr = fmt.Errorf("%s: %w", s.name, runErr)
+			break
+		}
+		if opts.crashAfter == s.name {
+			return &r.result, errCrashed
+		}
+	}
+	if runErr != nil {
+		r.recordRunError(runErr)
+	}
+	if reportErr := r.finish(context.WithoutCancel(ctx)); reportErr != nil {
+		runErr = errors.Join(runErr, fmt.Errorf("report: %w", reportErr))
+	}
+	return &r.result, runErr
+}
+
+// recordRunError keeps why a run stopped for the status: each spec error
+// on its own line, with its file and line.
+func (r *run) recordRunError(err error) {
+	var problems schema.Errors
+	if errors.As(err, &problems) {
+		for _, p := range problems {
+			r.errs[""] = append(r.errs[""], p.Error())
+		}
+		return
+	}
+	r.errs[""] = append(r.errs[""], err.Error())
+}
+
+func (r *run) statusDir() string {
+	dir := "status"
+	if r.repo != nil {
+		dir = r.repo.Config.Status.Dir
+	}
+	return filepath.Join(r.c.Dir, filepath.FromSlash(dir))
+}
+
+// load reads the specs and what the last run left in the status files.
+func (r *run) load(context.Context) error {
+	head, err := r.c.Head()
+	if err != nil {
+		return err
+	}
+	r.result.Revision = head.String()
+	r.repo, r.specErr = schema.Load(r.c.Dir)
+	r.state, err = readState(r.statusDir())
+	if err != nil {
+		return err
+	}
+	r.state.prune(r.now)
+	if r.previous, err = readFleetStatuses(r.statusDir()); err != nil {
+		return err
+	}
+	if r.specErr != nil {
+		return fmt.Errorf("the fleet specs at %s are invalid, %w", short(head), r.specErr)
+	}
+	for _, cloud := range r.repo.Config.Clouds.Enabled() {
+		if r.opts.Providers[cloud] == nil {
+			return fmt.Errorf("gpufleet.cue enables %s but no %s provider is configured", cloud, cloud)
+		}
+	}
+	return nil
+}
+
+// observe lists what gpufleet owns in every enabled cloud. A cloud that
+// cannot be listed stops the run before it changes anything: acting on half
+// a picture could launch nodes twice.
+func (r *run) observe(ctx context.Context) error {
+	clouds := r.repo.Config.Clouds.Enabled()
+	lists := make([][]planner.Instance, len(clouds))
+	var g errgroup.Group
+	for i, cloud := range clouds {
+		g.Go(func() error {
+			got, err := r.opts.Providers[cloud].List(ctx, providers.Selector{})
+			if err != nil {
+				r.mu.Lock()
+				r.unobserved[cloud] = err
+				r.mu.Unlock()
+				return nil
+			}
+			lists[i] = got
+			return nil
+		})
+	}
+	g.Wait()
+	for _, l := range lists {
+		r.observed = append(r.observed, l...)
+	}
+	slices.SortFunc(r.observed, func(a, b planner.Instance) int { return cmpInstances(a, b) })
+	if len(r.unobserved) > 0 {
+		var errs []error
+		for _, cloud := range slices.Sorted(maps.Keys(r.unobserved)) {
+			errs = append(errs, fmt.Errorf("%s: %w", cloud, r.unobserved[cloud]))
+		}
+		return fmt.Errorf("could not list every cloud, so nothing was changed: %w", errors.Join(errs...))
+	}
+	r.notePreemptions()
+	return nil
+}
+
+// notePreemptions blocklists the offer of each newly preempted spot node,
+// once, so its replacement goes elsewhere.
+func (r *run) notePreemptions() {
+	seen := map[string]bool{}
+	for _, id := range r.state.Preempted {
+		seen[id] = true
+	}
+	var still []string
+	for _, inst := range r.observed {
+		if inst.State != planner.StatePreempted {
+			continue
+		}
+		still = append(still, inst.ID)
+		if seen[inst.ID] {
+			continue
+		}
+		r.state.block(inst.OfferKey, "preempted "+inst.ID, r.now.Add(r.repo.Config.Defaults.BlocklistFor))
+		r.log.Info("spot node preempted; its offer is blocklisted", "instance", inst.ID, "offer", inst.OfferKey.String())
+	}
+	r.state.Preempted = still
+}
+
+// plan computes the placement and the actions to reach it.
+func (r *run) plan(ctx context.Context) error {
+	r.offers = nil
+	for _, cloud := range r.repo.Config.Clouds.Enabled() {
+		offers, err := r.opts.Providers[cloud].Offers(ctx)
+		if err != nil {
+			// Live prices are a refinement: fall back to the catalog.
+			r.log.Warn("live offers unavailable; using the catalog", "cloud", cloud, "err", err)
+			offers = planner.Expand(r.opts.Catalog, map[string][]string{cloud: r.repo.Config.Clouds.Regions(cloud)})
+		}
+		r.offers = append(r.offers, offers...)
+	}
+	return r.replan()
+}
+
+func (r *run) replan() error {
+	in := planner.NewInput(r.repo, r.opts.Catalog)
+	in.Offers = r.offers
+	in.Observed = r.observed
+	in.Blocked = r.state.active(r.now)
+	plan, err := planner.Solve(in)
+	if err != nil {
+		return err
+	}
+	changes := planner.Diff(plan, r.observed, planner.DiffOptions{
+		Revision:     planner.SpecRevisions(r.repo.Fleets),
+		MaxDeletions: r.repo.Config.Defaults.MaxDeletions,
+		Prune:        r.repo.Config.Defaults.Prune,
+		Retired:      r.state.retiredTokens(r.now),
+	})
+	r.report = &planner.Report{Plan: plan, Changes: changes, CurrentMicros: planner.CurrentCost(r.observed, r.offers)}
+	if r.result.Report == nil {
+		r.result.Report = r.report
+	}
+	return nil
+}
+
+func short(h plumbing.Hash) string { return h.String()[:12] }
+
+func cmpInstances(a, b planner.Instance) int {
+	if c := a.OfferKey.Compare(b.OfferKey); c != 0 {
+		return c
+	}
+	switch {
+	case a.ID < b.ID:
+		return -1
+	case a.ID > b.ID:
+		return 1
+	}
+	return 0
+}

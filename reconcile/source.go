@@ -1,0 +1,257 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
+	"golang.org/x/crypto/ssh"
+)
+
+// SourceOptions say where a fleet repository comes from and how to reach it.
+type SourceOptions struct {
+	// URL is a remote (https://, ssh://, git@host:path, git://, file://) or
+	// a local directory.
+	URL string
+	// Branch to reconcile; empty means the remote's default branch, or the
+	// checkout's current branch.
+	Branch string
+	// WorkDir is where a remote is cloned; it is reused on the next run.
+	WorkDir string
+	// Auth, when nil, is chosen from the environment for the URL's scheme:
+	// GPUFLEET_GIT_TOKEN for HTTPS, GPUFLEET_GIT_SSH_KEY and
+	// GPUFLEET_GIT_KNOWN_HOSTS for SSH, nothing for local paths.
+	Auth transport.AuthMethod
+}
+
+// Checkout is a fleet repository on disk at a known revision.
+type Checkout struct {
+	Dir    string
+	Repo   *git.Repository
+	Branch plumbing.ReferenceName
+	// Remote is false for a local directory reconciled in place: there is
+	// nothing to fetch from or push to.
+	Remote bool
+	URL    string
+	auth   transport.AuthMethod
+}
+
+// Head is the commit the checkout is at.
+func (c *Checkout) Head() (plumbing.Hash, error) {
+	ref, err := c.Repo.Reference(c.Branch, true)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("reading %s, %w", c.Branch, err)
+	}
+	return ref.Hash(), nil
+}
+
+// Open makes a checkout of the repository: a local directory is opened in
+// place; a remote is cloned into WorkDir (shallow, one branch) or, when a
+// clone is already there, fetched and reset to the remote branch.
+func Open(ctx context.Context, opts SourceOptions) (*Checkout, error) {
+	if dir, ok := localDir(opts.URL); ok {
+		return openLocal(dir, opts.Branch)
+	}
+	auth, err := authFor(opts)
+	if err != nil {
+		return nil, err
+	}
+	if opts.WorkDir == "" {
+		return nil, errors.New("a remote repository needs a work directory to clone into")
+	}
+	if repo, err := git.PlainOpen(opts.WorkDir); err == nil {
+		c := &Checkout{Dir: opts.WorkDir, Repo: repo, Remote: true, URL: opts.URL, auth: auth}
+		if err := c.sameRemote(); err != nil {
+			return nil, err
+		}
+		if c.Branch, err = c.trackedBranch(opts.Branch); err != nil {
+			return nil, err
+		}
+		if err := c.Sync(ctx); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	clone := &git.CloneOptions{URL: opts.URL, Auth: auth, Depth: 1, SingleBranch: true, Tags: git.NoTags}
+	if opts.Branch != "" {
+		clone.ReferenceName = plumbing.NewBranchReferenceName(opts.Branch)
+	}
+	repo, err := git.PlainCloneContext(ctx, opts.WorkDir, false, clone)
+	if err != nil {
+		os.RemoveAll(opts.WorkDir)
+		return nil, fmt.Errorf("cloning %s, %w", redact(opts.URL), err)
+	}
+	head, err := repo.Head()
+	if err != nil {
+		return nil, fmt.Errorf("reading the head of %s, %w", redact(opts.URL), err)
+	}
+	return &Checkout{Dir: opts.WorkDir, Repo: repo, Branch: head.Name(), Remote: true, URL: opts.URL, auth: auth}, nil
+}
+
+// localDir reports whether a repository argument names a directory on disk
+// rather than a remote.
+func localDir(arg string) (string, bool) {
+	if strings.Contains(arg, "://") {
+		return "", false
+	}
+	if info, err := os.Stat(arg); err == nil && info.IsDir() {
+		return arg, true
+	}
+	return "", false
+}
+
+func openLocal(dir, branch string) (*Checkout, error) {
+	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: false})
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a Git repository (gpufleet commits its status there): %w", dir, err)
+	}
+	head, err := repo.Head()
+	if err != nil {
+		return nil, fmt.Errorf("%s has no commit to reconcile, %w", dir, err)
+	}
+	c := &Checkout{Dir: dir, Repo: repo, Branch: head.Name()}
+	if branch != "" && head.Name() != plumbing.NewBranchReferenceName(branch) {
+		return nil, fmt.Errorf("%s is on %s, not %s: check the branch out first", dir, head.Name().Short(), branch)
+	}
+	return c, nil
+}
+
+// sameRemote refuses a work directory cloned from another repository.
+func (c *Checkout) sameRemote() error {
+	remote, err := c.Repo.Remote(git.DefaultRemoteName)
+	if err != nil {
+		return fmt.Errorf("work directory %s has no origin: remove it to clone afresh", c.Dir)
+	}
+	if urls := remote.Config().URLs; len(urls) == 0 || urls[0] != c.URL {
+		return fmt.Errorf("work directory %s holds a clone of another repository: remove it or choose another", c.Dir)
+	}
+	return nil
+}
+
+func (c *Checkout) trackedBranch(branch string) (plumbing.ReferenceName, error) {
+	if branch != "" {
+		return plumbing.NewBranchReferenceName(branch), nil
+	}
+	head, err := c.Repo.Head()
+	if err != nil {
+		return "", fmt.Errorf("reading the work directory's branch, %w", err)
+	}
+	return head.Name(), nil
+}
+
+// Sync fetches the remote branch and resets the work tree to it. The work
+// directory is gpufleet's own: anything left there by a run that failed to
+// push is recomputed by the next one.
+func (c *Checkout) Sync(ctx context.Context) error {
+	if !c.Remote {
+		return nil
+	}
+	remoteRef := plumbing.NewRemoteReferenceName(git.DefaultRemoteName, c.Branch.Short())
+	err := c.Repo.FetchContext(ctx, &git.FetchOptions{
+		RemoteName: git.DefaultRemoteName,
+		RefSpecs:   []config.RefSpec{config.RefSpec(fmt.Sprintf("+%s:%s", c.Branch, remoteRef))},
+		Auth:       c.auth,
+		Depth:      1,
+		Force:      true,
+		Tags:       git.NoTags,
+	})
+	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+		return fmt.Errorf("fetching %s, %w", redact(c.URL), err)
+	}
+	ref, err := c.Repo.Reference(remoteRef, true)
+	if err != nil {
+		return fmt.Errorf("reading %s, %w", remoteRef, err)
+	}
+	wt, err := c.Repo.Worktree()
+	if err != nil {
+		return err
+	}
+	if err := wt.Checkout(&git.CheckoutOptions{Branch: c.Branch, Force: true, Create: false}); err != nil {
+		if err := wt.Checkout(&git.CheckoutOptions{Branch: c.Branch, Hash: ref.Hash(), Force: true, Create: true}); err != nil {
+			return fmt.Errorf("checking out %s, %w", c.Branch.Short(), err)
+		}
+	}
+	if err := wt.Reset(&git.ResetOptions{Commit: ref.Hash(), Mode: git.HardReset}); err != nil {
+		return fmt.Errorf("resetting to %s, %w", ref.Hash(), err)
+	}
+	return nil
+}
+
+// authFor picks credentials for a URL from the options or the environment.
+func authFor(opts SourceOptions) (transport.AuthMethod, error) {
+	if opts.Auth != nil {
+		return opts.Auth, nil
+	}
+	ep, err := transport.NewEndpoint(opts.URL)
+	if err != nil {
+		return nil, fmt.Errorf("repository %q, %w", redact(opts.URL), err)
+	}
+	switch ep.Protocol {
+	case "https", "http":
+		if token := os.Getenv("GPUFLEET_GIT_TOKEN"); token != "" {
+			// GitHub, GitLab and Gitea all take a token as the password
+			// with any user name.
+			return &githttp.BasicAuth{Username: "x-access-token", Password: token}, nil
+		}
+		return nil, nil
+	case "ssh":
+		return sshAuth(ep.User)
+	}
+	return nil, nil
+}
+
+// sshAuth loads the key in GPUFLEET_GIT_SSH_KEY (a file) and checks hosts
+// against GPUFLEET_GIT_KNOWN_HOSTS or ~/.ssh/known_hosts: a host key that is
+// not known is refused, never trusted on first use.
+func sshAuth(user string) (transport.AuthMethod, error) {
+	keyFile := os.Getenv("GPUFLEET_GIT_SSH_KEY")
+	if keyFile == "" {
+		home, _ := os.UserHomeDir()
+		keyFile = filepath.Join(home, ".ssh", "id_ed25519")
+	}
+	if user == "" {
+		user = "git"
+	}
+	auth, err := gitssh.NewPublicKeysFromFile(user, keyFile, os.Getenv("GPUFLEET_GIT_SSH_KEY_PASSPHRASE"))
+	if err != nil {
+		return nil, fmt.Errorf("loading the SSH key %s (set GPUFLEET_GIT_SSH_KEY), %w", keyFile, err)
+	}
+	knownHosts := os.Getenv("GPUFLEET_GIT_KNOWN_HOSTS")
+	var files []string
+	if knownHosts != "" {
+		files = []string{knownHosts}
+	}
+	callback, err := gitssh.NewKnownHostsCallback(files...)
+	if err != nil {
+		return nil, fmt.Errorf("loading known hosts (set GPUFLEET_GIT_KNOWN_HOSTS), %w", err)
+	}
+	auth.HostKeyCallback = func(host string, remote net.Addr, key ssh.PublicKey) error {
+		if err := callback(host, remote, key); err != nil {
+			return fmt.Errorf("refusing %s: its host key is not in known_hosts (%w)", host, err)
+		}
+		return nil
+	}
+	return auth, nil
+}
+
+// redact hides the user part of a URL before it is shown: it may hold a
+// token.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	u.User = url.User("***")
+	return u.String()
+}

@@ -1,0 +1,278 @@
+package reconcile
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gpufleet/gpufleet/planner"
+)
+
+// StatusVersion is the schema version of the status files.
+const StatusVersion = 1
+
+// stateFile is the repository-wide state in the status directory: what a
+// run must remember for the next one.
+const stateFile = "gpufleet.json"
+
+// Condition types, as Kubernetes and Flux users know them.
+const (
+	Ready       = "Ready"
+	Progressing = "Progressing"
+	Degraded    = "Degraded"
+	Stalled     = "Stalled"
+)
+
+// Condition is one aspect of a fleet's health.
+type Condition struct {
+	Type    string `json:"type"`
+	Status  bool   `json:"status"`
+	Reason  string `json:"reason"`
+	Message string `json:"message,omitempty"`
+	// Since is when Status last changed.
+	Since time.Time `json:"since"`
+}
+
+// FleetStatus is status/<fleet>.json.
+type FleetStatus struct {
+	SchemaVersion int    `json:"schemaVersion"`
+	Fleet         string `json:"fleet"`
+	// SpecRevision is the commit whose specs were reconciled.
+	SpecRevision string `json:"specRevision"`
+	// Orphaned is set for a fleet removed from the repository whose
+	// instances still run because prune is off.
+	Orphaned       bool             `json:"orphaned,omitempty"`
+	Conditions     []Condition      `json:"conditions"`
+	CostMicros     int64            `json:"costMicros"`
+	BaselineMicros int64            `json:"baselineMicros"`
+	SavingMicros   int64            `json:"savingMicros"`
+	Workloads      []WorkloadStatus `json:"workloads"`
+	LastActions    []ActionResult   `json:"lastActions,omitempty"`
+	Errors         []string         `json:"errors,omitempty"`
+	Blocklist      []BlockedOffer   `json:"blocklist,omitempty"`
+	Observed       time.Time        `json:"observedAt"`
+}
+
+// WorkloadStatus is what a workload asks for and what runs.
+type WorkloadStatus struct {
+	Name      string              `json:"name"`
+	Desired   int                 `json:"desired"`
+	Running   int                 `json:"running"`
+	Pending   int                 `json:"pending"`
+	Placed    []planner.Placement `json:"placements"`
+	Instances []InstanceStatus    `json:"instances"`
+	Shortfall *planner.Shortfall  `json:"shortfall,omitempty"`
+}
+
+// InstanceStatus is one instance as last observed.
+type InstanceStatus struct {
+	ID    string        `json:"id"`
+	Offer string        `json:"offer"`
+	State planner.State `json:"state"`
+	Token string        `json:"token,omitempty"`
+}
+
+// ActionResult is an action of the last run that changed something, and how
+// it went.
+type ActionResult struct {
+	Fleet    string             `json:"-"`
+	Kind     planner.ActionKind `json:"kind"`
+	Workload string             `json:"workload"`
+	Offer    string             `json:"offer"`
+	Instance string             `json:"instance,omitempty"`
+	Error    string             `json:"error,omitempty"`
+}
+
+// BlockedOffer is an offer to avoid until a time.
+type BlockedOffer struct {
+	Offer  string    `json:"offer"`
+	Reason string    `json:"reason"`
+	Until  time.Time `json:"until"`
+}
+
+// RepoState is status/gpufleet.json: what outlives a run.
+type RepoState struct {
+	SchemaVersion int            `json:"schemaVersion"`
+	Blocklist     []BlockedOffer `json:"blocklist"`
+	// Retired tokens must not be used again while a cloud may still answer
+	// them with an ended instance.
+	Retired []RetiredToken `json:"retiredTokens"`
+	// Preempted lists preempted instances already acted on, so one
+	// preemption blocklists its offer once.
+	Preempted []string `json:"preemptedSeen"`
+}
+
+// RetiredToken is a create token not to reuse before Until.
+type RetiredToken struct {
+	Token string    `json:"token"`
+	Until time.Time `json:"until"`
+}
+
+// tokenMemory is how long a cloud may answer a token with what it made:
+// EC2 keeps ClientTokens for at least a day.
+const tokenMemory = 25 * time.Hour
+
+// active returns the blocklist entries still in force.
+func (s *RepoState) active(now time.Time) []planner.OfferKey {
+	var out []planner.OfferKey
+	for _, b := range s.Blocklist {
+		if now.Before(b.Until) {
+			if k, err := planner.ParseOfferKey(b.Offer); err == nil {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+// block adds or extends a blocklist entry.
+func (s *RepoState) block(offer planner.OfferKey, reason string, until time.Time) {
+	for i := range s.Blocklist {
+		if s.Blocklist[i].Offer == offer.String() {
+			if until.After(s.Blocklist[i].Until) {
+				s.Blocklist[i].Until, s.Blocklist[i].Reason = until, reason
+			}
+			return
+		}
+	}
+	s.Blocklist = append(s.Blocklist, BlockedOffer{Offer: offer.String(), Reason: reason, Until: until})
+}
+
+func (s *RepoState) retire(token string, until time.Time) {
+	if token == "" || slices.ContainsFunc(s.Retired, func(r RetiredToken) bool { return r.Token == token }) {
+		return
+	}
+	s.Retired = append(s.Retired, RetiredToken{Token: token, Until: until})
+}
+
+func (s *RepoState) retiredTokens(now time.Time) []string {
+	var out []string
+	for _, r := range s.Retired {
+		if now.Before(r.Until) {
+			out = append(out, r.Token)
+		}
+	}
+	return out
+}
+
+// prune drops expired entries and sorts what is left, so the file changes
+// only when its content does.
+func (s *RepoState) prune(now time.Time) {
+	s.SchemaVersion = StatusVersion
+	s.Blocklist = slices.DeleteFunc(s.Blocklist, func(b BlockedOffer) bool { return !now.Before(b.Until) })
+	slices.SortFunc(s.Blocklist, func(a, b BlockedOffer) int { return strings.Compare(a.Offer, b.Offer) })
+	s.Retired = slices.DeleteFunc(s.Retired, func(r RetiredToken) bool { return !now.Before(r.Until) })
+	slices.SortFunc(s.Retired, func(a, b RetiredToken) int { return strings.Compare(a.Token, b.Token) })
+	slices.Sort(s.Preempted)
+	s.Preempted = slices.Compact(s.Preempted)
+	if s.Blocklist == nil {
+		s.Blocklist = []BlockedOffer{}
+	}
+	if s.Retired == nil {
+		s.Retired = []RetiredToken{}
+	}
+	if s.Preempted == nil {
+		s.Preempted = []string{}
+	}
+}
+
+// readState reads status/gpufleet.json; a missing file is an empty state.
+func readState(dir string) (*RepoState, error) {
+	s := &RepoState{}
+	data, err := os.ReadFile(filepath.Join(dir, stateFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, s); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, stateFile), err)
+	}
+	if s.SchemaVersion > StatusVersion {
+		return nil, fmt.Errorf("%s has schema version %d; this gpufleet knows %d: upgrade it", stateFile, s.SchemaVersion, StatusVersion)
+	}
+	return s, nil
+}
+
+// readFleetStatuses reads every status/<fleet>.json.
+func readFleetStatuses(dir string) (map[string]*FleetStatus, error) {
+	out := map[string]*FleetStatus{}
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".json") || name == stateFile {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return nil, err
+		}
+		var fs FleetStatus
+		if err := json.Unmarshal(data, &fs); err != nil {
+			// A broken status file is replaced, not trusted.
+			continue
+		}
+		if fs.Fleet != "" {
+			out[fs.Fleet] = &fs
+		}
+	}
+	return out, nil
+}
+
+// encode renders a status document the way it is committed.
+func encode(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(fmt.Sprintf("encoding status: %v", err))
+	}
+	return b.Bytes()
+}
+
+// sameBesidesTime compares two fleet statuses with their timestamps cleared,
+// so a run that changed nothing commits nothing.
+func sameBesidesTime(a, b *FleetStatus) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	ca, cb := *a, *b
+	ca.Observed, cb.Observed = time.Time{}, time.Time{}
+	ca.Conditions = slices.Clone(a.Conditions)
+	cb.Conditions = slices.Clone(b.Conditions)
+	for i := range ca.Conditions {
+		ca.Conditions[i].Since = time.Time{}
+	}
+	for i := range cb.Conditions {
+		cb.Conditions[i].Since = time.Time{}
+	}
+	return bytes.Equal(encode(&ca), encode(&cb))
+}
+
+// carryConditions keeps a condition's Since when its status did not change.
+func carryConditions(next, prev []Condition, now time.Time) []Condition {
+	for i := range next {
+		next[i].Since = now
+		for _, p := range prev {
+			if p.Type == next[i].Type && p.Status == next[i].Status {
+				next[i].Since = p.Since
+			}
+		}
+	}
+	return next
+}
