@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
@@ -254,4 +255,46 @@ func redact(raw string) string {
 	}
 	u.User = url.User("***")
 	return u.String()
+}
+
+// Export writes the files of a revision of the repository at dir into dst,
+// for planning another revision than the one checked out (a pull request's
+// base). Only regular files are written, and no path may leave dst.
+func Export(dir, rev, dst string) error {
+	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
+	if err != nil {
+		return fmt.Errorf("%s is not a Git repository, %w", dir, err)
+	}
+	hash, err := repo.ResolveRevision(plumbing.Revision(rev))
+	if err != nil {
+		return fmt.Errorf("resolving %q (is the base fetched? a shallow checkout lacks it), %w", rev, err)
+	}
+	commit, err := repo.CommitObject(*hash)
+	if err != nil {
+		return err
+	}
+	tree, err := commit.Tree()
+	if err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(dst)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return tree.Files().ForEach(func(f *object.File) error {
+		if !f.Mode.IsFile() {
+			return nil
+		}
+		content, err := f.Contents()
+		if err != nil {
+			return err
+		}
+		if d := filepath.Dir(f.Name); d != "." {
+			if err := root.MkdirAll(d, 0o755); err != nil {
+				return err
+			}
+		}
+		return root.WriteFile(f.Name, []byte(content), 0o644)
+	})
 }

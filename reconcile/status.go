@@ -276,3 +276,31 @@ func carryConditions(next, prev []Condition, now time.Time) []Condition {
 	}
 	return next
 }
+
+// ReadObserved reads what the last run saw from a repository's status
+// files: the instances it listed and the offers blocklisted at now. A pull
+// request's plan uses it in place of the clouds, which CI cannot reach.
+func ReadObserved(statusDir string, now time.Time) ([]planner.Instance, []planner.OfferKey, error) {
+	statuses, err := readFleetStatuses(statusDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	var observed []planner.Instance
+	for _, st := range statuses {
+		for _, w := range st.Workloads {
+			for _, inst := range w.Instances {
+				k, err := planner.ParseOfferKey(inst.Offer)
+				if err != nil {
+					return nil, nil, fmt.Errorf("status of %s: %w", st.Fleet, err)
+				}
+				observed = append(observed, planner.Instance{ID: inst.ID, OfferKey: k, Fleet: st.Fleet, Workload: w.Name, Token: inst.Token, State: inst.State})
+			}
+		}
+	}
+	slices.SortFunc(observed, cmpInstances)
+	state, err := readState(statusDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	return observed, state.active(now), nil
+}

@@ -76,6 +76,7 @@ where back to the repository.`,
 	root.AddCommand(
 		a.validateCommand(),
 		a.planCommand(),
+		a.commentCommand(),
 		a.reconcileCommand(),
 		a.applyCommand(),
 		a.demoCommand(),

@@ -5,84 +5,223 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpufleet/gpufleet/planner"
 	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/reconcile"
 	"github.com/gpufleet/gpufleet/schema"
 )
 
+type planFlags struct {
+	repo, base, observed, catalogFile, output string
+	detailed                                  bool
+	maxPriceAge                               time.Duration
+}
+
 func (a *app) planCommand() *cobra.Command {
-	var repo, observedFile, catalogFile, output string
-	var detailed bool
+	var f planFlags
 	cmd := &cobra.Command{
 		Use:   "plan",
 		Short: "Plan the cheapest placement of a repository's fleets, offline, against the price catalog",
 		Long: `plan loads a repository, places every fleet at the lowest cost the catalog
 allows, and shows where each node goes, what it costs, why, and the actions
-that would get there from what runs now (--observed, a JSON list of
-instances; nothing runs when absent).
+that would get there from what runs now. What runs is read from the
+repository's status files (the last reconcile's view), or from --observed,
+a JSON list of instances; no cloud is contacted.
+
+With --base REF it plans a pull request: the checkout's specs against those
+of REF, with the cost before, after and the difference, for a review
+comment (-o markdown) or a machine (-o json).
 
 With --detailed-exitcode the exit status is 0 when there is nothing to do,
 1 on an error and 2 when there are changes, as Terraform does.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := outputFormat(output, "text", "json", "markdown"); err != nil {
+			if err := outputFormat(f.output, "text", "json", "markdown"); err != nil {
 				return err
 			}
-			r, err := schema.Load(repo)
-			if err != nil {
-				return a.specErrors(repo, err)
+			if f.base != "" {
+				return a.review(f)
 			}
-			cat := catalog.Default()
-			if catalogFile != "" {
-				if cat, err = readCatalog(catalogFile); err != nil {
-					return err
-				}
-			}
-			var observed []planner.Instance
-			if observedFile != "" {
-				if observed, err = readObserved(observedFile); err != nil {
-					return err
-				}
-			}
-			report, err := planReport(r, cat, observed, nil)
-			if err != nil {
-				return err
-			}
-			if err := a.writeReport(report, output); err != nil {
-				return err
-			}
-			if creates, deletes := report.Changes.Counts(); detailed && (creates+deletes > 0 || len(report.Changes.Refused) > 0) {
-				return exitCode(2)
-			}
-			return nil
+			return a.plan(f)
 		},
 	}
-	cmd.Flags().StringVar(&repo, "repo", envOr("GPUFLEET_REPO", "."), "fleet repository directory [GPUFLEET_REPO]")
-	cmd.Flags().StringVar(&observedFile, "observed", "", "JSON file listing the instances that run now")
-	cmd.Flags().StringVar(&catalogFile, "catalog", envOr("GPUFLEET_CATALOG", ""), "price catalog file; the embedded snapshot when empty [GPUFLEET_CATALOG]")
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text, json or markdown")
-	cmd.Flags().BoolVar(&detailed, "detailed-exitcode", false, "exit 2 when there are changes, 0 when there are none")
+	cmd.Flags().StringVar(&f.repo, "repo", envOr("GPUFLEET_REPO", "."), "fleet repository directory [GPUFLEET_REPO]")
+	cmd.Flags().StringVar(&f.base, "base", "", "revision to compare with, e.g. the pull request's base commit")
+	cmd.Flags().StringVar(&f.observed, "observed", "", "JSON file listing the instances that run now; the status files when empty")
+	cmd.Flags().StringVar(&f.catalogFile, "catalog", envOr("GPUFLEET_CATALOG", ""), "price catalog file; the embedded snapshot when empty [GPUFLEET_CATALOG]")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text, json or markdown")
+	cmd.Flags().BoolVar(&f.detailed, "detailed-exitcode", false, "exit 2 when there are changes, 0 when there are none")
+	cmd.Flags().DurationVar(&f.maxPriceAge, "max-price-age", 14*24*time.Hour, "warn when the prices are older than this")
 	return cmd
 }
 
+// context is what a plan needs besides the specs.
+type planContext struct {
+	cat      *catalog.Catalog
+	observed []planner.Instance
+	blocked  []planner.OfferKey
+	warnings []string
+}
+
+func (a *app) planContext(f planFlags, repoDir string, statusDir string) (*planContext, error) {
+	pc := &planContext{cat: catalog.Default()}
+	var err error
+	if f.catalogFile != "" {
+		if pc.cat, err = readCatalog(f.catalogFile); err != nil {
+			return nil, err
+		}
+	}
+	now := now()
+	if age := pc.cat.Age(now); age > f.maxPriceAge {
+		pc.warnings = append(pc.warnings, fmt.Sprintf("the prices are %d days old (%s of %s); refresh them with gpufleet catalog refresh",
+			int(age.Hours()/24), pc.cat.Source, pc.cat.FetchedAt.Format("2006-01-02")))
+	}
+	if f.observed != "" {
+		pc.observed, err = readObserved(f.observed)
+		return pc, err
+	}
+	pc.observed, pc.blocked, err = reconcile.ReadObserved(filepath.Join(repoDir, filepath.FromSlash(statusDir)), now)
+	return pc, err
+}
+
+// now is the time plans are made at; GPUFLEET_NOW pins it, so that
+// recorded outputs stay reproducible.
+func now() time.Time {
+	if s := os.Getenv("GPUFLEET_NOW"); s != "" {
+		if t, err := time.Parse(time.RFC3339, s); err == nil {
+			return t
+		}
+	}
+	return time.Now()
+}
+
+func (a *app) plan(f planFlags) error {
+	r, err := schema.Load(f.repo)
+	if err != nil {
+		return a.specErrors(f.repo, err)
+	}
+	pc, err := a.planContext(f, f.repo, r.Config.Status.Dir)
+	if err != nil {
+		return err
+	}
+	report, err := planReport(r, pc)
+	if err != nil {
+		return err
+	}
+	if err := a.writeReport(report, f.output); err != nil {
+		return err
+	}
+	if creates, deletes := report.Changes.Counts(); f.detailed && (creates+deletes > 0 || len(report.Changes.Refused) > 0) {
+		return exitCode(2)
+	}
+	return nil
+}
+
+// review plans a pull request's head against its base.
+func (a *app) review(f planFlags) error {
+	headRepo, headErr := schema.Load(f.repo)
+	headErrors, err := specErrorLines(headErr)
+	if err != nil {
+		return err
+	}
+	baseDir, err := os.MkdirTemp("", "gpufleet-base-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(baseDir)
+	if err := reconcile.Export(f.repo, f.base, baseDir); err != nil {
+		return err
+	}
+	baseRepo, baseErr := schema.Load(baseDir)
+	baseErrors, err := specErrorLines(baseErr)
+	if err != nil {
+		return err
+	}
+	statusDir := "status"
+	if headRepo != nil {
+		statusDir = headRepo.Config.Status.Dir
+	}
+	pc, err := a.planContext(f, f.repo, statusDir)
+	if err != nil {
+		return err
+	}
+	var head *planner.Report
+	if headRepo != nil {
+		if head, err = planReport(headRepo, pc); err != nil {
+			return err
+		}
+	}
+	var base *planner.Plan
+	if baseRepo != nil {
+		in := planner.NewInput(baseRepo, pc.cat)
+		in.Observed, in.Blocked = pc.observed, pc.blocked
+		if base, err = planner.Solve(in); err != nil {
+			return err
+		}
+	}
+	review := planner.NewReview(head, base, headErrors, baseErrors)
+	if head == nil {
+		// A head that planned carries these in its plan already.
+		review.Warnings = append(pc.warnings, review.Warnings...)
+	}
+	switch f.output {
+	case "json":
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(review)
+	default:
+		err = review.WriteMarkdown(a.stdout)
+	}
+	switch {
+	case err != nil:
+		return err
+	case head == nil:
+		return exitCode(1)
+	}
+	if creates, deletes := head.Changes.Counts(); f.detailed && (creates+deletes > 0 || len(head.Changes.Refused) > 0) {
+		return exitCode(2)
+	}
+	return nil
+}
+
+// specErrorLines turns a load's errors into lines; any other error is
+// returned as it is.
+func specErrorLines(err error) ([]string, error) {
+	if err == nil {
+		return nil, nil
+	}
+	var problems schema.Errors
+	if !errors.As(err, &problems) {
+		return nil, err
+	}
+	lines := make([]string, len(problems))
+	for i, p := range problems {
+		lines[i] = p.Error()
+	}
+	return lines, nil
+}
+
 // planReport plans a loaded repository against a catalog and what runs.
-func planReport(r *schema.Repo, cat *catalog.Catalog, observed []planner.Instance, blocked []planner.OfferKey) (*planner.Report, error) {
-	in := planner.NewInput(r, cat)
-	in.Observed = observed
-	in.Blocked = blocked
+func planReport(r *schema.Repo, pc *planContext) (*planner.Report, error) {
+	in := planner.NewInput(r, pc.cat)
+	in.Observed = pc.observed
+	in.Blocked = pc.blocked
 	plan, err := planner.Solve(in)
 	if err != nil {
 		return nil, err
 	}
-	changes := planner.Diff(plan, observed, planner.DiffOptions{
+	plan.Warnings = append(pc.warnings, plan.Warnings...)
+	changes := planner.Diff(plan, pc.observed, planner.DiffOptions{
 		Revision:     planner.SpecRevisions(r.Fleets),
 		MaxDeletions: r.Config.Defaults.MaxDeletions,
 		Prune:        r.Config.Defaults.Prune,
 	})
-	return &planner.Report{Plan: plan, Changes: changes, CurrentMicros: planner.CurrentCost(observed, in.Offers)}, nil
+	return &planner.Report{Plan: plan, Changes: changes, CurrentMicros: planner.CurrentCost(pc.observed, in.Offers)}, nil
 }
 
 func (a *app) writeReport(report *planner.Report, output string) error {

@@ -1,0 +1,120 @@
+package ghcomment
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxLength is GitHub's limit on a comment body, in characters.
+const MaxLength = 65536
+
+// partHeadroom leaves room in each part for the part header and for
+// closing and reopening what a split cuts through.
+const partHeadroom = 2048
+
+// Split cuts a Markdown body into parts of at most limit characters, at
+// line ends. A part that ends inside a fenced code block or a <details>
+// section closes them, and the next part reopens them, so every part
+// renders on its own. A line longer than a part is cut where it must be.
+func Split(body string, limit int) []string {
+	if utf8.RuneCountInString(body) <= limit {
+		return []string{body}
+	}
+	budget := limit - partHeadroom
+	if budget < 256 {
+		budget = limit / 2
+	}
+	var (
+		parts   []string
+		current strings.Builder
+		size    int
+		fence   string   // the opening line of the code block we are in
+		details []string // the opening lines of the sections we are in
+	)
+	flush := func() {
+		var tail strings.Builder
+		if fence != "" {
+			tail.WriteString("```\n")
+		}
+		for range details {
+			tail.WriteString("</details>\n")
+		}
+		parts = append(parts, current.String()+tail.String())
+		current.Reset()
+		size = 0
+		for _, d := range details {
+			current.WriteString(continued(d))
+			size += utf8.RuneCountInString(continued(d))
+		}
+		if fence != "" {
+			current.WriteString(fence + "\n")
+			size += utf8.RuneCountInString(fence) + 1
+		}
+	}
+	for _, line := range strings.SplitAfter(body, "\n") {
+		for utf8.RuneCountInString(line) > budget {
+			// One line longer than a part: cut it.
+			head := truncateRunes(line, budget-size)
+			if head == "" {
+				flush()
+				continue
+			}
+			current.WriteString(head + "\n")
+			line = line[len(head):]
+			flush()
+		}
+		n := utf8.RuneCountInString(line)
+		if size+n > budget && size > 0 {
+			flush()
+		}
+		current.WriteString(line)
+		size += n
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(trimmed, "```") && fence == "":
+			fence = trimmed
+		case strings.HasPrefix(trimmed, "```"):
+			fence = ""
+		case fence != "":
+		case strings.HasPrefix(trimmed, "<details"):
+			details = append(details, trimmed)
+		case strings.HasPrefix(trimmed, "</details>") && len(details) > 0:
+			details = details[:len(details)-1]
+		}
+	}
+	if current.Len() > 0 {
+		parts = append(parts, current.String())
+	}
+	return parts
+}
+
+// continued reopens a <details> section in the next part.
+func continued(open string) string {
+	if i := strings.Index(open, "</summary>"); i >= 0 {
+		return open[:i] + " (continued)" + open[i:] + "\n"
+	}
+	return open + "\n"
+}
+
+func truncateRunes(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j]
+		}
+		i++
+	}
+	return s
+}
+
+// header marks part i of n, hidden, and says so to the reader.
+func header(marker string, i, n int) string {
+	if n == 1 {
+		return marker + "\n"
+	}
+	return fmt.Sprintf("%s\n<!-- part %d/%d -->\n_Part %d of %d._\n\n", marker, i, n, i, n)
+}

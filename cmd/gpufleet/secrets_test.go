@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gpufleet/gpufleet/examples"
+)
+
+// canary is a credential that must never be seen again.
+const canary = "canary-5f3a9c1e"
+
+// credentialEnv is every environment variable gpufleet, or an SDK it
+// drives, reads a secret from.
+var credentialEnv = []string{
+	"GITHUB_TOKEN", "GPUFLEET_GIT_TOKEN", "GPUFLEET_GIT_SSH_KEY_PASSPHRASE", "GPUFLEET_WEBHOOK_SECRET", "GPUFLEET_GCP_API_KEY",
+	"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+	"AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET", "AZURE_TENANT_ID", "AZURE_CLIENT_CERTIFICATE_PASSWORD",
+}
+
+// TestCredentialsNeverLeak puts a canary in every credential variable and
+// in every configuration field that could hold one, runs what a user and
+// CI run — validate, plan, a pull-request plan and comment, reconcile with
+// the status commit — with debug logs in JSON, and looks for the canary
+// everywhere those leave a trace.
+func TestCredentialsNeverLeak(t *testing.T) {
+	for _, name := range credentialEnv {
+		t.Setenv(name, canary+"-"+strings.ToLower(name))
+	}
+	dir := t.TempDir()
+	adc := filepath.Join(dir, "adc.json")
+	if err := os.WriteFile(adc, []byte(`{"type":"service_account","private_key":"`+canary+`-adc"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", adc)
+	t.Setenv("GPUFLEET_LOG_FORMAT", "json")
+	t.Setenv("GPUFLEET_LOG_LEVEL", "debug")
+	t.Setenv("GPUFLEET_NOW", "2026-11-29T12:00:00Z")
+
+	repo := filepath.Join(dir, "repo")
+	src, _ := fs.Sub(examples.FleetRepo, "fleet-repo")
+	if err := os.CopyFS(repo, src); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := os.ReadFile(filepath.Join(repo, "gpufleet.cue"))
+	cfg = bytes.Replace(cfg, []byte(`launch: adminUsername: "mlops"`), []byte(`launch: {adminUsername: "mlops", sshPublicKey: "ssh-ed25519 AAAA`+canary+`-ssh"}`), 1)
+	if err := os.WriteFile(filepath.Join(repo, "gpufleet.cue"), cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	git("init", "-q", "-b", "main")
+	git("add", ".")
+	git("commit", "-q", "-m", "fleets")
+
+	gh := &recordingGitHub{}
+	srv := httptest.NewServer(gh)
+	defer srv.Close()
+	t.Setenv("GITHUB_API_URL", srv.URL+"/")
+
+	var traces bytes.Buffer
+	runCLI := func(stdin string, args ...string) {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		if stdin != "" {
+			f := filepath.Join(dir, "stdin.md")
+			os.WriteFile(f, []byte(stdin), 0o644)
+			args = append(args, "--file", f)
+		}
+		code := run(context.Background(), args, &stdout, &stderr)
+		traces.WriteString(stdout.String() + stderr.String())
+		if code != 0 && code != 2 {
+			t.Fatalf("gpufleet %v exited %d: %s", args, code, stderr.String())
+		}
+	}
+	runCLI("", "validate", "--repo", repo, "-o", "json")
+	runCLI("", "plan", "--repo", repo, "-o", "text")
+	runCLI("", "plan", "--repo", repo, "-o", "json")
+	runCLI("", "reconcile", "--repo", repo, "--sim", "--sim-state", filepath.Join(dir, "clouds.json"))
+	git("commit", "-q", "--allow-empty", "-m", "a change")
+	var md bytes.Buffer
+	if code := run(context.Background(), []string{"plan", "--repo", repo, "--base", "HEAD~1", "-o", "markdown"}, &md, &traces); code != 0 {
+		t.Fatalf("plan --base exited %d", code)
+	}
+	traces.Write(md.Bytes())
+	runCLI(md.String(), "comment", "github", "--pr", "7", "--repo-slug", "acme/fleets")
+
+	gh.mu.Lock()
+	comments := gh.bodies
+	gh.mu.Unlock()
+	if len(comments) == 0 {
+		t.Fatal("no comment reached the fake GitHub")
+	}
+	var committed bytes.Buffer
+	// What gpufleet committed: the user's own commit holds the config.
+	cmd := exec.Command("git", "-C", repo, "log", "-p", "--all", "--author=gpufleet")
+	cmd.Stdout = &committed
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(committed.String(), "status/STATUS.md") {
+		t.Fatal("gpufleet committed no status to check")
+	}
+	for name, text := range map[string]string{
+		"output and logs":  traces.String(),
+		"comments":         strings.Join(comments, "\n"),
+		"commits":          committed.String(),
+		"status directory": readTree(t, filepath.Join(repo, "status")),
+	} {
+		if strings.Contains(text, canary) {
+			i := strings.Index(text, canary)
+			t.Errorf("a credential leaked into the %s: …%s…", name, text[max(0, i-120):min(len(text), i+60)])
+		}
+	}
+	if !strings.Contains(traces.String(), `"level":"INFO"`) {
+		t.Error("no JSON log line was checked")
+	}
+}
+
+func readTree(t *testing.T, dir string) string {
+	var b strings.Builder
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			data, _ := os.ReadFile(path)
+			b.Write(data)
+		}
+		return nil
+	})
+	if b.Len() == 0 {
+		t.Fatalf("no status files in %s", dir)
+	}
+	return b.String()
+}
+
+// recordingGitHub accepts plan comments and keeps their bodies.
+type recordingGitHub struct {
+	mu     sync.Mutex
+	bodies []string
+}
+
+func (g *recordingGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	body, _ := io.ReadAll(r.Body)
+	switch r.Method {
+	case http.MethodGet:
+		w.Write([]byte("[]"))
+	case http.MethodPost:
+		var c struct {
+			Body string `json:"body"`
+		}
+		json.Unmarshal(body, &c)
+		g.bodies = append(g.bodies, c.Body)
+		w.WriteHeader(http.StatusCreated)
+		w.Write([]byte(`{"id": 1}`))
+	}
+}
