@@ -17,5 +17,12 @@ FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/gpufleet /usr/local/bin/gpufleet
 USER nonroot:nonroot
 WORKDIR /home/nonroot
+# By default the image is the scheduled agent: `gpufleet serve`, with its
+# webhook, /metrics, /healthz and /readyz on 8080. Any other command runs
+# by naming it: `docker run IMAGE reconcile --repo URL`.
 ENTRYPOINT ["/usr/local/bin/gpufleet"]
-CMD ["--help"]
+CMD ["serve"]
+EXPOSE 8080
+# No HEALTHCHECK: distroless has no shell, curl or wget to run one, and
+# gpufleet does not probe itself. Orchestrators probe /healthz (liveness)
+# and /readyz (readiness) over HTTP instead, as examples/kubernetes does.

@@ -22,7 +22,7 @@ func (r *run) apply(ctx context.Context) error {
 		return nil
 	}
 	for round := 1; round <= r.opts.Rounds; round++ {
-		actions := r.report.Changes.Actions
+		actions := r.applicable(r.report.Changes.Actions)
 		if len(actions) == 0 {
 			break
 		}

@@ -42,6 +42,11 @@ type Options struct {
 	Lock LockOptions
 	// PushAttempts bounds re-applying the status onto a moved branch.
 	PushAttempts int
+	// Progress, when set, is told the name of each step that finished
+	// without error (load, observe, plan, apply), as it finishes. A
+	// long-running agent uses it to know a repository loaded long before
+	// the run ends.
+	Progress func(step string)
 
 	// crashAfter stops the run after the named step as if the process had
 	// died: no status, no commit, no unlock. Tests use it.
@@ -63,6 +68,9 @@ type Result struct {
 	Commit plumbing.Hash
 	// Rounds of applying that ran.
 	Rounds int
+	// Blocklist is the repository's blocklist as the run left it in
+	// status/gpufleet.json, expired entries pruned.
+	Blocklist []BlockedOffer
 }
 
 // errCrashed is what a run that was told to crash returns.
@@ -151,6 +159,9 @@ func Run(ctx context.Context, c *Checkout, opts Options) (res *Result, err error
 		}
 		if opts.crashAfter == s.name {
 			return &r.result, errCrashed
+		}
+		if opts.Progress != nil {
+			opts.Progress(s.name)
 		}
 	}
 	if runErr != nil {

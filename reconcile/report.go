@@ -28,9 +28,14 @@ const summaryFile = "STATUS.md"
 // finish builds the status of every fleet and, when committing, writes it
 // and commits and pushes it if anything besides timestamps changed.
 func (r *run) finish(ctx context.Context) error {
+	if r.state == nil {
+		// The run stopped before it read the state (no head to read).
+		r.state = &RepoState{}
+	}
 	r.state.prune(r.now)
 	statuses := r.statuses()
 	r.result.Statuses = statuses
+	r.result.Blocklist = slices.Clone(r.state.Blocklist)
 	if r.opts.DryRun || !r.opts.Commit {
 		return nil
 	}
@@ -265,6 +270,9 @@ func (r *run) conditions(f planner.FleetPlan, st *FleetStatus) []Condition {
 	stalled := Condition{Type: Stalled, Status: false, Reason: "None"}
 	if refused {
 		stalled = Condition{Type: Stalled, Status: true, Reason: "DeletionsRefused", Message: r.report.Changes.Refusal}
+	}
+	if r.suspended(f.Name) {
+		return suspendedConditions(todo, degraded, stalled)
 	}
 	return []Condition{ready, progressing, degraded, stalled}
 }

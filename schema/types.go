@@ -152,6 +152,8 @@ type Fleet struct {
 	Owner  string            `json:"owner"`
 	Budget *float64          `json:"budget,omitempty"`
 	Labels map[string]string `json:"labels"`
+	// Suspended fleets are planned and reported but never changed.
+	Suspended bool `json:"suspended"`
 	// Workloads sorted by name.
 	Workloads []Workload `json:"-"`
 	// Pos is where the fleet is declared.

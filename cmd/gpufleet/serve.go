@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/providers/clouds"
+	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/providers/sim/emulator"
+	"github.com/gpufleet/gpufleet/reconcile/agent"
+)
+
+// serveFlags are the flags of serve.
+type serveFlags struct {
+	repos                   []string
+	branch, workDir, listen string
+	interval, lockWait      time.Duration
+	shutdownDelay           time.Duration
+	jitter                  float64
+	maxPayload              int64
+	parallelism             int
+	emulated                bool
+	simState                string
+}
+
+func (a *app) serveCommand() *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Reconcile repositories on a schedule and on webhooks, serving metrics and health checks",
+		Long: `serve runs gpufleet unattended. It reconciles each --repo at once, then
+every --interval (spread by --jitter), and at once when a signed GitHub push
+webhook (POST /webhook/github) or trigger (POST /trigger) names it. Runs of
+one repository never overlap: a trigger during a run asks for exactly one
+more run after it.
+
+It serves Prometheus metrics on /metrics, liveness on /healthz and
+readiness on /readyz. The webhook secret comes from GPUFLEET_WEBHOOK_SECRET
+only, never a flag; without it the webhook and trigger endpoints are off.
+
+On SIGTERM or SIGINT it stops the HTTP server, cancels the runs in
+progress (each still records its status and releases the repository
+lock), waits for them, and exits 0.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := envDefaults(cmd, map[string]string{
+				"interval":       "GPUFLEET_INTERVAL",
+				"jitter":         "GPUFLEET_JITTER",
+				"lock-wait":      "GPUFLEET_LOCK_WAIT",
+				"shutdown-delay": "GPUFLEET_SHUTDOWN_DELAY",
+			}); err != nil {
+				return err
+			}
+			return a.serve(cmd.Context(), f)
+		},
+	}
+	flags := cmd.Flags()
+	flags.StringArrayVar(&f.repos, "repo", splitList(os.Getenv("GPUFLEET_REPO")), "fleet repository to reconcile, a URL or local checkout, with an optional #branch; repeat for more [GPUFLEET_REPO, comma-separated]")
+	flags.StringVar(&f.branch, "branch", envOr("GPUFLEET_BRANCH", ""), "branch of repositories that name none; the default branch when empty [GPUFLEET_BRANCH]")
+	flags.StringVar(&f.workDir, "workdir", envOr("GPUFLEET_WORKDIR", filepath.Join(".gpufleet", "work")), "where remote repositories are cloned, one directory each [GPUFLEET_WORKDIR]")
+	flags.StringVar(&f.listen, "listen", envOr("GPUFLEET_LISTEN", ":8080"), "address of the HTTP server [GPUFLEET_LISTEN]")
+	flags.DurationVar(&f.interval, "interval", agent.DefaultInterval, "time between scheduled runs of a repository [GPUFLEET_INTERVAL]")
+	flags.Float64Var(&f.jitter, "jitter", agent.DefaultJitter, "share of the interval each pause may be longer or shorter, so agents drift apart; 0 for none [GPUFLEET_JITTER]")
+	flags.DurationVar(&f.lockWait, "lock-wait", 0, "how long a run waits for another reconciler's lock; 0 gives up until the next run [GPUFLEET_LOCK_WAIT]")
+	flags.DurationVar(&f.shutdownDelay, "shutdown-delay", 0, "how long to keep serving, with /readyz failing, after SIGTERM before stopping [GPUFLEET_SHUTDOWN_DELAY]")
+	flags.Int64Var(&f.maxPayload, "max-payload", agent.DefaultMaxPayload, "largest webhook or trigger body accepted, in bytes; larger ones get 413")
+	flags.IntVar(&f.parallelism, "parallelism", 16, "cloud calls in flight while applying")
+	flags.BoolVar(&f.emulated, "sim", false, "run against the embedded cloud emulator instead of real clouds")
+	flags.StringVar(&f.simState, "sim-state", envOr("GPUFLEET_SIM_STATE", ".gpufleet/sim-state.json"), "the emulator's state file, with --sim [GPUFLEET_SIM_STATE]")
+	return cmd
+}
+
+// serve runs the agent until ctx ends, which Main ties to SIGTERM and
+// SIGINT.
+func (a *app) serve(ctx context.Context, f serveFlags) error {
+	var repos []agent.Repo
+	for _, r := range f.repos {
+		repos = append(repos, agent.ParseRepo(r, f.branch))
+	}
+	endpoints := clouds.EndpointsFromEnv()
+	if f.emulated {
+		world, err := sim.New(sim.Config{Seed: 1, StatePath: f.simState})
+		if err != nil {
+			return err
+		}
+		emu, err := emulator.Start(world, emulator.Options{Log: a.log})
+		if err != nil {
+			return err
+		}
+		// Closing saves the emulated clouds, after the last run is over.
+		defer emu.Close(context.WithoutCancel(ctx))
+		endpoints = clouds.Endpoints{AWS: emu.Endpoints.EC2, Azure: emu.Endpoints.ARM, GCP: emu.Endpoints.GCE}
+	}
+	ag, err := agent.New(agent.Options{
+		Repos:         repos,
+		Interval:      f.interval,
+		Jitter:        f.jitter,
+		WorkDir:       f.workDir,
+		LockWait:      f.lockWait,
+		Parallelism:   f.parallelism,
+		Holder:        holder(),
+		Endpoints:     endpoints,
+		Catalog:       catalog.Default(),
+		Secret:        []byte(os.Getenv("GPUFLEET_WEBHOOK_SECRET")),
+		MaxPayload:    f.maxPayload,
+		ShutdownDelay: f.shutdownDelay,
+		Log:           a.log,
+	})
+	if err != nil {
+		return err
+	}
+	l, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return fmt.Errorf("--listen: %w", err)
+	}
+	return ag.Serve(ctx, l)
+}
+
+// envDefaults sets flags the command line left alone from the environment,
+// parsed as the flag parses its own value.
+func envDefaults(cmd *cobra.Command, env map[string]string) error {
+	for flag, name := range env {
+		v, ok := os.LookupEnv(name)
+		if !ok || v == "" || cmd.Flags().Changed(flag) {
+			continue
+		}
+		if err := cmd.Flags().Set(flag, v); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// splitList reads a comma-separated environment variable.
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

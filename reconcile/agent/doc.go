@@ -1,0 +1,5 @@
+// Package agent runs gpufleet unattended: it reconciles each configured
+// fleet repository on a jittered schedule and at once when a signed webhook
+// says the repository changed, never two runs of one repository at a time,
+// and serves the health, readiness and Prometheus endpoints operators need.
+package agent

@@ -1,0 +1,216 @@
+package agent
+
+import (
+	"log/slog"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/gpufleet/gpufleet/planner"
+	"github.com/gpufleet/gpufleet/reconcile"
+)
+
+// Metrics are what the agent tells Prometheus. They live in a registry of
+// their own, so embedding the agent, or running two in a test, never
+// collides with another library's use of the global one.
+type Metrics struct {
+	registry    *prometheus.Registry
+	runs        *prometheus.CounterVec
+	duration    *prometheus.HistogramVec
+	lastSuccess *prometheus.GaugeVec
+	apiRequests *prometheus.CounterVec
+	fleets      *fleetCollector
+}
+
+// NewMetrics makes the metrics in a new registry.
+func NewMetrics(log *slog.Logger) *Metrics {
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gpufleet_reconcile_runs_total",
+			Help: "Reconcile runs by repository and result: success, error, or locked (another reconciler held the repository lock).",
+		}, []string{"repo", "result"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "gpufleet_reconcile_duration_seconds",
+			Help: "How long reconcile runs take, from fetching the repository to pushing the status.",
+			// From a run with nothing to do (a second or two) to one that
+			// waits out slow launches and failovers (many minutes).
+			Buckets: prometheus.ExponentialBuckets(0.5, 2, 12),
+		}, []string{"repo"}),
+		lastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "gpufleet_last_success_timestamp_seconds",
+			Help: "When the last successful reconcile of a repository ended, in seconds since the Unix epoch.",
+		}, []string{"repo"}),
+		apiRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gpufleet_cloud_api_requests_total",
+			Help: "Calls to the cloud providers by cloud, operation (offers, list, create, delete) and code (ok, or the cloud's error code or kind). One call may be several HTTP requests: retries and pages.",
+		}, []string{"cloud", "operation", "code"}),
+		fleets: newFleetCollector(log),
+	}
+	m.registry.MustRegister(m.runs, m.duration, m.lastSuccess, m.apiRequests, m.fleets,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the metrics in the Prometheus exposition format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})
+}
+
+// Gatherer is the registry, for tests and for serving it elsewhere.
+func (m *Metrics) Gatherer() prometheus.Gatherer { return m.registry }
+
+// addRepo starts a repository's run counters at zero, so that rate() and
+// alerts on errors work from the first scrape rather than the first error.
+func (m *Metrics) addRepo(repo string) {
+	for _, result := range []string{resultSuccess, resultError, resultLocked} {
+		m.runs.WithLabelValues(repo, result)
+	}
+}
+
+// recordRun counts a run and, when it produced a status, takes the fleet
+// metrics from it.
+func (m *Metrics) recordRun(repo, result string, took time.Duration, res *reconcile.Result, now time.Time) {
+	m.runs.WithLabelValues(repo, result).Inc()
+	m.duration.WithLabelValues(repo).Observe(took.Seconds())
+	if result == resultSuccess {
+		m.lastSuccess.WithLabelValues(repo).Set(float64(now.UnixNano()) / 1e9)
+	}
+	// A run stopped before it read the repository (clone failed, lock
+	// held) says nothing new about the fleets: keep what the last one said.
+	if res != nil && res.Revision != "" {
+		m.fleets.set(repo, snapshotOf(res))
+	}
+}
+
+// fleetCollector exposes the fleet metrics from the status each
+// repository's last run wrote. Collecting from a snapshot, rather than
+// setting gauges one by one, means a scrape never sees half of one run's
+// numbers and half of another's, and a removed fleet or cloud disappears
+// instead of freezing at its last value.
+type fleetCollector struct {
+	log                  *slog.Logger
+	cost, nodes, blocked *prometheus.Desc
+	mu                   sync.Mutex
+	byRepo               map[string]repoSnapshot
+}
+
+// repoSnapshot is what one repository's status says, ready to expose.
+type repoSnapshot struct {
+	fleets      []fleetSample
+	blocklisted int
+}
+
+type fleetSample struct {
+	fleet string
+	cost  float64
+	nodes []nodeSample
+}
+
+type nodeSample struct {
+	workload, cloud, state string
+	count                  int
+}
+
+func newFleetCollector(log *slog.Logger) *fleetCollector {
+	return &fleetCollector{
+		log: log,
+		cost: prometheus.NewDesc("gpufleet_fleet_cost_dollars_per_hour",
+			"What a fleet's running nodes cost per hour, in US dollars, as its status says.", []string{"fleet"}, nil),
+		nodes: prometheus.NewDesc("gpufleet_fleet_nodes",
+			`Nodes of a fleet's workload: state="desired" is what the spec asks for (cloud=""); running and pending are observed, by cloud.`,
+			[]string{"fleet", "workload", "cloud", "state"}, nil),
+		blocked: prometheus.NewDesc("gpufleet_blocklisted_offers",
+			"Offers blocklisted after a stock-out, a quota error or a preemption, over every repository.", nil, nil),
+		byRepo: map[string]repoSnapshot{},
+	}
+}
+
+// snapshotOf turns a run's statuses into samples.
+func snapshotOf(res *reconcile.Result) repoSnapshot {
+	snap := repoSnapshot{blocklisted: len(res.Blocklist)}
+	for _, name := range slices.Sorted(maps.Keys(res.Statuses)) {
+		st := res.Statuses[name]
+		f := fleetSample{fleet: name, cost: float64(st.CostMicros) / 1e6}
+		for _, w := range st.Workloads {
+			f.nodes = append(f.nodes, nodeSample{workload: w.Name, state: "desired", count: w.Desired})
+			// Clouds the plan uses show up even with nothing running yet,
+			// so a dashboard sees running=0 rather than no line at all.
+			count := map[string]map[planner.State]int{}
+			for _, p := range w.Placed {
+				if count[p.Offer.Cloud] == nil {
+					count[p.Offer.Cloud] = map[planner.State]int{}
+				}
+			}
+			for _, inst := range w.Instances {
+				cloud, _, _ := strings.Cut(inst.Offer, "/")
+				if count[cloud] == nil {
+					count[cloud] = map[planner.State]int{}
+				}
+				count[cloud][inst.State]++
+			}
+			for _, cloud := range slices.Sorted(maps.Keys(count)) {
+				for _, state := range []planner.State{planner.StateRunning, planner.StatePending} {
+					f.nodes = append(f.nodes, nodeSample{workload: w.Name, cloud: cloud, state: string(state), count: count[cloud][state]})
+				}
+			}
+		}
+		snap.fleets = append(snap.fleets, f)
+	}
+	return snap
+}
+
+func (c *fleetCollector) set(repo string, snap repoSnapshot) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for other, theirs := range c.byRepo {
+		if other == repo {
+			continue
+		}
+		for _, f := range snap.fleets {
+			if slices.ContainsFunc(theirs.fleets, func(g fleetSample) bool { return g.fleet == f.fleet }) {
+				c.log.Warn("two repositories define a fleet of the same name; its metrics show only one of them",
+					"fleet", f.fleet, "repo", repo, "other", other)
+			}
+		}
+	}
+	c.byRepo[repo] = snap
+}
+
+func (c *fleetCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.cost
+	ch <- c.nodes
+	ch <- c.blocked
+}
+
+func (c *fleetCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	// A fleet name is its identity in the metrics: should two
+	// repositories both define one, the first in order wins, because the
+	// registry refuses a scrape with a series twice.
+	seen := map[string]bool{}
+	blocked := 0
+	for _, repo := range slices.Sorted(maps.Keys(c.byRepo)) {
+		snap := c.byRepo[repo]
+		blocked += snap.blocklisted
+		for _, f := range snap.fleets {
+			if seen[f.fleet] {
+				continue
+			}
+			seen[f.fleet] = true
+			ch <- prometheus.MustNewConstMetric(c.cost, prometheus.GaugeValue, f.cost, f.fleet)
+			for _, n := range f.nodes {
+				ch <- prometheus.MustNewConstMetric(c.nodes, prometheus.GaugeValue, float64(n.count), f.fleet, n.workload, n.cloud, n.state)
+			}
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(c.blocked, prometheus.GaugeValue, float64(blocked))
+}

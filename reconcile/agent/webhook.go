@@ -1,0 +1,116 @@
+package agent
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// pushEvent is the part of GitHub's push event payload the agent reads.
+type pushEvent struct {
+	Ref        string `json:"ref"`
+	Deleted    bool   `json:"deleted"`
+	Repository struct {
+		FullName      string `json:"full_name"`
+		CloneURL      string `json:"clone_url"`
+		SSHURL        string `json:"ssh_url"`
+		GitURL        string `json:"git_url"`
+		HTMLURL       string `json:"html_url"`
+		DefaultBranch string `json:"default_branch"`
+	} `json:"repository"`
+}
+
+// githubWebhook takes GitHub's webhook deliveries. Only a push to the
+// branch a configured repository reconciles triggers a run; a request that
+// is refused (4xx) never does. Nothing of a payload is logged but the
+// repository and ref it names.
+func (a *Agent) githubWebhook(w http.ResponseWriter, r *http.Request) {
+	event := r.Header.Get("X-GitHub-Event")
+	log := a.log.With("delivery", r.Header.Get("X-GitHub-Delivery"), "event", event)
+	if a.shuttingDown.Load() {
+		replyError(w, http.StatusServiceUnavailable, "shutting down")
+		return
+	}
+	body, err := readSigned(w, r, a.opts.Secret, "X-Hub-Signature-256", a.opts.MaxPayload)
+	if err != nil {
+		code := refuse(w, err)
+		log.Warn("webhook refused", "status", code, "reason", err, "remote", r.RemoteAddr)
+		return
+	}
+	switch event {
+	case "ping":
+		// GitHub sends it when a hook is created: a 200 shows the secret
+		// and the URL are right.
+		log.Info("webhook ping")
+		reply(w, http.StatusOK, map[string]string{"result": "pong"})
+		return
+	case "push":
+	default:
+		ignore(w, "only push events trigger a run")
+		return
+	}
+	var push pushEvent
+	if err := json.Unmarshal(body, &push); err != nil {
+		replyError(w, http.StatusBadRequest, "the payload is not a push event")
+		return
+	}
+	branch, isBranch := strings.CutPrefix(push.Ref, "refs/heads/")
+	switch {
+	case !isBranch:
+		ignore(w, "not a branch: "+push.Ref)
+		return
+	case push.Deleted:
+		ignore(w, "the branch was deleted")
+		return
+	}
+	workers := a.matchPush(push)
+	if len(workers) == 0 {
+		log.Info("webhook for a repository not configured here", "repository", push.Repository.FullName)
+		ignore(w, "no configured repository matches "+push.Repository.FullName)
+		return
+	}
+	var triggered []string
+	for _, wk := range workers {
+		// Until its first clone, a repository configured without a
+		// branch reconciles the remote's default branch.
+		want := wk.currentBranch()
+		if want == "" {
+			want = push.Repository.DefaultBranch
+		}
+		if branch == want {
+			wk.trigger("webhook")
+			triggered = append(triggered, wk.name)
+		}
+	}
+	if len(triggered) == 0 {
+		ignore(w, "branch "+branch+" is not reconciled")
+		return
+	}
+	log.Info("push: run queued", "repos", triggered, "ref", push.Ref)
+	reply(w, http.StatusAccepted, map[string]any{"result": "triggered", "repos": triggered})
+}
+
+// matchPush finds the configured repositories a push event is about, by
+// any of the URLs GitHub gives, or else by owner/name.
+func (a *Agent) matchPush(push pushEvent) []*worker {
+	repo := push.Repository
+	var out []*worker
+	for _, u := range []string{repo.CloneURL, repo.SSHURL, repo.GitURL, repo.HTMLURL} {
+		for _, w := range a.match(u) {
+			if !slices.Contains(out, w) {
+				out = append(out, w)
+			}
+		}
+	}
+	if len(out) == 0 {
+		out = a.match(repo.FullName)
+	}
+	return out
+}
+
+// ignore answers a well-formed request that asks for nothing: 202, so a
+// sender does not retry it, and no run.
+func ignore(w http.ResponseWriter, why string) {
+	reply(w, http.StatusAccepted, map[string]string{"result": "ignored", "reason": why})
+}

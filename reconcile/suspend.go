@@ -1,0 +1,62 @@
+package reconcile
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/gpufleet/gpufleet/planner"
+)
+
+// Suspended is the condition a fleet carries while its spec says
+// `suspended: true`. It is absent otherwise, so resuming leaves the status
+// of a fleet as it was before it was ever suspended.
+const Suspended = "Suspended"
+
+// suspended reports whether the specs suspend a fleet.
+func (r *run) suspended(fleet string) bool {
+	if r.repo == nil {
+		return false
+	}
+	f, ok := r.repo.Fleet(fleet)
+	return ok && f.Suspended
+}
+
+// applicable drops the actions of suspended fleets from what is applied.
+// The report keeps them, so whoever suspended a fleet can read what
+// resuming it would do.
+func (r *run) applicable(actions []planner.Action) []planner.Action {
+	var out []planner.Action
+	held := map[string]int{}
+	for _, a := range actions {
+		if r.suspended(a.Fleet) {
+			held[a.Fleet]++
+			continue
+		}
+		out = append(out, a)
+	}
+	// Once a run is enough: later rounds only re-plan around capacity
+	// errors, and hold back the same actions.
+	if r.result.Rounds == 0 {
+		for _, fleet := range slices.Sorted(mapKeysOf(held)) {
+			r.log.Info("fleet suspended; its actions are not applied", "fleet", fleet, "actions", held[fleet])
+		}
+	}
+	return out
+}
+
+// suspendedConditions are the conditions of a suspended fleet: not ready
+// and not progressing because gpufleet is told to keep its hands off,
+// whatever else holds; Degraded and Stalled still say what is wrong.
+func suspendedConditions(held int, degraded, stalled Condition) []Condition {
+	msg := "the spec sets suspended: true; nothing is applied"
+	if held > 0 {
+		msg = fmt.Sprintf("the spec sets suspended: true; %d actions are held back", held)
+	}
+	return []Condition{
+		{Type: Ready, Status: false, Reason: Suspended, Message: msg},
+		{Type: Progressing, Status: false, Reason: Suspended, Message: msg},
+		degraded,
+		stalled,
+		{Type: Suspended, Status: true, Reason: Suspended, Message: msg},
+	}
+}
