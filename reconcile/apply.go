@@ -60,6 +60,17 @@ func (r *run) reobserve(ctx context.Context) error {
 		observed = append(observed, got...)
 	}
 	slices.SortStableFunc(observed, cmpInstances)
+	seen := map[string]bool{}
+	for _, id := range r.state.Preempted {
+		seen[id] = true
+	}
+	// A preemption this run cleaned up counts as dealt with too.
+	for _, a := range r.result.Applied {
+		if a.Kind == planner.Delete && a.Error == "" {
+			seen[a.Instance] = true
+		}
+	}
+	observed = slices.DeleteFunc(observed, func(i planner.Instance) bool { return i.State == planner.StatePreempted && seen[i.ID] })
 	r.mu.Lock()
 	r.observed = observed
 	r.mu.Unlock()
@@ -103,6 +114,10 @@ func (r *run) applyRound(ctx context.Context, actions []planner.Action) (failedO
 			} else {
 				r.observed = append(r.observed, inst)
 				r.log.Info("created", "fleet", a.Fleet, "workload", a.Workload, "offer", a.Offer.String(), "instance", inst.ID)
+				if r.created++; r.opts.crashAfterCreates > 0 && r.created >= r.opts.crashAfterCreates {
+					r.crashed.Store(true)
+					r.crash()
+				}
 			}
 			r.result.Applied = append(r.result.Applied, res)
 			return nil

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -54,6 +55,12 @@ type Options struct {
 	// beforePush runs just before the status is pushed. Tests use it to
 	// push a rival commit.
 	beforePush func()
+	// crashAfterCreates stops the run as if the process had died once that
+	// many creates have succeeded, in the middle of applying.
+	crashAfterCreates int
+	// crashBeforePush stops the run as if the process had died between
+	// committing the status and pushing it.
+	crashBeforePush bool
 }
 
 // Result is what a run did.
@@ -94,6 +101,11 @@ type run struct {
 	result     Result
 	errs       map[string][]string // by fleet, "" for all
 	mu         sync.Mutex
+	// created counts successful creates, and crash and crashed simulate a
+	// process dying in the middle of applying (tests only).
+	created int
+	crash   context.CancelFunc
+	crashed atomic.Bool
 }
 
 type step struct {
@@ -149,16 +161,20 @@ func Run(ctx context.Context, c *Checkout, opts Options) (res *Result, err error
 		}()
 	}
 
+	stepCtx, crash := context.WithCancel(ctx)
+	defer crash()
+	r.crash = crash
 	steps := []step{{"load", r.load}, {"observe", r.observe}, {"plan", r.plan}, {"apply", r.apply}}
 	var runErr error
 	for _, s := range steps {
 		r.log.Debug("step", "name", s.name)
-		if runErr = s.fn(ctx); runErr != nil {
+		runErr = s.fn(stepCtx)
+		if r.crashed.Load() || opts.crashAfter == s.name {
+			return &r.result, errCrashed
+		}
+		if runErr != nil {
 			runErr = fmt.Errorf("%s: %w", s.name, runErr)
 			break
-		}
-		if opts.crashAfter == s.name {
-			return &r.result, errCrashed
 		}
 		if opts.Progress != nil {
 			opts.Progress(s.name)
@@ -258,24 +274,32 @@ func (r *run) observe(ctx context.Context) error {
 }
 
 // notePreemptions blocklists the offer of each newly preempted spot node,
-// once, so its replacement goes elsewhere.
+// once, so its replacement goes elsewhere. A preemption seen by an earlier
+// run was dealt with then: the instance leaves the picture (the cloud
+// removes it, as gpufleet asks for spot nodes), and its token is retired
+// so that no create asks for it again.
 func (r *run) notePreemptions() {
 	seen := map[string]bool{}
 	for _, id := range r.state.Preempted {
 		seen[id] = true
 	}
 	var still []string
+	kept := r.observed[:0]
 	for _, inst := range r.observed {
 		if inst.State != planner.StatePreempted {
+			kept = append(kept, inst)
 			continue
 		}
 		still = append(still, inst.ID)
 		if seen[inst.ID] {
+			r.state.retire(inst.Token, r.now.Add(tokenMemory))
 			continue
 		}
+		kept = append(kept, inst)
 		r.state.block(inst.OfferKey, "preempted "+inst.ID, r.now.Add(r.repo.Config.Defaults.BlocklistFor))
 		r.log.Info("spot node preempted; its offer is blocklisted", "instance", inst.ID, "offer", inst.OfferKey.String())
 	}
+	r.observed = kept
 	r.state.Preempted = still
 }
 

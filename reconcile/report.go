@@ -348,6 +348,9 @@ func (r *run) commit(ctx context.Context, files map[string][]byte) error {
 		if !r.c.Remote {
 			return nil
 		}
+		if r.opts.crashBeforePush {
+			return errCrashed
+		}
 		if r.opts.beforePush != nil {
 			r.opts.beforePush()
 		}

@@ -11,8 +11,10 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"time"
 
 	azfake "github.com/Azure/azure-sdk-for-go/sdk/azcore/fake"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"google.golang.org/api/option"
 
@@ -73,18 +75,21 @@ func New(ctx context.Context, cfg schema.Config, cat *catalog.Catalog, ep Endpoi
 				// The SDK races its own request bodies against a server as
 				// quick as the emulator; this client sidesteps it.
 				opts.HTTPClient = ec2sim.HTTPClient()
+				opts.MaxBackoff = emulatorBackoff
 			}
 			p, err = aws.New(ctx, cfg.Clouds.AWS, cat, opts)
 		case catalog.Azure:
 			opts := azure.Options{Endpoint: ep.Azure}
 			if loopback(ep.Azure) {
 				opts.Credential = &azfake.TokenCredential{}
+				opts.Retry = policy.RetryOptions{RetryDelay: emulatorBackoff / 4, MaxRetryDelay: 2 * time.Second}
 			}
 			p, err = azure.New(ctx, cfg.Clouds.Azure, cat, opts)
 		case catalog.GCP:
 			opts := gcp.Options{Endpoint: ep.GCP}
 			if loopback(ep.GCP) {
 				opts.ClientOptions = []option.ClientOption{option.WithoutAuthentication()}
+				opts.RetryBase, opts.RetryMax, opts.OperationPoll = emulatorBackoff/4, emulatorBackoff, emulatorBackoff/4
 			}
 			p, err = gcp.New(ctx, cfg.Clouds.GCP, cat, opts)
 		}
@@ -99,6 +104,10 @@ func New(ctx context.Context, cfg schema.Config, cat *catalog.Catalog, ep Endpoi
 	}
 	return set, nil
 }
+
+// emulatorBackoff caps retry waits against the emulator, which needs no
+// real backing off: demos and tests stay quick under injected faults.
+const emulatorBackoff = 200 * time.Millisecond
 
 // loopback reports whether an endpoint is on this machine.
 func loopback(endpoint string) bool {

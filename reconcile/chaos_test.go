@@ -1,0 +1,254 @@
+package reconcile
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/gpufleet/gpufleet/planner"
+	"github.com/gpufleet/gpufleet/providers"
+	"github.com/gpufleet/gpufleet/providers/sim"
+)
+
+// TestChaos runs many reconciles against clouds that misbehave at random —
+// throttling, server errors, stock-outs, latency, operations failing after
+// they were accepted, spot preemptions — while people push to the
+// repository and runs die at every step boundary: after a step, in the
+// middle of applying, between the status commit and its push. Then the
+// faults stop, and the clouds and the repository must come right within
+// three runs, with no node launched twice for one intent, no owned node
+// outside the plan, a status that says what the clouds say, and no commit
+// lost. GPUFLEET_CHAOS_SEED and GPUFLEET_CHAOS_ROUNDS pick another
+// history.
+func TestChaos(t *testing.T) {
+	seed := envInt("GPUFLEET_CHAOS_SEED", 2026)
+	rounds := envInt("GPUFLEET_CHAOS_ROUNDS", 60)
+	if testing.Short() {
+		rounds = 10
+	}
+	r := rand.New(rand.NewPCG(uint64(seed), 7))
+	e := newEnv(t, sim.Config{Seed: uint64(seed), PreemptedVisibleFor: time.Hour})
+	faults := []*sim.Fault{
+		{Kind: sim.FaultThrottle, Rate: 0.04},
+		{Kind: sim.FaultServerError, Rate: 0.02},
+		{Op: "RunInstances", Kind: sim.FaultCapacity, Rate: 0.05},
+		{Op: "put", Kind: sim.FaultCapacity, Rate: 0.05},
+		{Op: "instances.insert", Kind: sim.FaultCapacity, Rate: 0.05},
+		{Kind: sim.FaultLatency, Rate: 0.05, Latency: sim.Duration(3 * time.Millisecond)},
+		{Op: "put", Kind: sim.FaultFailLater, Rate: 0.03},
+		{Op: "instances.insert", Kind: sim.FaultFailLater, Rate: 0.03},
+		{Kind: sim.FaultPreempt, Rate: 0.01},
+	}
+	if err := e.world.AddFaults(faults...); err != nil {
+		t.Fatal(err)
+	}
+
+	var (
+		human      []string // commits people pushed, which must all survive
+		crashes    = map[string]int{}
+		conflicts  int
+		failedRuns int
+	)
+	spec := exampleFile(t, "fleets/inference.cue")
+	for round := range rounds {
+		mode := r.IntN(12)
+		edit := func(o *Options) { o.Lock.TTL = 300 * time.Millisecond; o.Lock.Wait = 5 * time.Second }
+		switch mode {
+		case 0:
+			step := []string{"load", "observe", "plan", "apply"}[r.IntN(4)]
+			crashes["after "+step]++
+			edit = chain(edit, func(o *Options) { o.crashAfter = step })
+		case 1:
+			n := 1 + r.IntN(6)
+			crashes["mid-apply"]++
+			edit = chain(edit, func(o *Options) { o.crashAfterCreates = n })
+		case 2:
+			crashes["before push"]++
+			edit = chain(edit, func(o *Options) { o.crashBeforePush = true })
+		case 3:
+			conflicts++
+			once := false
+			edit = chain(edit, func(o *Options) {
+				o.beforePush = func() {
+					if !once {
+						once = true
+						human = append(human, e.pushTracked("NOTES.md", fmt.Sprintf("round %d\n", round), "Notes, round "+strconv.Itoa(round)))
+					}
+				}
+			})
+		case 4, 5, 6:
+			nodes := 4 + r.IntN(5)
+			human = append(human, e.pushTracked("fleets/inference.cue", strings.Replace(spec, "nodes: 6", fmt.Sprintf("nodes: %d", nodes), 1), fmt.Sprintf("Chat to %d nodes", nodes)))
+		}
+		_, err := e.run(edit)
+		switch {
+		case errors.Is(err, errCrashed):
+		case err != nil:
+			failedRuns++
+			t.Logf("round %d: %v", round, firstLineOf(err.Error()))
+		}
+	}
+
+	fired := map[string]int{}
+	for _, f := range e.world.Faults() {
+		fired[f.Kind] += f.Fired
+	}
+	e.world.ClearFaults()
+	runs := 0
+	var last *Result
+	for runs < 3 {
+		runs++
+		res, err := e.run(func(o *Options) { o.Lock.Wait = 5 * time.Second })
+		if err != nil {
+			t.Logf("convergence run %d: %v", runs, err)
+			continue
+		}
+		last = res
+		if len(res.Applied) == 0 && len(res.Report.Changes.Actions) == 0 {
+			break
+		}
+		for _, a := range res.Applied {
+			t.Logf("convergence run %d applied %s %s/%s %s %s %s", runs, a.Kind, a.Fleet, a.Workload, a.Offer, a.Instance, a.Error)
+		}
+		for _, a := range res.Report.Changes.Actions {
+			t.Logf("convergence run %d left %v", runs, a)
+		}
+		if res.Report.Changes.Refusal != "" {
+			t.Logf("convergence run %d: %s", runs, res.Report.Changes.Refusal)
+		}
+	}
+	if last == nil || len(last.Report.Changes.Actions) != 0 {
+		t.Fatalf("not converged after %d runs without faults", runs)
+	}
+
+	// No node twice for one intent.
+	live := map[string][]string{}
+	for _, inst := range e.world.Instances() {
+		if inst.State == sim.StatePending || inst.State == sim.StateRunning {
+			live[inst.Tags[providers.TagToken]] = append(live[inst.Tags[providers.TagToken]], inst.ID)
+		}
+	}
+	duplicates := 0
+	for token, ids := range live {
+		if len(ids) > 1 {
+			duplicates += len(ids) - 1
+			t.Errorf("token %s has %d live instances: %v", token, len(ids), ids)
+		}
+	}
+	// No owned node outside the plan, and the status says what runs.
+	planned := map[string]int{}
+	for _, f := range last.Report.Plan.Fleets {
+		for _, w := range f.Workloads {
+			for _, p := range w.Placements {
+				planned[f.Name+"/"+w.Name+"/"+p.Offer.String()] += p.Count
+			}
+		}
+	}
+	running := map[string]int{}
+	var worldIDs, statusIDs []string
+	for _, inst := range e.world.Instances() {
+		if inst.State != sim.StatePending && inst.State != sim.StateRunning {
+			continue
+		}
+		key := inst.Tags[providers.TagFleet] + "/" + inst.Tags[providers.TagWorkload] + "/" + offerOf(inst).String()
+		running[key]++
+		worldIDs = append(worldIDs, cmpID(inst))
+	}
+	leaked := 0
+	for key, n := range running {
+		if n > planned[key] {
+			leaked += n - planned[key]
+			t.Errorf("%d nodes of %s run outside the plan", n-planned[key], key)
+		}
+	}
+	for key, n := range planned {
+		if running[key] != n {
+			t.Errorf("%s: %d running, %d planned", key, running[key], n)
+		}
+	}
+	for _, fleet := range []string{"batch", "inference", "training"} {
+		for _, w := range e.statusAtHead(fleet).Workloads {
+			for _, inst := range w.Instances {
+				if inst.State.Live() {
+					statusIDs = append(statusIDs, inst.ID)
+				}
+			}
+		}
+	}
+	slices.Sort(worldIDs)
+	slices.Sort(statusIDs)
+	if !slices.Equal(worldIDs, statusIDs) {
+		t.Errorf("the status lists %d live instances, the clouds hold %d", len(statusIDs), len(worldIDs))
+	}
+	// No commit lost: everything people pushed is in the history.
+	repo, err := git.PlainOpen(e.origin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := e.head()
+	for _, h := range human {
+		found := false
+		iter, _ := repo.Log(&git.LogOptions{From: head.Hash})
+		iter.ForEach(func(c *object.Commit) error {
+			if c.Hash.String() == h {
+				found = true
+			}
+			return nil
+		})
+		if !found {
+			t.Errorf("commit %s pushed by a person is lost", h)
+		}
+	}
+	if _, err := head.File("status/STATUS.md"); err != nil {
+		t.Error("no status at the head")
+	}
+	t.Logf("chaos (seed %d): %d rounds, %d with a failed run; faults fired: %v; crashes: %v; push conflicts: %d; "+
+		"people's commits: %d, all kept; duplicates: %d; leaked: %d; runs to converge: %d; %d nodes",
+		seed, rounds, failedRuns, fired, crashes, conflicts, len(human), duplicates, leaked, runs, len(worldIDs))
+}
+
+func chain(a, b func(*Options)) func(*Options) {
+	return func(o *Options) { a(o); b(o) }
+}
+
+func envInt(name string, fallback int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return v
+	}
+	return fallback
+}
+
+func firstLineOf(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// offerOf is the offer an emulated instance runs on, as gpufleet names it.
+func offerOf(inst *sim.Instance) planner.OfferKey {
+	return planner.OfferKey{Cloud: inst.Cloud, Region: inst.Region, Zone: inst.Zone, InstanceType: inst.InstanceType, Market: inst.Market}
+}
+
+// cmpID is an instance's id as gpufleet reports it: the resource name on
+// clouds that name instances.
+func cmpID(inst *sim.Instance) string {
+	if inst.Name != "" {
+		return inst.Name
+	}
+	return inst.ID
+}
+
+// pushTracked pushes a change as a person and returns the commit's hash.
+func (e *env) pushTracked(path, content, message string) string {
+	e.push(path, content, message)
+	return e.head().Hash.String()
+}
+
