@@ -251,4 +251,3 @@ func (e *env) pushTracked(path, content, message string) string {
 	e.push(path, content, message)
 	return e.head().Hash.String()
 }
-

@@ -218,6 +218,20 @@ func TestALongPlanIsSplitIntoValidParts(t *testing.T) {
 	}
 }
 
+// Sections and code blocks with long opening lines, and lines longer than
+// a part, still split within the limit and in finite time.
+func TestSplitPathologicalInput(t *testing.T) {
+	long := strings.Repeat("s", 3000)
+	body := strings.Repeat("<details><summary>"+long+"</summary>\n", 5) + "```" + long + "\n" + strings.Repeat("z", 20000) + "\n" + strings.Repeat("line\n", 2000)
+	for _, limit := range []int{512, 1024, 4096} {
+		for i, p := range Split(body, limit) {
+			if n := utf8.RuneCountInString(p); n > limit {
+				t.Errorf("limit %d: part %d has %d characters", limit, i, n)
+			}
+		}
+	}
+}
+
 func TestSplit(t *testing.T) {
 	tests := []struct {
 		name  string

@@ -31,6 +31,7 @@ func Split(body string, limit int) []string {
 		size    int
 		fence   string   // the opening line of the code block we are in
 		details []string // the opening lines of the sections we are in
+		fresh   bool     // the part holds only what it reopened
 	)
 	flush := func() {
 		var tail strings.Builder
@@ -43,33 +44,46 @@ func Split(body string, limit int) []string {
 		parts = append(parts, current.String()+tail.String())
 		current.Reset()
 		size = 0
+		fresh = true
+		// Only the outermost sections reopen: deeper nesting would leave
+		// no room in a part for anything else.
+		if len(details) > maxReopenDepth {
+			details = details[:maxReopenDepth]
+		}
 		for _, d := range details {
 			current.WriteString(continued(d))
 			size += utf8.RuneCountInString(continued(d))
 		}
 		if fence != "" {
-			current.WriteString(fence + "\n")
-			size += utf8.RuneCountInString(fence) + 1
+			current.WriteString(reopenFence(fence) + "\n")
+			size += utf8.RuneCountInString(reopenFence(fence)) + 1
 		}
 	}
 	for _, line := range strings.SplitAfter(body, "\n") {
 		for utf8.RuneCountInString(line) > budget {
-			// One line longer than a part: cut it.
+			// One line longer than a part: cut it. After a flush a part
+			// holds only what it reopens, so there is always room to cut.
 			head := truncateRunes(line, budget-size)
 			if head == "" {
-				flush()
-				continue
+				if !fresh {
+					flush()
+					continue
+				}
+				// What a fresh part reopens already fills it: cut anyway,
+				// so the split always moves on.
+				head = truncateRunes(line, max(1, budget/4))
 			}
 			current.WriteString(head + "\n")
 			line = line[len(head):]
 			flush()
 		}
 		n := utf8.RuneCountInString(line)
-		if size+n > budget && size > 0 {
+		if size+n > budget && !fresh && size > 0 {
 			flush()
 		}
 		current.WriteString(line)
 		size += n
+		fresh = false
 		trimmed := strings.TrimSpace(line)
 		switch {
 		case strings.HasPrefix(trimmed, "```") && fence == "":
@@ -89,13 +103,29 @@ func Split(body string, limit int) []string {
 	return parts
 }
 
-// continued reopens a <details> section in the next part.
+// continued reopens a <details> section in the next part. A long opening
+// line is not repeated whole: what reopens must stay small next to a part.
 func continued(open string) string {
-	if i := strings.Index(open, "</summary>"); i >= 0 {
+	if i := strings.Index(open, "</summary>"); i >= 0 && i < maxReopen {
 		return open[:i] + " (continued)" + open[i:] + "\n"
 	}
-	return open + "\n"
+	return "<details open><summary>(continued)</summary>\n"
 }
+
+// reopenFence reopens a code block with its info string, kept short.
+func reopenFence(open string) string {
+	if utf8.RuneCountInString(open) > 32 {
+		return "```"
+	}
+	return open
+}
+
+// maxReopen bounds the opening line of a section repeated in the next part,
+// and maxReopenDepth how many nested sections are.
+const (
+	maxReopen      = 160
+	maxReopenDepth = 2
+)
 
 func truncateRunes(s string, n int) string {
 	if n <= 0 {
