@@ -83,6 +83,7 @@ where back to the repository.`,
 		a.demoCommand(),
 		a.schemaCommand(),
 		a.simCommand(),
+		a.catalogCommand(),
 		a.versionCommand(),
 	)
 	return root

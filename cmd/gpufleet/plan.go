@@ -12,13 +12,14 @@ import (
 
 	"github.com/gpufleet/gpufleet/planner"
 	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/providers/prices"
 	"github.com/gpufleet/gpufleet/reconcile"
 	"github.com/gpufleet/gpufleet/schema"
 )
 
 type planFlags struct {
 	repo, base, observed, catalogFile, output string
-	detailed                                  bool
+	detailed, catalogExplicit                 bool
 	maxPriceAge                               time.Duration
 }
 
@@ -44,6 +45,7 @@ With --detailed-exitcode the exit status is 0 when there is nothing to do,
 			if err := outputFormat(f.output, "text", "json", "markdown"); err != nil {
 				return err
 			}
+			f.catalogExplicit = cmd.Flags().Changed("catalog") || os.Getenv("GPUFLEET_CATALOG") != ""
 			if f.base != "" {
 				return a.review(f)
 			}
@@ -53,7 +55,7 @@ With --detailed-exitcode the exit status is 0 when there is nothing to do,
 	cmd.Flags().StringVar(&f.repo, "repo", envOr("GPUFLEET_REPO", "."), "fleet repository directory [GPUFLEET_REPO]")
 	cmd.Flags().StringVar(&f.base, "base", "", "revision to compare with, e.g. the pull request's base commit")
 	cmd.Flags().StringVar(&f.observed, "observed", "", "JSON file listing the instances that run now; the status files when empty")
-	cmd.Flags().StringVar(&f.catalogFile, "catalog", envOr("GPUFLEET_CATALOG", ""), "price catalog file; the embedded snapshot when empty [GPUFLEET_CATALOG]")
+	cmd.Flags().StringVar(&f.catalogFile, "catalog", envOr("GPUFLEET_CATALOG", defaultCatalogPath), "price catalog file, as gpufleet catalog refresh writes it; the embedded snapshot when it is missing or older [GPUFLEET_CATALOG]")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text, json or markdown")
 	cmd.Flags().BoolVar(&f.detailed, "detailed-exitcode", false, "exit 2 when there are changes, 0 when there are none")
 	cmd.Flags().DurationVar(&f.maxPriceAge, "max-price-age", 14*24*time.Hour, "warn when the prices are older than this")
@@ -69,12 +71,10 @@ type planContext struct {
 }
 
 func (a *app) planContext(f planFlags, repoDir string, statusDir string) (*planContext, error) {
-	pc := &planContext{cat: catalog.Default()}
+	pc := &planContext{}
 	var err error
-	if f.catalogFile != "" {
-		if pc.cat, err = readCatalog(f.catalogFile); err != nil {
-			return nil, err
-		}
+	if pc.cat, err = loadCatalog(f.catalogFile, f.catalogExplicit); err != nil {
+		return nil, err
 	}
 	now := now()
 	if age := pc.cat.Age(now); age > f.maxPriceAge {
@@ -253,6 +253,15 @@ func (a *app) specErrors(repo string, err error) error {
 		fmt.Fprintf(a.stderr, "%s: %d errors; fix them before planning\n", repo, len(problems))
 	}
 	return exitCode(1)
+}
+
+// loadCatalog reads the prices a plan uses: the named file when the user
+// named one, else the freshest of the refreshed file and the snapshot.
+func loadCatalog(path string, explicit bool) (*catalog.Catalog, error) {
+	if explicit {
+		return readCatalog(path)
+	}
+	return prices.Freshest(path)
 }
 
 func readCatalog(name string) (*catalog.Catalog, error) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpufleet/gpufleet/planner/catalog"
 	"github.com/gpufleet/gpufleet/providers/clouds"
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/providers/sim/emulator"
@@ -24,6 +24,8 @@ import (
 // runFlags are what reconcile, apply and demo share.
 type runFlags struct {
 	repo, branch, workDir, output string
+	catalogFile                   string
+	catalogExplicit               bool
 	dryRun, emulated              bool
 	simState                      string
 	lockWait                      time.Duration
@@ -39,6 +41,7 @@ func (f *runFlags) register(cmd *cobra.Command, remote bool) {
 	}
 	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().BoolVar(&f.emulated, "sim", false, "run against the embedded cloud emulator instead of real clouds")
+	cmd.Flags().StringVar(&f.catalogFile, "catalog", envOr("GPUFLEET_CATALOG", defaultCatalogPath), "price catalog file; the embedded snapshot when it is missing or older [GPUFLEET_CATALOG]")
 	cmd.Flags().StringVar(&f.simState, "sim-state", envOr("GPUFLEET_SIM_STATE", ".gpufleet/sim-state.json"), "the emulator's state file, with --sim [GPUFLEET_SIM_STATE]")
 	cmd.Flags().DurationVar(&f.lockWait, "lock-wait", 0, "how long to wait for another reconciler's lock; 0 gives up at once")
 	cmd.Flags().IntVar(&f.parallelism, "parallelism", 16, "cloud calls in flight while applying")
@@ -55,6 +58,7 @@ with failover when an offer runs out of capacity, and commits status/ back
 to the repository. A second run with nothing to do changes nothing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.catalogExplicit = cmd.Flags().Changed("catalog") || os.Getenv("GPUFLEET_CATALOG") != ""
 			return a.reconcile(cmd.Context(), f, true)
 		},
 	}
@@ -69,6 +73,7 @@ func (a *app) applyCommand() *cobra.Command {
 		Short: "Plan and apply a local checkout, without writing or committing status",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.catalogExplicit = cmd.Flags().Changed("catalog") || os.Getenv("GPUFLEET_CATALOG") != ""
 			return a.reconcile(cmd.Context(), f, false)
 		},
 	}
@@ -93,10 +98,14 @@ func (a *app) reconcile(ctx context.Context, f runFlags, commit bool) error {
 	if !commit && checkout.Remote {
 		return fmt.Errorf("apply works on a local checkout; use reconcile for %s", f.repo)
 	}
-	cat := catalog.Default()
+	cat, err := loadCatalog(cmp.Or(f.catalogFile, defaultCatalogPath), f.catalogExplicit)
+	if err != nil {
+		return err
+	}
 	endpoints := clouds.EndpointsFromEnv()
 	if f.emulated {
-		world, err := sim.New(sim.Config{Seed: 1, StatePath: f.simState})
+		// The emulated clouds sell what the catalog lists, at its prices.
+		world, err := sim.New(sim.Config{Seed: 1, StatePath: f.simState, Catalog: cat})
 		if err != nil {
 			return err
 		}

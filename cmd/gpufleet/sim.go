@@ -58,10 +58,13 @@ func (a *app) simServeCommand() *cobra.Command {
   EC2  %s
   ARM  %s
   GCE  %s
+  AWS Price List       %s
+  Azure Retail Prices  %s
+  GCP Cloud Billing    %s
 Point gpufleet at it with:
   export GPUFLEET_AWS_ENDPOINT=%s GPUFLEET_AZURE_ENDPOINT=%s GPUFLEET_GCP_ENDPOINT=%s
 Stop with Ctrl-C; the state is saved on the way out.
-`, state, seed, ep.EC2, ep.ARM, ep.GCE, ep.EC2, ep.ARM, ep.GCE)
+`, state, seed, ep.EC2, ep.ARM, ep.GCE, ep.AWSPricing, ep.AzurePrices, ep.GCPBilling, ep.EC2, ep.ARM, ep.GCE)
 			<-cmd.Context().Done()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()

@@ -14,13 +14,21 @@ import (
 	"github.com/gpufleet/gpufleet/providers/sim/armsim"
 	"github.com/gpufleet/gpufleet/providers/sim/ec2sim"
 	"github.com/gpufleet/gpufleet/providers/sim/gcesim"
+	"github.com/gpufleet/gpufleet/providers/sim/pricesim"
 )
 
-// Endpoints are the base URLs of the three fronts.
+// Endpoints are the base URLs of the fronts: the three clouds' compute
+// APIs, and their price APIs. (EC2's spot price history is on EC2.)
 type Endpoints struct {
 	EC2 string `json:"ec2"`
 	ARM string `json:"arm"`
 	GCE string `json:"gce"`
+	// AWSPricing serves the Price List API's GetProducts.
+	AWSPricing string `json:"awsPricing"`
+	// AzurePrices serves the Azure Retail Prices API.
+	AzurePrices string `json:"azurePrices"`
+	// GCPBilling serves the Cloud Billing Catalog's SKU listing.
+	GCPBilling string `json:"gcpBilling"`
 }
 
 // Options configure Start.
@@ -30,6 +38,10 @@ type Options struct {
 	Host string
 	// Ports for EC2, ARM and GCE; zero picks a free one.
 	EC2Port, ARMPort, GCEPort int
+	// Ports for the price APIs; zero picks a free one.
+	AWSPricingPort, AzurePricesPort, GCPBillingPort int
+	// Prices configure the price fronts.
+	Prices pricesim.Options
 	// SaveEvery is how often a changed world is written to its state
 	// file. Zero means 200 ms.
 	SaveEvery time.Duration
@@ -37,7 +49,7 @@ type Options struct {
 	Log *slog.Logger
 }
 
-// Emulator is the three fronts running over one world.
+// Emulator is the fronts running over one world.
 type Emulator struct {
 	World     *sim.World
 	Endpoints Endpoints
@@ -47,7 +59,7 @@ type Emulator struct {
 	log       *slog.Logger
 }
 
-// Start listens on loopback and serves the three fronts until Close.
+// Start listens on loopback and serves the fronts until Close.
 func Start(world *sim.World, opts Options) (*Emulator, error) {
 	host := opts.Host
 	if host == "" {
@@ -71,6 +83,9 @@ func Start(world *sim.World, opts Options) (*Emulator, error) {
 		{ec2sim.New(world, ec2sim.Options{}), opts.EC2Port, &e.Endpoints.EC2},
 		{armsim.New(world, armsim.Options{}), opts.ARMPort, &e.Endpoints.ARM},
 		{gcesim.New(world, gcesim.Options{}), opts.GCEPort, &e.Endpoints.GCE},
+		{pricesim.NewAWS(world, opts.Prices), opts.AWSPricingPort, &e.Endpoints.AWSPricing},
+		{pricesim.NewAzure(world, opts.Prices), opts.AzurePricesPort, &e.Endpoints.AzurePrices},
+		{pricesim.NewGCP(world, opts.Prices), opts.GCPBillingPort, &e.Endpoints.GCPBilling},
 	}
 	for _, f := range fronts {
 		l, err := net.Listen("tcp", net.JoinHostPort(host, fmt.Sprint(f.port)))

@@ -30,7 +30,7 @@ func start(t *testing.T, state string) *Emulator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ep := range []string{emu.Endpoints.EC2, emu.Endpoints.ARM, emu.Endpoints.GCE} {
+	for _, ep := range []string{emu.Endpoints.EC2, emu.Endpoints.ARM, emu.Endpoints.GCE, emu.Endpoints.AWSPricing, emu.Endpoints.AzurePrices, emu.Endpoints.GCPBilling} {
 		u, err := url.Parse(ep)
 		if err != nil {
 			t.Fatal(err)

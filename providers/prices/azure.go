@@ -1,0 +1,185 @@
+package prices
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/gpufleet/gpufleet/planner/catalog"
+)
+
+// AzureRetailPrices is the Retail Prices API's public base URL.
+const AzureRetailPrices = "https://prices.azure.com"
+
+// azureAPIVersion is the Retail Prices API version read; it adds
+// Spot-aware fields over the default version without changing the ones
+// used here.
+const azureAPIVersion = "2023-01-01-preview"
+
+// Azure reads the unauthenticated Azure Retail Prices API, one region at a
+// time. The price list says nothing of a size's GPUs, vCPUs or memory, so
+// only the sizes the catalog knows are priced; a new GPU size needs its
+// spec in the catalog first.
+type Azure struct {
+	b        *base
+	client   *retryablehttp.Client
+	endpoint *url.URL
+}
+
+var _ Loader = (*Azure)(nil)
+
+// NewAzure builds the Azure loader; it calls nothing yet.
+func NewAzure(opts Options) (*Azure, error) {
+	b, err := newBase(catalog.Azure, opts)
+	if err != nil {
+		return nil, err
+	}
+	endpoint, err := url.Parse(cmpOr(opts.Endpoint, AzureRetailPrices))
+	if err != nil || endpoint.Host == "" {
+		return nil, fmt.Errorf("azure prices, endpoint %q is not a URL", opts.Endpoint)
+	}
+	return &Azure{b: b, client: newRetryClient(b), endpoint: endpoint}, nil
+}
+
+// Cloud is "azure".
+func (a *Azure) Cloud() string { return catalog.Azure }
+
+// azurePage is one page of the Retail Prices API.
+type azurePage struct {
+	BillingCurrency string      `json:"BillingCurrency"`
+	Items           []azureItem `json:"Items"`
+	NextPageLink    string      `json:"NextPageLink"`
+	Count           int         `json:"Count"`
+}
+
+type azureItem struct {
+	CurrencyCode  string   `json:"currencyCode"`
+	RetailPrice   *float64 `json:"retailPrice"`
+	ArmRegionName string   `json:"armRegionName"`
+	MeterID       string   `json:"meterId"`
+	MeterName     string   `json:"meterName"`
+	ProductName   string   `json:"productName"`
+	SkuName       string   `json:"skuName"`
+	ServiceName   string   `json:"serviceName"`
+	UnitOfMeasure string   `json:"unitOfMeasure"`
+	Type          string   `json:"type"`
+	ArmSkuName    string   `json:"armSkuName"`
+}
+
+// Load reads every region's pay-as-you-go and spot prices.
+func (a *Azure) Load(ctx context.Context) (*catalog.Catalog, error) {
+	c := a.b.collector()
+	for _, r := range a.b.regions {
+		if err := a.region(ctx, r.Name, c); err != nil {
+			return nil, err
+		}
+	}
+	return c.catalog()
+}
+
+func (a *Azure) region(ctx context.Context, region string, c *collector) error {
+	first := a.endpoint.JoinPath("/api/retail/prices")
+	q := url.Values{}
+	q.Set("api-version", azureAPIVersion)
+	// The values are case-sensitive; the region's name is ARM's.
+	q.Set("$filter", fmt.Sprintf("serviceName eq 'Virtual Machines' and priceType eq 'Consumption' and armRegionName eq '%s'", region))
+	first.RawQuery = q.Encode()
+
+	next := first
+	seen := map[string]bool{}
+	for n := 0; next != nil; n++ {
+		if n == maxPages {
+			return fmt.Errorf("azure prices in %s, more than %d pages", region, maxPages)
+		}
+		var page azurePage
+		if err := getJSON(ctx, a.client, next, &page); err != nil {
+			return fmt.Errorf("listing Azure prices in %s, %w", region, err)
+		}
+		for _, item := range page.Items {
+			a.item(region, item, c)
+		}
+		next = nil
+		if page.NextPageLink != "" {
+			u, err := a.nextPage(page.NextPageLink)
+			if err != nil {
+				return fmt.Errorf("listing Azure prices in %s, %w", region, err)
+			}
+			if seen[u.String()] {
+				return fmt.Errorf("listing Azure prices in %s, page link %s comes round again", region, redact(u))
+			}
+			seen[u.String()] = true
+			next = u
+		}
+	}
+	return nil
+}
+
+// nextPage checks that a NextPageLink stays on the API's host: the loader
+// follows links it is given, and must not be sent elsewhere.
+func (a *Azure) nextPage(link string) (*url.URL, error) {
+	u, err := url.Parse(link)
+	if err != nil {
+		return nil, fmt.Errorf("NextPageLink %q is not a URL", link)
+	}
+	if !strings.EqualFold(u.Scheme, a.endpoint.Scheme) || !strings.EqualFold(u.Hostname(), a.endpoint.Hostname()) || port(u) != port(a.endpoint) {
+		return nil, fmt.Errorf("NextPageLink %s leaves %s", redact(u), redact(a.endpoint))
+	}
+	return u, nil
+}
+
+// port is a URL's port, the scheme's default when it names none: the API
+// writes "https://prices.azure.com:443/…" in its links.
+func port(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+		return "443"
+	case "http":
+		return "80"
+	}
+	return ""
+}
+
+// item collects one row's offer. Windows products, Low Priority meters
+// (the retired predecessor of Spot), other services and sizes the catalog
+// does not know are not offers and are passed over without a word; a row
+// that is an offer but cannot be trusted is dropped with its reason.
+func (a *Azure) item(region string, it azureItem, c *collector) {
+	switch {
+	case it.ArmRegionName != region,
+		it.ServiceName != "" && it.ServiceName != "Virtual Machines",
+		it.Type != "" && it.Type != "Consumption",
+		strings.HasSuffix(it.ProductName, " Windows"),
+		strings.HasSuffix(it.MeterName, " Low Priority"),
+		strings.HasSuffix(it.SkuName, " Low Priority"):
+		return
+	}
+	s, ok := a.b.shapes[it.ArmSkuName]
+	if !ok {
+		return
+	}
+	market := catalog.OnDemand
+	if strings.HasSuffix(it.SkuName, " Spot") {
+		market = catalog.Spot
+	}
+	drop := Drop{Region: region, InstanceType: it.ArmSkuName, Market: market, Row: cmpOr(it.MeterID, it.SkuName)}
+	if it.UnitOfMeasure != "1 Hour" || it.CurrencyCode != "" && it.CurrencyCode != "USD" {
+		drop.Reason, drop.Detail = ReasonUnit, strings.TrimSpace(it.CurrencyCode+" per "+it.UnitOfMeasure)
+		a.b.drop(drop)
+		return
+	}
+	if it.RetailPrice == nil {
+		drop.Reason = ReasonNoPrice
+		a.b.drop(drop)
+		return
+	}
+	c.add(catalog.Offer{
+		Region: region, InstanceType: it.ArmSkuName, Market: market,
+		GPUModel: s.gpuModel, GPUs: s.gpus, VCPUs: s.vcpus, MemoryGiB: s.memoryGiB,
+	}, *it.RetailPrice, drop.Row)
+}

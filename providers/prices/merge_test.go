@@ -1,0 +1,222 @@
+package prices
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gpufleet/gpufleet/planner/catalog"
+)
+
+func TestMerge(t *testing.T) {
+	snapshot := catalog.Default()
+	fresh, _, _ := loadAzureFixtures(t) // eastus only, fetched after the snapshot
+
+	merged, err := Merge(snapshot, fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := merged.Validate(); err != nil {
+		t.Fatalf("merged catalog is invalid: %v", err)
+	}
+	if merged.Source != "snapshot+azure" {
+		t.Errorf("source %q", merged.Source)
+	}
+	// As old as its oldest part: the snapshot's offers are still in it.
+	if !merged.FetchedAt.Equal(snapshot.FetchedAt) {
+		t.Errorf("fetched %s, want the snapshot's %s", merged.FetchedAt, snapshot.FetchedAt)
+	}
+
+	count := func(c *catalog.Catalog, keep func(catalog.Offer) bool) int {
+		n := 0
+		for _, o := range c.Offers {
+			if keep(o) {
+				n++
+			}
+		}
+		return n
+	}
+	eastus := func(o catalog.Offer) bool { return o.Cloud == catalog.Azure && o.Region == "eastus" }
+	otherAzure := func(o catalog.Offer) bool { return o.Cloud == catalog.Azure && o.Region != "eastus" }
+	others := func(o catalog.Offer) bool { return o.Cloud != catalog.Azure }
+	if got, want := count(merged, eastus), len(fresh.Offers); got != want {
+		t.Errorf("%d eastus offers, want the fresh %d", got, want)
+	}
+	if got, want := count(merged, otherAzure), count(snapshot, otherAzure); got != want {
+		t.Errorf("%d other Azure offers, want the snapshot's %d", got, want)
+	}
+	if got, want := count(merged, others), count(snapshot, others); got != want {
+		t.Errorf("%d AWS and GCP offers, want the snapshot's %d", got, want)
+	}
+	for _, o := range merged.Offers {
+		if eastus(o) && o.InstanceType == "Standard_ND96isr_H100_v5" && o.PriceMicros != 98_320_000 {
+			t.Errorf("eastus ND96isr_H100_v5 at %d, want the fresh price", o.PriceMicros)
+		}
+	}
+	if len(merged.Regions) != len(snapshot.Regions) || len(merged.Egress) != len(snapshot.Egress) {
+		t.Errorf("%d regions and %d egress entries, want the snapshot's %d and %d", len(merged.Regions), len(merged.Egress), len(snapshot.Regions), len(snapshot.Egress))
+	}
+
+	// Merging again is idempotent but for the source, which already has it.
+	again, err := Merge(merged, fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b bytes.Buffer
+	merged.Write(&a)
+	again.Write(&b)
+	if a.String() != b.String() {
+		t.Error("merging the same prices twice changed the catalog")
+	}
+
+	// The inputs are untouched.
+	if snapshot.Source != "snapshot" || len(snapshot.Offers) != len(catalog.Default().Offers) {
+		t.Error("Merge changed its input")
+	}
+
+	// A combined catalog is not one cloud's prices.
+	if _, err := Merge(snapshot, merged); err == nil {
+		t.Error("merging a multi-cloud catalog as one cloud's succeeded")
+	}
+}
+
+func TestJoinSources(t *testing.T) {
+	tests := []struct {
+		sources []string
+		want    string
+	}{
+		{[]string{"snapshot", "gcp"}, "snapshot+gcp"},
+		{[]string{"snapshot+gcp", "aws"}, "snapshot+aws+gcp"},
+		{[]string{"aws", "aws"}, "aws"},
+		{[]string{"", "azure"}, "azure"},
+		{[]string{"custom+snapshot", "aws"}, "snapshot+aws+custom"},
+	}
+	for _, tt := range tests {
+		if got := joinSources(tt.sources...); got != tt.want {
+			t.Errorf("joinSources(%q) = %q, want %q", tt.sources, got, tt.want)
+		}
+	}
+}
+
+// Refreshing every region of every cloud replaces the snapshot whole: the
+// result is as old as the refresh, and says nothing of the snapshot.
+func TestMergeReplacingEverything(t *testing.T) {
+	emu := startEmulator(t)
+	var fresh []*catalog.Catalog
+	for _, l := range loaders(t, emu, Options{Retry: Retry{Max: -1}, Now: func() time.Time { return fixtureNow }}, nil) {
+		c, err := l.Load(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh = append(fresh, c)
+	}
+	merged, err := Merge(catalog.Default(), fresh...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if merged.Source != "aws+azure+gcp" || !merged.FetchedAt.Equal(fixtureNow) {
+		t.Errorf("source %q fetched %s, want aws+azure+gcp at %s", merged.Source, merged.FetchedAt, fixtureNow)
+	}
+	if err := merged.Validate(); err != nil {
+		t.Error(err)
+	}
+	// One cloud at a time over the snapshot keeps the snapshot's age.
+	partial, err := Merge(catalog.Default(), fresh[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if partial.Source != "snapshot+aws" || !partial.FetchedAt.Equal(catalog.Default().FetchedAt) {
+		t.Errorf("source %q fetched %s", partial.Source, partial.FetchedAt)
+	}
+	if _, err := Merge(catalog.Default(), fresh[0], fresh[0]); err == nil {
+		t.Error("two catalogs of one cloud merged")
+	}
+}
+
+func TestFreshest(t *testing.T) {
+	dir := t.TempDir()
+	snapshot := catalog.Default()
+	write := func(name string, c *catalog.Catalog) string {
+		var buf bytes.Buffer
+		if err := c.Write(&buf); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	newer := catalog.Default()
+	newer.Source, newer.FetchedAt = "snapshot+aws", snapshot.FetchedAt.Add(48*time.Hour)
+	older := catalog.Default()
+	older.FetchedAt = snapshot.FetchedAt.Add(-time.Hour)
+	same := catalog.Default()
+	same.Source = "snapshot+azure"
+
+	tests := []struct {
+		name, path, wantSource string
+		wantErr                bool
+	}{
+		{"missing file: the snapshot", filepath.Join(dir, "none.json"), "snapshot", false},
+		{"newer file: the file", write("newer.json", newer), "snapshot+aws", false},
+		{"file refreshed over this snapshot: the file", write("same.json", same), "snapshot+azure", false},
+		{"file older than the snapshot: the snapshot", write("older.json", older), "snapshot", false},
+		{"corrupt file: an error", func() string {
+			p := filepath.Join(dir, "corrupt.json")
+			os.WriteFile(p, []byte(`{"source": "aws", "fetchedAt": `), 0o644)
+			return p
+		}(), "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Freshest(tt.path)
+			if tt.wantErr {
+				if err == nil {
+					t.Errorf("got %q, want an error", got.Source)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Source != tt.wantSource {
+				t.Errorf("source %q, want %q", got.Source, tt.wantSource)
+			}
+		})
+	}
+}
+
+func TestUnknownRegionIsAnError(t *testing.T) {
+	_, err := NewAzure(Options{Regions: []string{"eastsu"}})
+	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("did you mean eastus")) {
+		t.Errorf("error %v, want a suggestion", err)
+	}
+	if _, err := NewGCP(GCPOptions{APIKey: ""}); err == nil && os.Getenv(GCPAPIKeyEnv) == "" {
+		t.Error("a GCP loader without a key was built")
+	}
+}
+
+func TestNextPageLinkStaysOnTheAPI(t *testing.T) {
+	a, err := NewAzure(Options{Regions: []string{"eastus"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		link string
+		ok   bool
+	}{
+		{"https://prices.azure.com:443/api/retail/prices?$skip=100", true},
+		{"https://prices.azure.com/api/retail/prices?$skip=100", true},
+		{"https://evil.example/api/retail/prices?$skip=100", false},
+		{"http://prices.azure.com/api/retail/prices?$skip=100", false},
+		{"https://prices.azure.com:8443/api/retail/prices", false},
+	}
+	for _, tt := range tests {
+		if _, err := a.nextPage(tt.link); (err == nil) != tt.ok {
+			t.Errorf("nextPage(%q): error %v, want ok %t", tt.link, err, tt.ok)
+		}
+	}
+}
