@@ -219,22 +219,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		}
 		fmt.Fprintln(&b, "</summary>")
 		fmt.Fprintln(&b)
-		fmt.Fprintln(&b, "| workload | nodes | cloud | region | zone | type | market | $/node-h | $/h |")
-		fmt.Fprintln(&b, "|---|---:|---|---|---|---|---|---:|---:|")
-		for _, wl := range f.Workloads {
-			if len(wl.Placements) == 0 {
-				fmt.Fprintf(&b, "| %s | 0/%d | | | | | | | %s |\n", wl.Name, wl.Desired, money(0))
-			}
-			for i, pl := range wl.Placements {
-				name := ""
-				if i == 0 {
-					name = fmt.Sprintf("%s (%d/%d)", wl.Name, wl.Placed, wl.Desired)
-				}
-				o := pl.Offer
-				fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", name, pl.Count, o.Cloud, o.Region, o.Zone, o.InstanceType, o.Market,
-					money(pl.PriceMicros+pl.EgressMicros), money(int64(pl.Count-pl.Reserved)*pl.PriceMicros+int64(pl.Count)*pl.EgressMicros))
-			}
-		}
+		writePlacementTable(&b, f)
 		fmt.Fprintln(&b)
 		for _, wl := range f.Workloads {
 			for _, line := range explanation(wl) {
@@ -267,4 +252,24 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writePlacementTable writes a fleet's placements as a Markdown table, a
+// row per offer, the workload named on its first row.
+func writePlacementTable(b *strings.Builder, f FleetPlan) {
+	b.WriteString("| workload | nodes | cloud | region | zone | type | market | $/node-h | $/h |\n|---|---:|---|---|---|---|---|---:|---:|\n")
+	for _, wl := range f.Workloads {
+		if len(wl.Placements) == 0 {
+			fmt.Fprintf(b, "| %s (0/%d) | 0 | | | | | | | %s |\n", wl.Name, wl.Desired, money(0))
+		}
+		for i, pl := range wl.Placements {
+			name := ""
+			if i == 0 {
+				name = fmt.Sprintf("%s (%d/%d)", wl.Name, wl.Placed, wl.Desired)
+			}
+			o := pl.Offer
+			fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", name, pl.Count, o.Cloud, o.Region, o.Zone, o.InstanceType, o.Market,
+				money(pl.PriceMicros+pl.EgressMicros), money(int64(pl.Count-pl.Reserved)*pl.PriceMicros+int64(pl.Count)*pl.EgressMicros))
+		}
+	}
 }

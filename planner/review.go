@@ -181,21 +181,7 @@ func (r *Review) WriteMarkdown(w io.Writer) error {
 	for _, f := range p.Fleets {
 		fmt.Fprintf(&b, "\n<details><summary>fleet <b>%s</b>: %s/h → %s/h (%s/h)</summary>\n\n",
 			f.Name, money(baseCost[f.Name]), money(f.CostMicros), signed(f.CostMicros-baseCost[f.Name]))
-		b.WriteString("| workload | nodes | cloud | region | zone | type | market | $/node-h | $/h |\n|---|---:|---|---|---|---|---|---:|---:|\n")
-		for _, wl := range f.Workloads {
-			if len(wl.Placements) == 0 {
-				fmt.Fprintf(&b, "| %s (0/%d) | 0 | | | | | | | %s |\n", wl.Name, wl.Desired, money(0))
-			}
-			for i, pl := range wl.Placements {
-				name := ""
-				if i == 0 {
-					name = fmt.Sprintf("%s (%d/%d)", wl.Name, wl.Placed, wl.Desired)
-				}
-				o := pl.Offer
-				fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", name, pl.Count, o.Cloud, o.Region, o.Zone, o.InstanceType, o.Market,
-					money(pl.PriceMicros+pl.EgressMicros), money(int64(pl.Count-pl.Reserved)*pl.PriceMicros+int64(pl.Count)*pl.EgressMicros))
-			}
-		}
+		writePlacementTable(&b, f)
 		var diff []string
 		for _, c := range r.Changes {
 			if c.Fleet != f.Name {
