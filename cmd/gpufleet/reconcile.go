@@ -174,7 +174,11 @@ func (a *app) printRun(f runFlags, c *reconcile.Checkout, res *reconcile.Result,
 				deleted++
 			}
 		}
-		fmt.Fprintf(w, "\nApplied in %d rounds: %d created, %d deleted, %d failed\n", res.Rounds, created, deleted, failed)
+		rounds := "1 round"
+		if res.Rounds != 1 {
+			rounds = fmt.Sprintf("%d rounds", res.Rounds)
+		}
+		fmt.Fprintf(w, "\nApplied in %s: %d created, %d deleted, %d failed\n", rounds, created, deleted, failed)
 		for _, act := range res.Applied {
 			line := fmt.Sprintf("  %s %s/%s on %s %s", act.Kind, act.Fleet, act.Workload, act.Offer, act.Instance)
 			if act.Error != "" {
