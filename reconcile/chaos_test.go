@@ -40,12 +40,12 @@ func TestChaos(t *testing.T) {
 	faults := []*sim.Fault{
 		{Kind: sim.FaultThrottle, Rate: 0.04},
 		{Kind: sim.FaultServerError, Rate: 0.02},
-		{Op: "RunInstances", Kind: sim.FaultCapacity, Rate: 0.05},
-		{Op: "put", Kind: sim.FaultCapacity, Rate: 0.05},
-		{Op: "instances.insert", Kind: sim.FaultCapacity, Rate: 0.05},
+		{Op: "RunInstances", Kind: sim.FaultCapacity, Rate: 0.15},
+		{Op: "put", Kind: sim.FaultCapacity, Rate: 0.15},
+		{Op: "instances.insert", Kind: sim.FaultCapacity, Rate: 0.15},
 		{Kind: sim.FaultLatency, Rate: 0.05, Latency: sim.Duration(3 * time.Millisecond)},
-		{Op: "put", Kind: sim.FaultFailLater, Rate: 0.03},
-		{Op: "instances.insert", Kind: sim.FaultFailLater, Rate: 0.03},
+		{Op: "put", Kind: sim.FaultFailLater, Rate: 0.08},
+		{Op: "instances.insert", Kind: sim.FaultFailLater, Rate: 0.08},
 		{Kind: sim.FaultPreempt, Rate: 0.01},
 	}
 	if err := e.world.AddFaults(faults...); err != nil {
