@@ -36,7 +36,7 @@ func (f *runFlags) register(cmd *cobra.Command, remote bool) {
 	cmd.Flags().StringVar(&f.repo, "repo", envOr("GPUFLEET_REPO", "."), "fleet repository: a URL to clone or a local checkout [GPUFLEET_REPO]")
 	if remote {
 		cmd.Flags().StringVar(&f.branch, "branch", envOr("GPUFLEET_BRANCH", ""), "branch to reconcile; the default branch when empty [GPUFLEET_BRANCH]")
-		cmd.Flags().StringVar(&f.workDir, "workdir", envOr("GPUFLEET_WORKDIR", ""), "where remote repositories are cloned; .gpufleet/work/<hash> when empty [GPUFLEET_WORKDIR]")
+		cmd.Flags().StringVar(&f.workDir, "workdir", envOr("GPUFLEET_WORKDIR", ""), "where remote repositories are cloned; .gpufleet/clones/<hash> when empty [GPUFLEET_WORKDIR]")
 		cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "plan only: change no cloud and commit nothing")
 	}
 	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text or json")
@@ -89,7 +89,7 @@ func (a *app) reconcile(ctx context.Context, f runFlags, commit bool) error {
 	workDir := f.workDir
 	if workDir == "" {
 		sum := sha256.Sum256([]byte(f.repo))
-		workDir = filepath.Join(".gpufleet", "work", hex.EncodeToString(sum[:6]))
+		workDir = filepath.Join(".gpufleet", "clones", hex.EncodeToString(sum[:6]))
 	}
 	checkout, err := reconcile.Open(ctx, reconcile.SourceOptions{URL: f.repo, Branch: f.branch, WorkDir: workDir})
 	if err != nil {

@@ -65,7 +65,7 @@ lock), waits for them, and exits 0.`,
 	flags := cmd.Flags()
 	flags.StringArrayVar(&f.repos, "repo", splitList(os.Getenv("GPUFLEET_REPO")), "fleet repository to reconcile, a URL or local checkout, with an optional #branch; repeat for more [GPUFLEET_REPO, comma-separated]")
 	flags.StringVar(&f.branch, "branch", envOr("GPUFLEET_BRANCH", ""), "branch of repositories that name none; the default branch when empty [GPUFLEET_BRANCH]")
-	flags.StringVar(&f.workDir, "workdir", envOr("GPUFLEET_WORKDIR", filepath.Join(".gpufleet", "work")), "where remote repositories are cloned, one directory each [GPUFLEET_WORKDIR]")
+	flags.StringVar(&f.workDir, "workdir", envOr("GPUFLEET_WORKDIR", filepath.Join(".gpufleet", "clones")), "where remote repositories are cloned, one directory each [GPUFLEET_WORKDIR]")
 	flags.StringVar(&f.listen, "listen", envOr("GPUFLEET_LISTEN", ":8080"), "address of the HTTP server [GPUFLEET_LISTEN]")
 	flags.DurationVar(&f.interval, "interval", agent.DefaultInterval, "time between scheduled runs of a repository [GPUFLEET_INTERVAL]")
 	flags.Float64Var(&f.jitter, "jitter", agent.DefaultJitter, "share of the interval each pause may be longer or shorter, so agents drift apart; 0 for none [GPUFLEET_JITTER]")

@@ -122,7 +122,7 @@ func New(opts Options) (*Agent, error) {
 		opts.ShutdownTimeout = defaultShutdownTimeout
 	}
 	if opts.WorkDir == "" {
-		opts.WorkDir = filepath.Join(".gpufleet", "work")
+		opts.WorkDir = filepath.Join(".gpufleet", "clones")
 	}
 	if opts.Catalog == nil {
 		opts.Catalog = catalog.Default()
