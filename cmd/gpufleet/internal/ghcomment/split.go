@@ -60,40 +60,59 @@ func Split(body string, limit int) []string {
 		}
 	}
 	for _, line := range strings.SplitAfter(body, "\n") {
-		for utf8.RuneCountInString(line) > budget {
-			// One line longer than a part: cut it. After a flush a part
-			// holds only what it reopens, so there is always room to cut.
-			head := truncateRunes(line, budget-size)
-			if head == "" {
-				if !fresh {
-					flush()
-					continue
-				}
-				// What a fresh part reopens already fills it: cut anyway,
-				// so the split always moves on.
-				head = truncateRunes(line, max(1, budget/4))
+		// What a line opens counts from its start, what it closes from its
+		// end, so a part cut before or inside the line closes and reopens
+		// the right things.
+		trimmed := strings.TrimSpace(line)
+		isFence := strings.HasPrefix(trimmed, "```")
+		opensFence, closesFence := isFence && fence == "", isFence && fence != ""
+		opensDetails := fence == "" && !isFence && strings.HasPrefix(trimmed, "<details")
+		closesDetails := fence == "" && !isFence && strings.HasPrefix(trimmed, "</details>") && len(details) > 0
+		open := func() {
+			if opensFence {
+				fence = trimmed
 			}
-			current.WriteString(head + "\n")
-			line = line[len(head):]
-			flush()
+			if opensDetails {
+				details = append(details, trimmed)
+			}
 		}
 		n := utf8.RuneCountInString(line)
-		if size+n > budget && !fresh && size > 0 {
-			flush()
+		if n <= budget {
+			if size+n > budget && !fresh && size > 0 {
+				flush()
+			}
+			open()
+			current.WriteString(line)
+			size += n
+			fresh = false
+		} else {
+			// A line longer than a part starts here and is cut across
+			// parts. After a flush a part holds only what it reopens, so
+			// there is always room to cut.
+			open()
+			for utf8.RuneCountInString(line) > budget-size {
+				head := truncateRunes(line, budget-size)
+				if head == "" {
+					if !fresh {
+						flush()
+						continue
+					}
+					// What a fresh part reopens already fills it: cut
+					// anyway, so the split always moves on.
+					head = truncateRunes(line, max(1, budget/4))
+				}
+				current.WriteString(head + "\n")
+				line = line[len(head):]
+				flush()
+			}
+			current.WriteString(line)
+			size += utf8.RuneCountInString(line)
+			fresh = false
 		}
-		current.WriteString(line)
-		size += n
-		fresh = false
-		trimmed := strings.TrimSpace(line)
-		switch {
-		case strings.HasPrefix(trimmed, "```") && fence == "":
-			fence = trimmed
-		case strings.HasPrefix(trimmed, "```"):
+		if closesFence {
 			fence = ""
-		case fence != "":
-		case strings.HasPrefix(trimmed, "<details"):
-			details = append(details, trimmed)
-		case strings.HasPrefix(trimmed, "</details>") && len(details) > 0:
+		}
+		if closesDetails {
 			details = details[:len(details)-1]
 		}
 	}
