@@ -77,22 +77,29 @@ func (s *Server) insert(w http.ResponseWriter, r *http.Request, project, zone st
 	return writeProto(w, s.renderOperation(res.Operation))
 }
 
-// get serves instances.get, by name or by numeric id as GCE allows.
-func (s *Server) get(w http.ResponseWriter, r *http.Request, project, zone, name string) error {
+// interceptOn counts a call on one instance and applies its faults: an
+// error to answer with, or what the call must carry on (a failure for its
+// operation), after checking the target.
+func (s *Server) interceptOn(r *http.Request, op, project, zone, name string) (sim.Outcome, error) {
 	inst, _ := s.lookup(project, zone, name)
 	fc := faultContext{Project: project, Zone: zone, Region: s.region(zone)}
-	call := sim.Call{Op: OpGet, Region: fc.Region, Zone: zone}
+	call := sim.Call{Op: op, Region: fc.Region, Zone: zone}
 	if inst != nil {
 		call.InstanceType = inst.InstanceType
 	}
 	out, err := s.intercept(r.Context(), call)
 	if err != nil {
-		return err
+		return out, err
 	}
 	if out.Err != nil {
-		return s.syncError(out.Err, fc)
+		return out, s.syncError(out.Err, fc)
 	}
-	if err := s.checkTarget(project, zone, name); err != nil {
+	return out, s.checkTarget(project, zone, name)
+}
+
+// get serves instances.get, by name or by numeric id as GCE allows.
+func (s *Server) get(w http.ResponseWriter, r *http.Request, project, zone, name string) error {
+	if _, err := s.interceptOn(r, OpGet, project, zone, name); err != nil {
 		return err
 	}
 	// Look again: a preemption fault on this very call may have struck it.
@@ -108,20 +115,8 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, project, zone, name
 // is gone.
 func (s *Server) delete(w http.ResponseWriter, r *http.Request, project, zone, name string) error {
 	requestID, idErr := requestIDOf(r)
-	inst, _ := s.lookup(project, zone, name)
-	fc := faultContext{Project: project, Zone: zone, Region: s.region(zone)}
-	call := sim.Call{Op: OpDelete, Region: fc.Region, Zone: zone}
-	if inst != nil {
-		call.InstanceType = inst.InstanceType
-	}
-	out, err := s.intercept(r.Context(), call)
+	out, err := s.interceptOn(r, OpDelete, project, zone, name)
 	if err != nil {
-		return err
-	}
-	if out.Err != nil {
-		return s.syncError(out.Err, fc)
-	}
-	if err := s.checkTarget(project, zone, name); err != nil {
 		return err
 	}
 	if idErr != nil {
