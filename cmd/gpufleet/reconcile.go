@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpufleet/gpufleet/planner/catalog"
 	"github.com/gpufleet/gpufleet/providers/clouds"
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/providers/sim/emulator"
@@ -102,20 +103,11 @@ func (a *app) reconcile(ctx context.Context, f runFlags, commit bool) error {
 	if err != nil {
 		return err
 	}
-	endpoints := clouds.EndpointsFromEnv()
-	if f.emulated {
-		// The emulated clouds sell what the catalog lists, at its prices.
-		world, err := sim.New(sim.Config{Seed: 1, StatePath: f.simState, Catalog: cat})
-		if err != nil {
-			return err
-		}
-		emu, err := emulator.Start(world, emulator.Options{Log: a.log})
-		if err != nil {
-			return err
-		}
-		defer emu.Close(context.WithoutCancel(ctx))
-		endpoints = clouds.Endpoints{AWS: emu.Endpoints.EC2, Azure: emu.Endpoints.ARM, GCP: emu.Endpoints.GCE}
+	endpoints, closeClouds, err := a.cloudEndpoints(f.emulated, f.simState, cat)
+	if err != nil {
+		return err
 	}
+	defer closeClouds()
 	// The providers come from the specs' gpufleet.cue; when the specs do
 	// not load, the run still goes ahead far enough to record why.
 	opts := reconcile.Options{
@@ -142,6 +134,30 @@ func (a *app) reconcile(ctx context.Context, f runFlags, commit bool) error {
 		}
 	}
 	return runErr
+}
+
+// cloudEndpoints are where the providers call: the real clouds (or what
+// GPUFLEET_*_ENDPOINT says), or with emulated an embedded emulator whose
+// state is kept in simState, running until the returned func is called.
+func (a *app) cloudEndpoints(emulated bool, simState string, cat *catalog.Catalog) (clouds.Endpoints, func(), error) {
+	if !emulated {
+		return clouds.EndpointsFromEnv(), func() {}, nil
+	}
+	// The emulated clouds sell what the catalog lists, at its prices.
+	world, err := sim.New(sim.Config{Seed: 1, StatePath: simState, Catalog: cat})
+	if err != nil {
+		return clouds.Endpoints{}, nil, err
+	}
+	emu, err := emulator.Start(world, emulator.Options{Log: a.log})
+	if err != nil {
+		return clouds.Endpoints{}, nil, err
+	}
+	stop := func() {
+		if err := emu.Close(context.Background()); err != nil {
+			a.log.Error("saving the emulated clouds", "err", err)
+		}
+	}
+	return clouds.Endpoints{AWS: emu.Endpoints.EC2, Azure: emu.Endpoints.ARM, GCP: emu.Endpoints.GCE}, stop, nil
 }
 
 func holder() string {

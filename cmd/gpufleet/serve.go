@@ -11,10 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpufleet/gpufleet/planner/catalog"
-	"github.com/gpufleet/gpufleet/providers/clouds"
-	"github.com/gpufleet/gpufleet/providers/sim"
-	"github.com/gpufleet/gpufleet/providers/sim/emulator"
 	"github.com/gpufleet/gpufleet/reconcile/agent"
 )
 
@@ -85,20 +81,16 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 	for _, r := range f.repos {
 		repos = append(repos, agent.ParseRepo(r, f.branch))
 	}
-	endpoints := clouds.EndpointsFromEnv()
-	if f.emulated {
-		world, err := sim.New(sim.Config{Seed: 1, StatePath: f.simState})
-		if err != nil {
-			return err
-		}
-		emu, err := emulator.Start(world, emulator.Options{Log: a.log})
-		if err != nil {
-			return err
-		}
-		// Closing saves the emulated clouds, after the last run is over.
-		defer emu.Close(context.WithoutCancel(ctx))
-		endpoints = clouds.Endpoints{AWS: emu.Endpoints.EC2, Azure: emu.Endpoints.ARM, GCP: emu.Endpoints.GCE}
+	cat, err := loadCatalog(envOr("GPUFLEET_CATALOG", defaultCatalogPath), os.Getenv("GPUFLEET_CATALOG") != "")
+	if err != nil {
+		return err
 	}
+	endpoints, closeClouds, err := a.cloudEndpoints(f.emulated, f.simState, cat)
+	if err != nil {
+		return err
+	}
+	// Closing saves the emulated clouds, after the last run is over.
+	defer closeClouds()
 	ag, err := agent.New(agent.Options{
 		Repos:         repos,
 		Interval:      f.interval,
@@ -108,7 +100,7 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 		Parallelism:   f.parallelism,
 		Holder:        holder(),
 		Endpoints:     endpoints,
-		Catalog:       catalog.Default(),
+		Catalog:       cat,
 		Secret:        []byte(os.Getenv("GPUFLEET_WEBHOOK_SECRET")),
 		MaxPayload:    f.maxPayload,
 		ShutdownDelay: f.shutdownDelay,
