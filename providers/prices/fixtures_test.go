@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/providers/sim/ec2sim"
 )
 
 // The recorded pages of each API, parsed into exactly these offers. The
@@ -27,6 +28,10 @@ func loadAWSFixtures(t *testing.T) (*catalog.Catalog, *drops, *requestLog) {
 			Now:      func() time.Time { return fixtureNow },
 			OnDrop:   dropped.add,
 			Retry:    Retry{Max: -1},
+			// With retries off, the SDK's own race on its request bodies
+			// against a loopback server this quick would fail the test at
+			// random (see ec2sim.HTTPClient).
+			HTTPClient: ec2sim.HTTPClient(),
 		},
 		SpotEndpoint: srv.URL,
 		Credentials:  credentials.NewStaticCredentialsProvider("AKIDFIXTURE", "secret", ""),
