@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -378,7 +379,7 @@ func (r *run) writeAndCommit(files map[string][]byte, msg string) (plumbing.Hash
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	for _, name := range slices.Sorted(mapKeysOf(files)) {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
 		if err := atomicfile.Write(filepath.Join(r.c.Dir, filepath.FromSlash(name)), files[name]); err != nil {
 			return plumbing.ZeroHash, fmt.Errorf("writing %s, %w", name, err)
 		}
@@ -423,7 +424,7 @@ func (r *run) commitMessage() string {
 		if failed > 0 {
 			fmt.Fprintf(&b, ", %d failed", failed)
 		}
-		fmt.Fprintf(&b, " in %s; now %s/h", strings.Join(slices.Sorted(mapKeysOf(fleets)), ", "), money(cost))
+		fmt.Fprintf(&b, " in %s; now %s/h", strings.Join(slices.Sorted(maps.Keys(fleets)), ", "), money(cost))
 	default:
 		fmt.Fprintf(&b, "gpufleet: status update; now %s/h", money(cost))
 	}
@@ -446,14 +447,4 @@ func (r *run) commitMessage() string {
 		fmt.Fprintf(&b, "\nSpec-Commit: %s\n", r.result.Revision)
 	}
 	return b.String()
-}
-
-func mapKeysOf[K comparable, V any](m map[K]V) func(func(K) bool) {
-	return func(yield func(K) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }

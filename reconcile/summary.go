@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -13,7 +14,7 @@ import (
 // changed nothing leaves it byte for byte the same.
 func (r *run) summary(statuses map[string]*FleetStatus) []byte {
 	var b strings.Builder
-	names := slices.Sorted(mapKeysOf(statuses))
+	names := slices.Sorted(maps.Keys(statuses))
 	var cost, baseline int64
 	for _, n := range names {
 		cost += statuses[n].CostMicros
@@ -117,7 +118,7 @@ func where(w WorkloadStatus) string {
 		return "—"
 	}
 	var parts []string
-	for _, offer := range slices.Sorted(mapKeysOf(count)) {
+	for _, offer := range slices.Sorted(maps.Keys(count)) {
 		parts = append(parts, fmt.Sprintf("%d × `%s`", count[offer], offer))
 	}
 	return strings.Join(parts, ", ")

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/gpufleet/gpufleet/planner"
@@ -37,7 +38,7 @@ func (r *run) applicable(actions []planner.Action) []planner.Action {
 	// Once a run is enough: later rounds only re-plan around capacity
 	// errors, and hold back the same actions.
 	if r.result.Rounds == 0 {
-		for _, fleet := range slices.Sorted(mapKeysOf(held)) {
+		for _, fleet := range slices.Sorted(maps.Keys(held)) {
 			r.log.Info("fleet suspended; its actions are not applied", "fleet", fleet, "actions", held[fleet])
 		}
 	}
