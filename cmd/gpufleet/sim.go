@@ -45,7 +45,10 @@ func (a *app) simServeCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if err := world.AddFaults(rules...); err != nil {
+				// The state holds the rules of the last start: the file
+				// replaces them rather than adding to them, and a rule it
+				// repeats keeps how often it fired.
+				if err := world.SetFaults(rules...); err != nil {
 					return err
 				}
 			}
@@ -77,7 +80,7 @@ Stop with Ctrl-C; the state is saved on the way out.
 	}
 	cmd.Flags().StringVar(&state, "state", envOr("GPUFLEET_SIM_STATE", ".gpufleet/sim-state.json"), "file the emulated clouds are kept in [GPUFLEET_SIM_STATE]")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed for every random choice of the emulator")
-	cmd.Flags().StringVar(&faults, "faults", "", "JSON file of faults to inject")
+	cmd.Flags().StringVar(&faults, "faults", "", "JSON file of the faults to inject, replacing those the state holds")
 	cmd.Flags().StringVar(&host, "host", "127.0.0.1", "loopback address to listen on")
 	cmd.Flags().IntVar(&ports[0], "ec2-port", 0, "EC2 port; 0 picks a free one")
 	cmd.Flags().IntVar(&ports[1], "arm-port", 0, "Azure Resource Manager port; 0 picks a free one")

@@ -132,8 +132,51 @@ func (w *World) AddFaults(faults ...*Fault) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.faults = append(w.faults, faults...)
-	w.dirty = true
+	w.changed()
 	return nil
+}
+
+// SetFaults makes rules the world's fault rules, in that order, replacing
+// those it has: what `sim serve --faults` declares on every start over a
+// state that already holds the rules of the last start. A rule identical
+// to one the world has, in everything but Fired, keeps that rule's Fired,
+// so a restart neither re-arms a counted fault that is spent nor resets
+// one partly spent; each old rule lends its count to one new rule at most.
+// The world keeps copies of the rules, not the rules themselves.
+func (w *World) SetFaults(rules ...*Fault) error {
+	for i, f := range rules {
+		if err := f.validate(); err != nil {
+			return fmt.Errorf("fault %d: %w", i, err)
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	taken := make([]bool, len(w.faults))
+	next := make([]*Fault, 0, len(rules))
+	for _, rule := range rules {
+		f := *rule
+		for i, old := range w.faults {
+			if !taken[i] && old.sameRule(&f) {
+				taken[i] = true
+				f.Fired = old.Fired
+				break
+			}
+		}
+		next = append(next, &f)
+	}
+	if !slices.EqualFunc(next, w.faults, func(a, b *Fault) bool { return *a == *b }) {
+		w.changed()
+	}
+	w.faults = next
+	return nil
+}
+
+// sameRule reports whether two faults are the same rule, however often
+// each fired.
+func (f *Fault) sameRule(other *Fault) bool {
+	a, b := *f, *other
+	a.Fired, b.Fired = 0, 0
+	return a == b
 }
 
 // ClearFaults removes every rule.
@@ -141,7 +184,7 @@ func (w *World) ClearFaults() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.faults = nil
-	w.dirty = true
+	w.changed()
 }
 
 // Faults returns a copy of the rules with how often each fired.
@@ -224,7 +267,7 @@ func (w *World) fire(f *Fault) bool {
 		return false
 	}
 	f.Fired++
-	w.dirty = true
+	w.changed()
 	return true
 }
 

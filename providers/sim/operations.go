@@ -47,7 +47,7 @@ func (w *World) startOperation(cloud, kind string, inst *Instance, now time.Time
 		Err:        fail,
 	}
 	w.operations[op.ID] = op
-	w.dirty = true
+	w.changed()
 	return op
 }
 

@@ -8,8 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"slices"
-
-	"github.com/gpufleet/gpufleet/reconcile/atomicfile"
 )
 
 // stateVersion is the format of the state file; a file of another version
@@ -79,33 +77,6 @@ func (w *World) load(path string) error {
 	w.faults = st.Faults
 	if st.Calls != nil {
 		w.calls = st.Calls
-	}
-	return nil
-}
-
-// Save writes the world to its state file, if it has one and anything
-// changed. The file is replaced in one rename, so a crash leaves either the
-// old state or the new one, never half of either.
-func (w *World) Save() error {
-	if w.cfg.StatePath == "" {
-		return nil
-	}
-	w.mu.Lock()
-	if !w.dirty {
-		w.mu.Unlock()
-		return nil
-	}
-	data, err := w.marshal()
-	w.dirty = false
-	w.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	if err := atomicfile.Write(w.cfg.StatePath, data); err != nil {
-		w.mu.Lock()
-		w.dirty = true
-		w.mu.Unlock()
-		return fmt.Errorf("saving emulator state: %w", err)
 	}
 	return nil
 }

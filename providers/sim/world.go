@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gpufleet/gpufleet/planner/catalog"
@@ -59,7 +60,19 @@ type World struct {
 	faults     []*Fault
 	calls      map[string]int
 	seq        uint64
-	dirty      bool
+
+	// changes counts what callers changed; saved is the count the state
+	// file holds. Sync waits on them, so only callers whose changes are not
+	// yet saved wait for a save.
+	changes, saved atomic.Uint64
+	// saving lets one save run at a time, so an older snapshot can never
+	// land on disk after a newer one.
+	saving sync.Mutex
+	saves  atomic.Uint64
+	// dirty marks what time alone changed: operations settling, instances
+	// and tokens expiring. Loading an older state and applying the same
+	// time redoes it, so nobody waits for it to be saved.
+	dirty bool
 }
 
 type capacityKey struct {
@@ -179,7 +192,7 @@ func (w *World) SetCapacity(cloud, zone, instanceType string, market catalog.Mar
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.capacity[capacityKey{cloud, zone, instanceType, market}] = n
-	w.dirty = true
+	w.changed()
 }
 
 // SetGPUQuota sets how many GPUs of a model a cloud's region allows.
@@ -187,7 +200,7 @@ func (w *World) SetGPUQuota(cloud, region, gpuModel string, n int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.quota[quotaKey{cloud, region, gpuModel}] = n
-	w.dirty = true
+	w.changed()
 }
 
 // LaunchSpec is what a front asks the world to create.
@@ -328,7 +341,7 @@ func (w *World) Launch(spec LaunchSpec) (LaunchResult, error) {
 	if spec.Token != "" {
 		w.tokens[spec.Token] = entry
 	}
-	w.dirty = true
+	w.changed()
 	res.Instance = w.snapshot(inst, now)
 	return res, nil
 }
@@ -406,7 +419,7 @@ func (w *World) Terminate(id string) (*Instance, error) {
 	if inst.State != StateTerminated && inst.State != StateShuttingDown {
 		inst.State = StateShuttingDown
 		inst.EndedAt = now
-		w.dirty = true
+		w.changed()
 	}
 	return w.snapshot(inst, now), nil
 }
@@ -418,7 +431,7 @@ func (w *World) Remove(id string) {
 	defer w.mu.Unlock()
 	if _, ok := w.instances[id]; ok {
 		delete(w.instances, id)
-		w.dirty = true
+		w.changed()
 	}
 }
 
@@ -431,7 +444,7 @@ func (w *World) SetTags(id string, tags map[string]string) error {
 		return &Error{Kind: KindNotFound, Message: fmt.Sprintf("instance %s not found", id)}
 	}
 	maps.Copy(inst.Tags, tags)
-	w.dirty = true
+	w.changed()
 	return nil
 }
 
@@ -451,7 +464,7 @@ func (w *World) Preempt(id string) error {
 	inst.Preempted = true
 	inst.State = StateTerminated
 	inst.EndedAt = now
-	w.dirty = true
+	w.changed()
 	return nil
 }
 
@@ -473,7 +486,7 @@ func (w *World) preemptRandom(cloud string) {
 	inst.Preempted = true
 	inst.State = StateTerminated
 	inst.EndedAt = now
-	w.dirty = true
+	w.changed()
 }
 
 // Rand returns a number in [0, n) from the world's seeded source, for

@@ -18,6 +18,6 @@ func (w *World) ReplaceTags(id string, tags map[string]string) error {
 	if inst.Tags == nil {
 		inst.Tags = map[string]string{}
 	}
-	w.dirty = true
+	w.changed()
 	return nil
 }

@@ -1,6 +1,7 @@
 // Package emulator runs the fronts of the cloud emulator — EC2, Azure
 // Resource Manager and Compute Engine, and the three clouds' price APIs —
 // on loopback over one simulated world, saving the world to its state
-// file as it changes. It is what `gpufleet sim serve` and gpufleet's
-// embedded demo mode start.
+// file before answering a request that changed it, so an answer survives
+// a crash. It is what `gpufleet sim serve` and gpufleet's embedded demo
+// mode start.
 package emulator

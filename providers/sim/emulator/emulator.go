@@ -42,8 +42,11 @@ type Options struct {
 	AWSPricingPort, AzurePricesPort, GCPBillingPort int
 	// Prices configure the price fronts.
 	Prices pricesim.Options
-	// SaveEvery is how often a changed world is written to its state
-	// file. Zero means 200 ms.
+	// SaveEvery is how often the world is written to its state file if
+	// it changed in ways no request waited for: operations settling and
+	// instances expiring as time passes, calls made on the World directly.
+	// (A request that changed the world is answered once it is saved.)
+	// Zero means 200 ms.
 	SaveEvery time.Duration
 	// Log receives a line per failed save; nil discards.
 	Log *slog.Logger
@@ -93,7 +96,7 @@ func Start(world *sim.World, opts Options) (*Emulator, error) {
 			e.shutdown(context.Background())
 			return nil, fmt.Errorf("starting the emulator, %w", err)
 		}
-		srv := &http.Server{Handler: f.handler, ReadHeaderTimeout: 10 * time.Second}
+		srv := &http.Server{Handler: durable(world, e.log, f.handler), ReadHeaderTimeout: 10 * time.Second}
 		e.servers = append(e.servers, srv)
 		*f.url = "http://" + l.Addr().String()
 		e.done.Add(1)
@@ -109,6 +112,10 @@ func Start(world *sim.World, opts Options) (*Emulator, error) {
 	return e, nil
 }
 
+// autosave writes what no request waited for to be saved: changes made by
+// calling the World directly, and what time changed, which a crash would
+// not lose (a restart redoes it) but which readers of the file, such as
+// `sim inspect`, should see. It costs nothing while nothing changed.
 func (e *Emulator) autosave(every time.Duration) {
 	defer e.done.Done()
 	tick := time.NewTicker(every)

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/providers/sim/ec2sim"
+)
+
+// buildGpufleet builds the command into a temporary directory: the tests
+// below kill it the way a crash would, which they cannot do to themselves.
+func buildGpufleet(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the gpufleet binary")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to build gpufleet with")
+	}
+	bin := filepath.Join(t.TempDir(), "gpufleet")
+	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("building gpufleet, %v\n%s", err, out)
+	}
+	return bin
+}
+
+// simProcess is a `gpufleet sim serve` running in its own process.
+type simProcess struct {
+	cmd    *exec.Cmd
+	stderr bytes.Buffer
+	ec2    *ec2.Client
+}
+
+// startSimProcess runs `gpufleet sim serve` with args and waits for it to
+// print its EC2 endpoint.
+func startSimProcess(t *testing.T, bin string, args ...string) *simProcess {
+	t.Helper()
+	p := &simProcess{cmd: exec.Command(bin, append([]string{"sim", "serve"}, args...)...)}
+	p.cmd.Stderr = &p.stderr
+	stdout, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// A process that never prints its endpoints must not hang the test.
+	watchdog := time.AfterFunc(30*time.Second, func() { p.cmd.Process.Kill() })
+	defer watchdog.Stop()
+	t.Cleanup(func() {
+		p.cmd.Process.Kill()
+		p.cmd.Wait()
+	})
+	ec2Line := regexp.MustCompile(`^  EC2  (http://127\.0\.0\.1:\d+)$`)
+	lines := bufio.NewScanner(stdout)
+	endpoint := ""
+	for endpoint == "" && lines.Scan() {
+		if m := ec2Line.FindStringSubmatch(lines.Text()); m != nil {
+			endpoint = m[1]
+		}
+	}
+	if endpoint == "" {
+		t.Fatalf("sim serve printed no EC2 endpoint; stderr:\n%s", p.stderr.String())
+	}
+	// Whatever else it prints must not fill the pipe and block it.
+	go func() {
+		for lines.Scan() {
+		}
+	}()
+	p.ec2 = ec2.New(ec2.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDSIM", "secret", ""), HTTPClient: ec2sim.HTTPClient()})
+	return p
+}
+
+// kill ends the process as a crash would: no chance to save anything.
+func (p *simProcess) kill(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	p.cmd.Wait()
+}
+
+// interrupt stops the process as Ctrl-C does and waits for it to exit.
+func (p *simProcess) interrupt(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatalf("sim serve stopped with %v; stderr:\n%s", err, p.stderr.String())
+	}
+}
+
+// simRunOne launches one instance, once: a retry would hide a fault that
+// struck the first attempt.
+func simRunOne(ctx context.Context, client *ec2.Client, token string) (*ec2.RunInstancesOutput, error) {
+	return client.RunInstances(ctx, &ec2.RunInstancesInput{
+		ImageId: aws.String("ami-0123456789abcdef0"), InstanceType: types.InstanceTypeG4dnXlarge,
+		MinCount: aws.Int32(1), MaxCount: aws.Int32(1), ClientToken: aws.String(token),
+		Placement: &types.Placement{AvailabilityZone: aws.String("us-east-1a")},
+	}, func(o *ec2.Options) { o.Retryer = aws.NopRetryer{} })
+}
+
+// A create the emulator acknowledged survives the emulator being killed
+// the moment it answered. The kill races whatever the emulator does after
+// answering, so the test repeats it.
+func TestSimServeKeepsAcknowledgedCreatesThroughAKill(t *testing.T) {
+	bin := buildGpufleet(t)
+	state := filepath.Join(t.TempDir(), "clouds.json")
+	ctx := context.Background()
+	var created []string
+	for i := range 10 {
+		p := startSimProcess(t, bin, "--state", state)
+		run, err := simRunOne(ctx, p.ec2, fmt.Sprintf("kill-%d", i))
+		if err != nil {
+			t.Fatalf("create %d: %v", i, err)
+		}
+		p.kill(t)
+		created = append(created, *run.Instances[0].InstanceId)
+
+		world, err := sim.New(sim.Config{StatePath: state})
+		if err != nil {
+			t.Fatalf("loading the state after kill %d, %v", i, err)
+		}
+		for _, id := range created {
+			if _, ok := world.Get(id); !ok {
+				t.Fatalf("after kill %d, acknowledged instance %s is not in the state file", i, id)
+			}
+		}
+	}
+}
+
+// A fault file passed at every start declares the faults; it does not add
+// them again. A counted fault that has fired does not fire again after a
+// restart with the same file, and another file replaces the rules.
+func TestSimServeFaultsDeclareTheRules(t *testing.T) {
+	bin := buildGpufleet(t)
+	dir := t.TempDir()
+	state := filepath.Join(dir, "clouds.json")
+	once := filepath.Join(dir, "once.json")
+	writeSimFile(t, once, `{"faults": [{"cloud": "aws", "op": "RunInstances", "kind": "capacity", "times": 1}]}`)
+	other := filepath.Join(dir, "other.json")
+	writeSimFile(t, other, `{"faults": [{"cloud": "aws", "op": "DescribeInstances", "kind": "latency", "latency": "1ms", "rate": 1}]}`)
+	ctx := context.Background()
+
+	p := startSimProcess(t, bin, "--state", state, "--faults", once)
+	if _, err := simRunOne(ctx, p.ec2, "first"); !isEC2Code(err, "InsufficientInstanceCapacity") {
+		t.Fatalf("first create: %v, want the injected InsufficientInstanceCapacity", err)
+	}
+	p.interrupt(t)
+
+	p = startSimProcess(t, bin, "--state", state, "--faults", once)
+	if _, err := simRunOne(ctx, p.ec2, "second"); err != nil {
+		t.Fatalf("after a restart with the same fault file, the spent fault struck again: %v", err)
+	}
+	p.interrupt(t)
+	if faults := savedSimFaults(t, state); len(faults) != 1 || faults[0].Fired != 1 {
+		t.Errorf("after a restart with the same file the state holds %+v, want the one rule, fired once", faults)
+	}
+
+	p = startSimProcess(t, bin, "--state", state, "--faults", other)
+	p.interrupt(t)
+	if faults := savedSimFaults(t, state); len(faults) != 1 || faults[0].Kind != sim.FaultLatency {
+		t.Errorf("after a restart with another file the state holds %+v, want only that file's rule", faults)
+	}
+}
+
+func writeSimFile(t *testing.T, name, content string) {
+	t.Helper()
+	if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func isEC2Code(err error, code string) bool {
+	var apiErr smithy.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode() == code
+}
+
+func savedSimFaults(t *testing.T, state string) []sim.Fault {
+	t.Helper()
+	world, err := sim.New(sim.Config{StatePath: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return world.Faults()
+}
