@@ -36,9 +36,15 @@ func (p *planning) placements(w *workload) []Placement {
 		pl.Kept += fr.kept
 		pl.Reserved += fr.reserved
 	}
-	out := make([]Placement, 0, len(byOffer))
+	out := make([]Placement, 0, len(byOffer)+len(w.held))
 	for _, i := range slices.Sorted(maps.Keys(byOffer)) {
 		out = append(out, *byOffer[i])
+	}
+	if len(w.held) > 0 {
+		for _, h := range w.held {
+			out = append(out, Placement{Offer: h.offer, Count: h.count, Kept: h.count, Unpriced: true})
+		}
+		slices.SortFunc(out, func(a, b Placement) int { return a.Offer.Compare(b.Offer) })
 	}
 	return out
 }
@@ -75,6 +81,18 @@ func (p *planning) assemble(optimal bool, gap int64, components int) *Plan {
 			if w.Shortfall != nil {
 				plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s/%s: %d of %d nodes not placed: %s", f.Name, w.Name, w.Shortfall.Nodes, w.Desired, w.Shortfall.Message))
 			}
+			var unpriced []string
+			nodes := 0
+			for _, pl := range w.Placements {
+				if pl.Unpriced {
+					unpriced = append(unpriced, pl.Offer.String())
+					nodes += pl.Count
+				}
+			}
+			if nodes > 0 {
+				plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s/%s: %d running nodes are kept on offers with no valid price (%s): they are not moved for their price, and their cost is left out",
+					f.Name, w.Name, nodes, strings.Join(unpriced, ", ")))
+			}
 		}
 	}
 	if n := len(p.blocked); n > 0 {
@@ -96,6 +114,7 @@ func (p *planning) explain(w *workload) WorkloadPlan {
 	if len(w.rejected) > 0 {
 		wp.Rejected = maps.Clone(w.rejected)
 	}
+	wp.Unfit = w.unfit
 	used := map[OfferKey]bool{}
 	for _, pl := range wp.Placements {
 		wp.Placed += pl.Count
@@ -285,7 +304,7 @@ func (p *planning) cheapestOnDemand(w *schema.Workload, cloud string) (int64, bo
 	best, found := int64(math.MaxInt64), false
 	for _, i := range p.byShape[shape{w.GPU.Model, w.GPU.PerNode}] {
 		o := &p.offers[i]
-		if o.Cloud != cloud || o.Market != catalog.OnDemand || o.PriceMicros <= 0 || o.PriceMicros >= maxPriceMicros {
+		if o.Cloud != cloud || o.Market != catalog.OnDemand || !ValidPrice(*o) {
 			continue
 		}
 		if !schema.MatchRegion(o.Region, w.Placement.Regions.Allow, w.Placement.Regions.Deny) {

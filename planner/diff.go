@@ -18,6 +18,35 @@ const (
 	Delete ActionKind = "delete"
 )
 
+// Cause is why an action is needed, for code to branch on; Reason says it
+// to a person.
+type Cause string
+
+const (
+	CausePlaced Cause = "placed"
+	// Deletes of instances that do no work: they go first, and no
+	// deletion limit holds them back.
+	CausePreempted Cause = "preempted"
+	CauseFailed    Cause = "failed"
+	CauseStopped   Cause = "stopped"
+	// Deletes of working nodes.
+	CauseDisallowed      Cause = "disallowed"
+	CauseMoved           Cause = "moved"
+	CauseSurplus         Cause = "surplus"
+	CauseShed            Cause = "shed"
+	CauseWorkloadRemoved Cause = "workload-removed"
+	CauseFleetRemoved    Cause = "fleet-removed"
+)
+
+// Live reports whether a delete for this cause removes a working node.
+func (c Cause) Live() bool {
+	switch c {
+	case CausePreempted, CauseFailed, CauseStopped:
+		return false
+	}
+	return true
+}
+
 // Action is one change to make in a cloud.
 type Action struct {
 	Kind     ActionKind `json:"kind"`
@@ -30,6 +59,7 @@ type Action struct {
 	// Instance is the instance a delete removes.
 	Instance    string `json:"instance,omitempty"`
 	PriceMicros int64  `json:"priceMicros"`
+	Cause       Cause  `json:"cause"`
 	Reason      string `json:"reason"`
 }
 
@@ -113,12 +143,15 @@ func Diff(plan *Plan, observed []Instance, opts DiffOptions) Changes {
 			continue
 		}
 		for _, inst := range byWorkload[key] {
+			if !inst.State.Live() && !inst.State.Leftover() && inst.State != StatePreempted {
+				continue
+			}
 			switch {
 			case inSpec[inst.Fleet]:
-				deletes = append(deletes, deleteAction(inst, "workload removed from the fleet"))
+				deletes = append(deletes, deleteAction(inst, CauseWorkloadRemoved, "workload removed from the fleet"))
 			case opts.Prune:
-				deletes = append(deletes, deleteAction(inst, "fleet removed from the repository (prune is on)"))
-			case inst.State.Live():
+				deletes = append(deletes, deleteAction(inst, CauseFleetRemoved, "fleet removed from the repository (prune is on)"))
+			case inst.State != StatePreempted:
 				changes.Orphans = append(changes.Orphans, inst)
 			}
 		}
@@ -168,30 +201,43 @@ func Diff(plan *Plan, observed []Instance, opts DiffOptions) Changes {
 	return changes
 }
 
-// rank orders deletes: cleaning up what a cloud already took back costs
-// nothing and goes first.
+// rank orders deletes: cleaning up what does no work costs nothing and goes
+// first.
 func rank(a Action) int {
-	if a.Reason == reasonPreempted {
+	if !a.Cause.Live() {
 		return 0
 	}
 	return 1
 }
 
-const reasonPreempted = "preempted: clean up"
-
+// diffWorkload compares one workload's plan with its instances. Every
+// delete carries the cause that is true of it: a node whose offer the spec
+// no longer allows is disallowed; of the others, as many as the plan
+// creates elsewhere are moved, and the rest are surplus (the workload asks
+// for fewer) or shed (the plan cannot keep them, and says why).
 func diffWorkload(fleet string, w WorkloadPlan, observed []Instance, revision string, retired map[string]bool) (creates, deletes []Action) {
 	byOffer := map[OfferKey][]Instance{}
+	live := 0
 	for _, inst := range observed {
 		switch inst.State {
 		case StatePreempted:
-			deletes = append(deletes, deleteAction(inst, reasonPreempted))
+			deletes = append(deletes, deleteAction(inst, CausePreempted, "preempted: clean up"))
+		case StateFailed:
+			deletes = append(deletes, deleteAction(inst, CauseFailed, "failed: its creation failed; deleted so it holds no quota or disk"))
+		case StateStopping:
+			deletes = append(deletes, deleteAction(inst, CauseStopped, "stopped: not a working node; deleted so it stops billing for its disks"))
 		case StatePending, StateRunning:
 			byOffer[inst.OfferKey] = append(byOffer[inst.OfferKey], inst)
+			live++
 		}
 	}
 	want := map[OfferKey]Placement{}
 	for _, pl := range w.Placements {
 		want[pl.Offer] = pl
+	}
+	unfit := map[OfferKey]Reason{}
+	for _, u := range w.Unfit {
+		unfit[u.Offer] = u.Reason
 	}
 	offers := slices.SortedFunc(maps.Keys(byOffer), OfferKey.Compare)
 	for _, pl := range w.Placements {
@@ -200,6 +246,7 @@ func diffWorkload(fleet string, w WorkloadPlan, observed []Instance, revision st
 		}
 	}
 	slices.SortFunc(offers, OfferKey.Compare)
+	var leaving []Action
 	for _, offer := range offers {
 		running := byOffer[offer]
 		// Keep running before pending, then the oldest: they have proven
@@ -210,16 +257,17 @@ func diffWorkload(fleet string, w WorkloadPlan, observed []Instance, revision st
 		pl := want[offer]
 		keep := min(len(running), pl.Count)
 		for _, inst := range running[keep:] {
-			reason := "surplus: the workload asks for fewer nodes"
-			if pl.Count == 0 {
-				reason = "moved: the plan places these nodes elsewhere"
-			}
-			d := deleteAction(inst, reason)
+			d := deleteAction(inst, "", "")
 			d.PriceMicros = pl.PriceMicros
 			if d.PriceMicros == 0 {
 				d.PriceMicros = priceOf(w, offer)
 			}
-			deletes = append(deletes, d)
+			if reason, ok := unfit[offer]; ok {
+				d.Cause, d.Reason = CauseDisallowed, "the spec no longer allows it here: "+string(reason)
+				deletes = append(deletes, d)
+				continue
+			}
+			leaving = append(leaving, d)
 		}
 		slot := 0
 		for range pl.Count - keep {
@@ -227,11 +275,39 @@ func diffWorkload(fleet string, w WorkloadPlan, observed []Instance, revision st
 			token, slot = nextToken(fleet, w.Name, offer, revision, slot, retired)
 			creates = append(creates, Action{
 				Kind: Create, Fleet: fleet, Workload: w.Name, Offer: offer,
-				Token: token, PriceMicros: pl.PriceMicros, Reason: "the plan places a node here",
+				Token: token, PriceMicros: pl.PriceMicros, Cause: CausePlaced, Reason: "the plan places a node here",
 			})
 		}
 	}
-	return creates, deletes
+	// Of the nodes that leave with nothing against their offer, those the
+	// workload ends up without are surplus or shed; the rest move to the
+	// new nodes.
+	fewer := min(len(leaving), max(0, live-disallowed(deletes)-w.Placed))
+	for i := range leaving {
+		d := &leaving[i]
+		switch {
+		case i >= fewer:
+			d.Cause, d.Reason = CauseMoved, "moved: the plan places this node on a cheaper offer"
+		case w.Desired < live:
+			d.Cause, d.Reason = CauseSurplus, fmt.Sprintf("surplus: the workload asks for %d nodes and %d run", w.Desired, live)
+		case w.Shortfall != nil:
+			d.Cause, d.Reason = CauseShed, fmt.Sprintf("shed (%s): %s", w.Shortfall.Cause, w.Shortfall.Message)
+		default:
+			d.Cause, d.Reason = CauseSurplus, "surplus: the plan keeps fewer nodes"
+		}
+	}
+	return creates, append(deletes, leaving...)
+}
+
+// disallowed counts the deletes of nodes on offers the spec rules out.
+func disallowed(deletes []Action) int {
+	n := 0
+	for _, d := range deletes {
+		if d.Cause == CauseDisallowed {
+			n++
+		}
+	}
+	return n
 }
 
 func stateRank(s State) int {
@@ -250,8 +326,8 @@ func priceOf(w WorkloadPlan, offer OfferKey) int64 {
 	return 0
 }
 
-func deleteAction(inst Instance, reason string) Action {
-	return Action{Kind: Delete, Fleet: inst.Fleet, Workload: inst.Workload, Offer: inst.OfferKey, Instance: inst.ID, Reason: reason}
+func deleteAction(inst Instance, cause Cause, reason string) Action {
+	return Action{Kind: Delete, Fleet: inst.Fleet, Workload: inst.Workload, Offer: inst.OfferKey, Instance: inst.ID, Cause: cause, Reason: reason}
 }
 
 // nextToken returns the create token of the first free slot from slot on,

@@ -193,6 +193,9 @@ type bruteWorkload struct {
 	// canAdd says a new node may go there (not blocked, capacity not zero).
 	canAdd     []bool
 	fixed      map[int]int
+	// held are running nodes on offers the rules allow but whose price is
+	// not valid, by offer index into the input: they stay and count.
+	held       map[int]int
 	demand     int
 	forcedGang string // region a non-movable gang is held to, "-" for none
 }
@@ -222,7 +225,8 @@ func newBrute(in Input) *brute {
 		ws := slices.Clone(f.Workloads)
 		slices.SortFunc(ws, func(a, c schema.Workload) int { return strings.Compare(a.Name, c.Name) })
 		for _, spec := range ws {
-			w := &bruteWorkload{fleet: f.Name, spec: spec, fixed: map[int]int{}}
+			w := &bruteWorkload{fleet: f.Name, spec: spec, fixed: map[int]int{}, held: map[int]int{}}
+			unpriced := map[int]int{}
 			for i, o := range in.Offers {
 				running := 0
 				for _, inst := range in.Observed {
@@ -231,6 +235,13 @@ func newBrute(in Input) *brute {
 					}
 				}
 				if !bruteEligible(spec, o) {
+					if running > 0 && o.PriceMicros <= 0 {
+						priced := o
+						priced.PriceMicros = 1
+						if bruteEligible(spec, priced) {
+							unpriced[i] = running
+						}
+					}
 					continue
 				}
 				add := !blocked[o.OfferKey] && o.Available != 0
@@ -252,6 +263,7 @@ func newBrute(in Input) *brute {
 			if !spec.Movable {
 				b.fix(w)
 			}
+			b.hold(w, unpriced)
 			b.workloads = append(b.workloads, w)
 		}
 	}
@@ -302,6 +314,40 @@ func (b *brute) fix(w *bruteWorkload) {
 	}
 	w.demand = left
 	if w.spec.Placement.Gang == "region" && len(w.fixed) > 0 {
+		w.forcedGang = region
+	}
+}
+
+// hold keeps running nodes on offers without a valid price, in offer
+// order, up to what the workload still asks for; a gang keeps only those in
+// its fixed region, or else in the region holding most of them.
+func (b *brute) hold(w *bruteWorkload, unpriced map[int]int) {
+	region := ""
+	if w.spec.Placement.Gang == "region" {
+		per := map[string]int{}
+		for i, n := range unpriced {
+			per[b.in.Offers[i].Region] += n
+		}
+		best := 0
+		for _, r := range slices.Sorted(maps.Keys(per)) {
+			if per[r] > best {
+				region, best = r, per[r]
+			}
+		}
+		if len(w.fixed) > 0 {
+			region = w.forcedGang
+		}
+	}
+	order := slices.SortedFunc(maps.Keys(unpriced), func(a, c int) int { return b.in.Offers[a].Compare(b.in.Offers[c].OfferKey) })
+	for _, i := range order {
+		if w.demand == 0 || (region != "" && b.in.Offers[i].Region != region) {
+			continue
+		}
+		n := min(unpriced[i], w.demand)
+		w.held[i] = n
+		w.demand -= n
+	}
+	if len(w.held) > 0 && w.spec.Placement.Gang == "region" {
 		w.forcedGang = region
 	}
 }
@@ -391,6 +437,11 @@ func (b *brute) evaluate(assign [][]int) (int64, bool) {
 		fixedCloud, fixedRegion := map[string]int{}, map[string]int{}
 		for j, n := range w.fixed {
 			o := b.in.Offers[w.offers[j]]
+			fixedCloud[o.Cloud] += n
+			fixedRegion[o.Region] += n
+		}
+		for i, n := range w.held {
+			o := b.in.Offers[i]
 			fixedCloud[o.Cloud] += n
 			fixedRegion[o.Region] += n
 		}
@@ -523,7 +574,19 @@ func (b *brute) fromPlan(t *testing.T, plan *Plan) [][]int {
 		if wp == nil {
 			t.Fatalf("plan has no workload %s/%s", w.fleet, w.spec.Name)
 		}
+		for i, n := range w.held {
+			if !slices.ContainsFunc(wp.Placements, func(pl Placement) bool { return pl.Unpriced && pl.Offer == b.in.Offers[i].OfferKey }) {
+				t.Fatalf("%s/%s: the plan lets go of %d running nodes on %s, whose only fault is their price", w.fleet, w.spec.Name, n, b.in.Offers[i].OfferKey)
+			}
+		}
 		for _, pl := range wp.Placements {
+			if pl.Unpriced {
+				i := slices.IndexFunc(b.in.Offers, func(o Offer) bool { return o.OfferKey == pl.Offer })
+				if i < 0 || w.held[i] != pl.Count {
+					t.Fatalf("%s/%s keeps %d unpriced nodes on %s; the rules keep %d", w.fleet, w.spec.Name, pl.Count, pl.Offer, w.held[i])
+				}
+				continue
+			}
 			j := slices.IndexFunc(w.offers, func(i int) bool { return b.in.Offers[i].OfferKey == pl.Offer })
 			if j < 0 {
 				t.Fatalf("%s/%s placed on %s, which the rules do not allow", w.fleet, w.spec.Name, pl.Offer)

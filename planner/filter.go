@@ -1,7 +1,9 @@
 package planner
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/gpufleet/gpufleet/planner/catalog"
 	"github.com/gpufleet/gpufleet/schema"
@@ -46,9 +48,7 @@ func (p *planning) filters() []filter {
 			return len(w.Placement.Zones) == 0 || slices.Contains(w.Placement.Zones, o.Zone)
 		}},
 		{RejectMarket, func(w *schema.Workload, o *Offer, _ bool) bool { return marketAllowed(w.Capacity, o.Market) }},
-		{RejectBadPrice, func(_ *schema.Workload, o *Offer, _ bool) bool {
-			return o.PriceMicros > 0 && o.PriceMicros < maxPriceMicros
-		}},
+		{RejectBadPrice, func(_ *schema.Workload, o *Offer, _ bool) bool { return ValidPrice(*o) }},
 		{RejectOverMaxPrice, func(w *schema.Workload, o *Offer, _ bool) bool {
 			return w.MaxPricePerNodeHour == nil || o.PriceMicros <= catalog.Micros(*w.MaxPricePerNodeHour)
 		}},
@@ -61,6 +61,44 @@ func (p *planning) filters() []filter {
 // above it is a data error, and keeping prices bounded keeps every cost sum
 // far from overflowing.
 const maxPriceMicros = 10_000 * 1_000_000
+
+// maxGPUHourMicros bounds a believable price per GPU-hour ($100, several
+// times the dearest GPU any cloud rents); the price loaders drop rows above
+// it too.
+const maxGPUHourMicros = 100 * 1_000_000
+
+// ValidPrice reports whether an offer's price can be planned with: known,
+// positive and believable. An offer without one is never chosen, and a
+// node running on it is never moved or deleted because of its price.
+func ValidPrice(o Offer) bool {
+	gpus := int64(max(o.GPUs, 1))
+	return o.PriceMicros > 0 && o.PriceMicros < maxPriceMicros && o.PriceMicros <= maxGPUHourMicros*gpus
+}
+
+// CheckPrices refuses offers that leave an enabled cloud without a single
+// valid price. Planning on them would read every node in that cloud as
+// misplaced (a catalog of zeros, or one that lost a cloud) and move the
+// whole fleet for no true reason.
+func CheckPrices(offers []Offer, clouds []string, source string) error {
+	valid := map[string]int{}
+	for _, o := range offers {
+		if ValidPrice(o) {
+			valid[o.Cloud]++
+		}
+	}
+	var missing []string
+	for _, c := range clouds {
+		if valid[c] == 0 {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return fmt.Errorf("the prices (%s) have no valid offer for %s in the configured regions: every price is missing, zero, negative or implausible. "+
+		"Refusing to plan, since every node there would look misplaced; fix the catalog or refresh it with `gpufleet catalog refresh`",
+		source, strings.Join(missing, ", "))
+}
 
 func marketAllowed(policy string, m catalog.Market) bool {
 	switch policy {

@@ -175,6 +175,10 @@ func (p *planning) build(ws []*workload) *component {
 			fixedCloud[p.offers[f.offer].Cloud] += f.count
 			fixedRegion[p.offers[f.offer].Region] += f.count
 		}
+		for _, h := range w.held {
+			fixedCloud[h.offer.Cloud] += h.count
+			fixedRegion[h.offer.Region] += h.count
+		}
 		cloudLayer := spec.Spread.MaxPerCloud < 1
 		regionLayer := spec.Spread.MaxPerRegion < 1 || spec.Gang()
 		cloudCap := func(cloud string) int64 {

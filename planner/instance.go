@@ -10,13 +10,22 @@ const (
 	StateRunning   State = "running"
 	StateStopping  State = "stopping"
 	StatePreempted State = "preempted"
-	// StateTerminated covers instances that are gone or going for reasons
-	// other than preemption, including a failed creation.
+	// StateFailed is an instance whose creation failed after the cloud
+	// accepted it, and that is still there (an Azure VM in provisioning
+	// state Failed): it never works, and holds quota and disks until it is
+	// deleted.
+	StateFailed State = "failed"
+	// StateTerminated covers instances that are gone, or on their way out
+	// by themselves, for reasons other than preemption.
 	StateTerminated State = "terminated"
 )
 
 // Live reports whether an instance is, or is about to be, a working node.
 func (s State) Live() bool { return s == StatePending || s == StateRunning }
+
+// Leftover reports whether an instance is not a working node yet is still
+// there, holding quota or billing for disks, until someone deletes it.
+func (s State) Leftover() bool { return s == StateFailed || s == StateStopping }
 
 // Instance is an instance gpufleet owns, as observed in a cloud.
 type Instance struct {

@@ -89,6 +89,9 @@ type WorkloadPlan struct {
 	RunnerUp *Alternative `json:"runnerUp,omitempty"`
 	// Rejected counts offers that cannot serve the workload, by reason.
 	Rejected map[Reason]int `json:"rejected,omitempty"`
+	// Unfit lists offers the workload has nodes on that its spec no longer
+	// allows, and why.
+	Unfit []UnfitOffer `json:"unfit,omitempty"`
 	// Position of the workload in the repository, for messages.
 	File string `json:"file,omitempty"`
 	Line int    `json:"line,omitempty"`
@@ -107,6 +110,15 @@ type Placement struct {
 	// EgressMicros is the amortised data-transfer cost per node-hour of
 	// running away from the workload's data.
 	EgressMicros int64 `json:"egressMicros,omitempty"`
+	// Unpriced nodes run on an offer with no valid price. They are kept,
+	// and their cost is unknown: PriceMicros is zero.
+	Unpriced bool `json:"unpriced,omitempty"`
+}
+
+// UnfitOffer is an offer a workload runs nodes on that its spec rules out.
+type UnfitOffer struct {
+	Offer  OfferKey `json:"offer"`
+	Reason Reason   `json:"reason"`
 }
 
 // Alternative is an offer the planner could have used instead.

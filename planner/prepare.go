@@ -58,6 +58,12 @@ type workload struct {
 	rejected   map[Reason]int
 	// fixed nodes stay where they run: the workload is not movable.
 	fixed []fixedNodes
+	// held nodes run on offers without a valid price. They stay, counted
+	// as placed: nothing known says they are misplaced.
+	held []heldNodes
+	// unfit are offers the workload has nodes on that its spec no longer
+	// allows, with the reason, so their deletion can say why.
+	unfit []UnfitOffer
 	// reservedFixed counts fixed nodes that use a reservation, by offer.
 	reservedFixed map[int]int
 	// demand is what the flow must place: desired minus fixed minus shed.
@@ -71,6 +77,11 @@ type workload struct {
 
 type fixedNodes struct {
 	offer int
+	count int
+}
+
+type heldNodes struct {
+	offer OfferKey
 	count int
 }
 
@@ -134,7 +145,7 @@ func newPlanning(in Input) *planning {
 		res.count += r.Count
 	}
 	for _, o := range p.offers {
-		if res := p.reserved[reservationKey{o.Cloud, o.Region, o.InstanceType}]; res != nil && o.Market == catalog.OnDemand && o.PriceMicros > 0 && o.PriceMicros < maxPriceMicros {
+		if res := p.reserved[reservationKey{o.Cloud, o.Region, o.InstanceType}]; res != nil && o.Market == catalog.OnDemand && ValidPrice(o) {
 			res.refund = min(res.refund, o.PriceMicros)
 		}
 	}
@@ -219,6 +230,84 @@ func (p *planning) eligible(w *workload, filters []filter, running map[OfferKey]
 	if !spec.Movable {
 		p.fix(w)
 	}
+	p.hold(w, filters, running)
+}
+
+// hold looks at the offers a workload runs nodes on that are not among its
+// candidates. Those its spec rules out are unfit, with the filter's
+// reason. Those that lack only a valid price (a zero or implausible one,
+// or none because the offer left the catalog) keep their nodes, which
+// count toward the workload: a missing price is no reason to move a node.
+func (p *planning) hold(w *workload, filters []filter, running map[OfferKey]int) {
+	isCandidate := map[OfferKey]bool{}
+	for _, c := range w.candidates {
+		isCandidate[p.offers[c.offer].OfferKey] = true
+	}
+	var unpriced []heldNodes
+	for _, key := range slices.SortedFunc(maps.Keys(running), OfferKey.Compare) {
+		if isCandidate[key] {
+			continue
+		}
+		if reason := p.rejection(w.spec, key, filters); reason != RejectBadPrice {
+			w.unfit = append(w.unfit, UnfitOffer{Offer: key, Reason: reason})
+			continue
+		}
+		unpriced = append(unpriced, heldNodes{offer: key, count: running[key]})
+	}
+	if len(unpriced) == 0 {
+		return
+	}
+	// A gang stays in one region: the one its fixed nodes are in, or else
+	// the one holding most of these.
+	region := ""
+	if w.spec.Gang() {
+		perRegion := map[string]int{}
+		for _, h := range unpriced {
+			perRegion[h.offer.Region] += h.count
+		}
+		best := 0
+		for _, r := range slices.Sorted(maps.Keys(perRegion)) {
+			if perRegion[r] > best {
+				region, best = r, perRegion[r]
+			}
+		}
+		if len(w.fixed) > 0 {
+			region = p.offers[w.fixed[0].offer].Region
+		}
+	}
+	for _, h := range unpriced {
+		if w.demand == 0 || (region != "" && h.offer.Region != region) {
+			continue
+		}
+		n := min(h.count, w.demand)
+		w.held = append(w.held, heldNodes{offer: h.offer, count: n})
+		w.demand -= n
+	}
+}
+
+// rejection is the first filter that rules an offer out for a workload,
+// RejectBadPrice for an offer the catalog does not have at all, unless the
+// filters on its key alone (cloud, region, zone, market) rule it out.
+func (p *planning) rejection(spec *schema.Workload, key OfferKey, filters []filter) Reason {
+	i, found := slices.BinarySearchFunc(p.offers, key, func(o Offer, k OfferKey) int { return o.Compare(k) })
+	if found {
+		for _, f := range filters {
+			if !f.ok(spec, &p.offers[i], true) {
+				return f.reason
+			}
+		}
+		return ""
+	}
+	o := Offer{OfferKey: key, GPUModel: spec.GPU.Model, GPUs: spec.GPU.PerNode}
+	for _, f := range filters {
+		switch f.reason {
+		case RejectCloud, RejectRegion, RejectZone, RejectMarket:
+			if !f.ok(spec, &o, true) {
+				return f.reason
+			}
+		}
+	}
+	return RejectBadPrice
 }
 
 // fix keeps a non-movable workload's running nodes where they are. A gang

@@ -316,10 +316,15 @@ func (c *component) arcCount() int {
 func (c *component) forceFixedGangs() {
 	for i, g := range c.gangs {
 		w := c.workloads[i]
-		if g == nil || len(w.fixed) == 0 {
+		if g == nil || len(w.fixed)+len(w.held) == 0 {
 			continue
 		}
-		region := c.p.offers[w.fixed[0].offer].Region
+		var region string
+		if len(w.fixed) > 0 {
+			region = c.p.offers[w.fixed[0].offer].Region
+		} else {
+			region = w.held[0].offer.Region
+		}
 		for r := range g.regions {
 			if g.regions[r] != region {
 				g.capacity[r] = 0
