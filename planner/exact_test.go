@@ -191,8 +191,8 @@ type bruteWorkload struct {
 	keepCost []int64
 	running  []int
 	// canAdd says a new node may go there (not blocked, capacity not zero).
-	canAdd     []bool
-	fixed      map[int]int
+	canAdd []bool
+	fixed  map[int]int
 	// held are running nodes on offers the rules allow but whose price is
 	// not valid, by offer index into the input: they stay and count.
 	held       map[int]int
