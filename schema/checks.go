@@ -27,6 +27,19 @@ var (
 	labelValueRE = regexp.MustCompile(`^[a-z0-9_-]{0,63}$`)
 )
 
+// ReservedFleetNames cannot name a fleet: a fleet's status is
+// <status dir>/<fleet>.json, and these names are files gpufleet writes
+// there for itself.
+var ReservedFleetNames = []string{"gpufleet"}
+
+// Limits on the size of a repository. A fleet larger than these is far
+// more likely a typo than a plan, and every run would create, list and
+// report each of its nodes.
+const (
+	MaxWorkloads = 1_000
+	MaxNodes     = 50_000
+)
+
 // ReservedLabelPrefix marks the tags gpufleet puts on instances it owns.
 const ReservedLabelPrefix = "gpufleet-"
 
@@ -35,6 +48,10 @@ func (l *loader) checkConfig(v cue.Value, cfg *Config) bool {
 	fail := func(at string, format string, args ...any) {
 		l.errs.add(valuePosition(v, at), "gpufleet."+at, format, args...)
 		ok = false
+	}
+
+	if top, _, _ := strings.Cut(cfg.Status.Dir, "/"); slices.Contains([]string{ConfigFile, FleetsDir, PolicyDir, "cue.mod"}, top) {
+		fail("status.dir", "%q is where gpufleet reads specs; status files go elsewhere, such as \"status\"", cfg.Status.Dir)
 	}
 
 	d, err := time.ParseDuration(cfg.Defaults.RawBlocklist)
@@ -111,8 +128,11 @@ func (l *loader) regionNames(cloud string) []string {
 
 func (l *loader) checkFleet(cfg *Config, fleet *Fleet, v cue.Value) {
 	base := "fleets." + pathString([]string{fleet.Name})
-	if !nameRE.MatchString(fleet.Name) {
+	switch {
+	case !nameRE.MatchString(fleet.Name):
 		l.errs.add(fleet.Pos, base, "fleet name %q cannot be used as a cloud tag or GCE label: use lowercase letters, digits and '-', start with a letter, at most 40 characters", fleet.Name)
+	case slices.Contains(ReservedFleetNames, fleet.Name):
+		l.errs.add(fleet.Pos, base, "fleet name %q is reserved: the status directory's %s.json holds gpufleet's own state; choose another name", fleet.Name, fleet.Name)
 	}
 	l.checkLabels(fleet.Labels, v, base)
 	for i := range fleet.Workloads {

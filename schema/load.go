@@ -345,6 +345,26 @@ func (l *loader) decode(value cue.Value, repo *Repo) {
 		repo.Fleets = append(repo.Fleets, fleet)
 	}
 	slices.SortFunc(repo.Fleets, func(a, b Fleet) int { return strings.Compare(a.Name, b.Name) })
+	l.checkLimits(repo.Fleets)
+}
+
+// checkLimits reports the workload that takes the repository past a size
+// limit, in the order fleets and workloads sort.
+func (l *loader) checkLimits(fleets []Fleet) {
+	workloads, nodes := 0, 0
+	for _, f := range fleets {
+		for _, w := range f.Workloads {
+			workloads++
+			nodes += w.Nodes
+			at := "fleets." + pathString([]string{f.Name}) + ".workloads." + pathString([]string{w.Name})
+			if workloads == MaxWorkloads+1 {
+				l.errs.add(w.Pos, at, "the repository has more than %d workloads, gpufleet's limit", MaxWorkloads)
+			}
+			if nodes > MaxNodes && nodes-w.Nodes <= MaxNodes {
+				l.errs.add(w.Pos, at+".nodes", "this workload takes the repository to %d nodes, past gpufleet's limit of %d", nodes, MaxNodes)
+			}
+		}
+	}
 }
 
 func (l *loader) decodeFleet(name string, v cue.Value) (Fleet, bool) {
