@@ -36,7 +36,7 @@ var ReservedFleetNames = []string{"gpufleet"}
 // more likely a typo than a plan, and every run would create, list and
 // report each of its nodes.
 const (
-	MaxWorkloads = 1_000
+	MaxWorkloads = 5_000
 	MaxNodes     = 50_000
 )
 
