@@ -131,7 +131,7 @@ func (r *run) applyRound(ctx context.Context, actions []planner.Action) (failedO
 	g, gctx = errgroup.WithContext(ctx)
 	g.SetLimit(r.opts.Parallelism)
 	for _, a := range deletes {
-		if incomplete[a.Fleet+"/"+a.Workload] && a.Reason != "preempted: clean up" {
+		if incomplete[a.Fleet+"/"+a.Workload] && a.Cause.Live() {
 			continue
 		}
 		inst, ok := r.findObserved(a.Instance)

@@ -72,13 +72,19 @@ func newEnvFrom(t testing.TB, cfg sim.Config, src fs.FS) *env {
 // options builds run options for a checkout, with providers on the
 // emulator built from the checkout's gpufleet.cue, as the CLI does.
 func (e *env) options(c *Checkout) Options {
+	return e.optionsWith(c, catalog.Default())
+}
+
+// optionsWith is options with the providers and the run on another price
+// catalog.
+func (e *env) optionsWith(c *Checkout, cat *catalog.Catalog) Options {
 	e.t.Helper()
-	opts := Options{Commit: true, Lock: LockOptions{Holder: fmt.Sprintf("test-%d", e.runs), Poll: 20 * time.Millisecond}}
+	opts := Options{Commit: true, Catalog: cat, Lock: LockOptions{Holder: fmt.Sprintf("test-%d", e.runs), Poll: 20 * time.Millisecond}}
 	repo, err := schema.Load(c.Dir)
 	if err != nil {
 		return opts
 	}
-	set, err := clouds.New(context.Background(), repo.Config, catalog.Default(), clouds.Endpoints{AWS: e.emu.Endpoints.EC2, Azure: e.emu.Endpoints.ARM, GCP: e.emu.Endpoints.GCE})
+	set, err := clouds.New(context.Background(), repo.Config, cat, clouds.Endpoints{AWS: e.emu.Endpoints.EC2, Azure: e.emu.Endpoints.ARM, GCP: e.emu.Endpoints.GCE})
 	if err != nil {
 		e.t.Fatal(err)
 	}

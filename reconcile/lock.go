@@ -1,7 +1,10 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -30,6 +33,9 @@ const (
 
 // LockOptions say who takes the lock and how patiently.
 type LockOptions struct {
+	// Holder names the reconciler for people reading the lock (host and
+	// process). Each taking of the lock adds a random run id, so two
+	// holders of the same name are still told apart.
 	Holder string
 	// TTL is how long the lock holds without its holder; a run longer than
 	// that should not happen, and one that dies frees the lock after it.
@@ -44,18 +50,28 @@ type LockOptions struct {
 // HeldError says another reconciler holds the lock.
 type HeldError struct {
 	Holder string
+	Run    string
+	Taken  time.Time
 	Until  time.Time
+	// Now is when the lock was read, to say how long it has left.
+	Now time.Time
 }
 
 func (e *HeldError) Error() string {
-	return fmt.Sprintf("another reconciler (%s) holds the repository lock until %s; wait, or run again after it finishes",
-		e.Holder, e.Until.UTC().Format(time.RFC3339))
+	taken := ""
+	if !e.Taken.IsZero() {
+		taken = " since " + e.Taken.UTC().Format(time.RFC3339)
+	}
+	return fmt.Sprintf("the repository lock is held by %s (run %s)%s; it expires at %s, in %s, unless its holder releases it first. "+
+		"If that reconciler is no longer running, `gpufleet unlock` frees the lock now",
+		e.Holder, cmp.Or(e.Run, "unknown"), taken, e.Until.UTC().Format(time.RFC3339), e.Until.Sub(e.Now).Round(time.Second))
 }
 
 // Lock is a held repository lock.
 type Lock struct {
 	c      *Checkout
 	holder string
+	run    string
 	commit plumbing.Hash
 	now    func() time.Time
 }
@@ -63,8 +79,14 @@ type Lock struct {
 type lockState struct {
 	hash     plumbing.Hash
 	holder   string
+	run      string
+	taken    time.Time
 	until    time.Time
 	released bool
+}
+
+func (s lockState) held(now time.Time) bool {
+	return s.hash != plumbing.ZeroHash && !s.released && now.Before(s.until)
 }
 
 // Lock takes the repository lock, waiting up to opts.Wait while another
@@ -79,6 +101,7 @@ func (c *Checkout) Lock(ctx context.Context, opts LockOptions) (*Lock, error) {
 	if opts.Poll <= 0 {
 		opts.Poll = time.Second
 	}
+	run := newRunID()
 	deadline := opts.Now().Add(opts.Wait)
 	for {
 		current, err := c.readLock(ctx)
@@ -86,9 +109,9 @@ func (c *Checkout) Lock(ctx context.Context, opts LockOptions) (*Lock, error) {
 			return nil, err
 		}
 		now := opts.Now()
-		if current.hash != plumbing.ZeroHash && !current.released && current.holder != opts.Holder && now.Before(current.until) {
+		if current.held(now) {
 			if !now.Before(deadline) {
-				return nil, &HeldError{Holder: current.holder, Until: current.until}
+				return nil, &HeldError{Holder: current.holder, Run: current.run, Taken: current.taken, Until: current.until, Now: now}
 			}
 			select {
 			case <-ctx.Done():
@@ -97,16 +120,51 @@ func (c *Checkout) Lock(ctx context.Context, opts LockOptions) (*Lock, error) {
 			}
 			continue
 		}
-		msg := fmt.Sprintf("%s\n\nholder: %s\nuntil: %s\n", lockTitle, opts.Holder, now.Add(opts.TTL).UTC().Format(time.RFC3339))
+		msg := fmt.Sprintf("%s\n\nholder: %s\nrun: %s\ntaken: %s\nuntil: %s\n", lockTitle, opts.Holder, run,
+			now.UTC().Format(time.RFC3339), now.Add(opts.TTL).UTC().Format(time.RFC3339))
 		commit, err := c.lockCommit(current.hash, msg, now)
 		if err != nil {
 			return nil, err
 		}
 		switch err := c.moveLock(ctx, current.hash, commit); {
 		case err == nil:
-			return &Lock{c: c, holder: opts.Holder, commit: commit, now: opts.Now}, nil
+			return &Lock{c: c, holder: opts.Holder, run: run, commit: commit, now: opts.Now}, nil
 		case errors.Is(err, errLockMoved):
 			// Someone else moved the lock in between: look again.
+			continue
+		default:
+			return nil, err
+		}
+	}
+}
+
+// ErrLockFree says there was no lock to free.
+var ErrLockFree = errors.New("the repository lock is not held")
+
+// Unlock frees a lock whose holder is gone, as `terraform force-unlock`
+// does. A lock that has not expired is refused unless force is set: its
+// holder may still be applying. It returns what the lock said.
+func (c *Checkout) Unlock(ctx context.Context, force bool, now time.Time) (*HeldError, error) {
+	for {
+		current, err := c.readLock(ctx)
+		if err != nil {
+			return nil, err
+		}
+		info := &HeldError{Holder: current.holder, Run: current.run, Taken: current.taken, Until: current.until, Now: now}
+		if current.hash == plumbing.ZeroHash || current.released {
+			return nil, ErrLockFree
+		}
+		if current.held(now) && !force {
+			return info, fmt.Errorf("%w. Unlock refuses a lock that has not expired: pass --force if you are sure its holder is not running", info)
+		}
+		commit, err := c.lockCommit(current.hash, fmt.Sprintf("%s\n\nreleased-by: gpufleet unlock\nrun: %s\n", lockTitle, current.run), now)
+		if err != nil {
+			return nil, err
+		}
+		switch err := c.moveLock(ctx, current.hash, commit); {
+		case err == nil:
+			return info, nil
+		case errors.Is(err, errLockMoved):
 			continue
 		default:
 			return nil, err
@@ -117,7 +175,7 @@ func (c *Checkout) Lock(ctx context.Context, opts LockOptions) (*Lock, error) {
 // Release frees the lock. If another reconciler took it over after it
 // expired, that one's lock is left alone.
 func (l *Lock) Release(ctx context.Context) error {
-	commit, err := l.c.lockCommit(l.commit, fmt.Sprintf("%s\n\nreleased-by: %s\n", lockTitle, l.holder), l.now())
+	commit, err := l.c.lockCommit(l.commit, fmt.Sprintf("%s\n\nreleased-by: %s\nrun: %s\n", lockTitle, l.holder, l.run), l.now())
 	if err != nil {
 		return err
 	}
@@ -166,6 +224,10 @@ func (c *Checkout) readLock(ctx context.Context) (lockState, error) {
 		switch key {
 		case "holder":
 			st.holder = value
+		case "run":
+			st.run = value
+		case "taken":
+			st.taken, _ = time.Parse(time.RFC3339, value)
 		case "until":
 			st.until, _ = time.Parse(time.RFC3339, value)
 		case "released-by":
@@ -258,4 +320,12 @@ func isRejected(err error) bool {
 		}
 	}
 	return false
+}
+
+// newRunID names one taking of the lock. Two reconcilers on hosts of the
+// same name, both PID 1 in their containers, still get different ids.
+func newRunID() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return hex.EncodeToString(b)
 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"path/filepath"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -78,6 +78,9 @@ type Result struct {
 	// Blocklist is the repository's blocklist as the run left it in
 	// status/gpufleet.json, expired entries pruned.
 	Blocklist []BlockedOffer
+	// NotConverged says, for a run that finished, why the clouds still
+	// differ from the specs; empty when they match. See OutcomeOf.
+	NotConverged []string `json:"notConverged,omitempty"`
 }
 
 // errCrashed is what a run that was told to crash returns.
@@ -85,12 +88,15 @@ var errCrashed = errors.New("crashed on purpose")
 
 // run is the state of one reconciliation.
 type run struct {
-	opts     Options
-	c        *Checkout
-	log      *slog.Logger
-	now      time.Time
-	repo     *schema.Repo
-	specErr  error
+	opts    Options
+	c       *Checkout
+	log     *slog.Logger
+	now     time.Time
+	repo    *schema.Repo
+	specErr error
+	// root is the checkout, opened so that no status read or write leaves
+	// it.
+	root     *os.Root
 	state    *RepoState
 	previous map[string]*FleetStatus
 	observed []planner.Instance
@@ -136,6 +142,13 @@ func Run(ctx context.Context, c *Checkout, opts Options) (res *Result, err error
 		opts.Catalog = catalog.Default()
 	}
 	r := &run{opts: opts, c: c, log: opts.Log, now: opts.Now().UTC(), errs: map[string][]string{}, unobserved: map[string]error{}}
+	if !c.Remote {
+		// A local checkout is reconciled in place: what it applies must be
+		// what it records against the commit.
+		if err := c.checkClean(); err != nil {
+			return nil, err
+		}
+	}
 
 	if !opts.DryRun {
 		lockOpts := opts.Lock
@@ -161,6 +174,11 @@ func Run(ctx context.Context, c *Checkout, opts Options) (res *Result, err error
 		}()
 	}
 
+	defer func() {
+		if r.root != nil {
+			r.root.Close()
+		}
+	}()
 	stepCtx, crash := context.WithCancel(ctx)
 	defer crash()
 	r.crash = crash
@@ -186,6 +204,9 @@ func Run(ctx context.Context, c *Checkout, opts Options) (res *Result, err error
 	if reportErr := r.finish(context.WithoutCancel(ctx)); reportErr != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("report: %w", reportErr))
 	}
+	if runErr == nil {
+		r.result.NotConverged = r.notConverged()
+	}
 	return &r.result, runErr
 }
 
@@ -202,12 +223,13 @@ func (r *run) recordRunError(err error) {
 	r.errs[""] = append(r.errs[""], err.Error())
 }
 
+// statusDir is the status directory, relative to the checkout, with
+// slashes.
 func (r *run) statusDir() string {
-	dir := "status"
 	if r.repo != nil {
-		dir = r.repo.Config.Status.Dir
+		return r.repo.Config.Status.Dir
 	}
-	return filepath.Join(r.c.Dir, filepath.FromSlash(dir))
+	return "status"
 }
 
 // load reads the specs and what the last run left in the status files.
@@ -218,12 +240,14 @@ func (r *run) load(context.Context) error {
 	}
 	r.result.Revision = head.String()
 	r.repo, r.specErr = schema.Load(r.c.Dir)
-	r.state, err = readState(r.statusDir())
-	if err != nil {
+	if r.root, err = statusRoot(r.c.Dir, r.statusDir()); err != nil {
+		return err
+	}
+	if r.state, err = readState(r.root, r.statusDir()); err != nil {
 		return err
 	}
 	r.state.prune(r.now)
-	if r.previous, err = readFleetStatuses(r.statusDir()); err != nil {
+	if r.previous, err = readFleetStatuses(r.root, r.statusDir()); err != nil {
 		return err
 	}
 	if r.specErr != nil {
@@ -314,6 +338,9 @@ func (r *run) plan(ctx context.Context) error {
 			offers = planner.Expand(r.opts.Catalog, map[string][]string{cloud: r.repo.Config.Clouds.Regions(cloud)})
 		}
 		r.offers = append(r.offers, offers...)
+	}
+	if err := planner.CheckPrices(r.offers, r.repo.Config.Clouds.Enabled(), r.opts.Catalog.Source); err != nil {
+		return err
 	}
 	return r.replan()
 }

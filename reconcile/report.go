@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -8,7 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -55,9 +56,9 @@ func (r *run) statuses() map[string]*FleetStatus {
 	if r.repo == nil || r.report == nil {
 		// The run stopped before it could plan: keep what the last run
 		// knew and say why this one stopped.
-		reason, message := "ObserveFailed", ""
+		reason, message := ReasonObserveFailed, ""
 		if r.specErr != nil {
-			reason = "SpecInvalid"
+			reason = ReasonSpecInvalid
 		}
 		for _, e := range r.errs[""] {
 			message = e
@@ -70,7 +71,7 @@ func (r *run) statuses() map[string]*FleetStatus {
 				{Type: Ready, Status: false, Reason: reason, Message: message},
 				{Type: Progressing, Status: false, Reason: reason},
 				{Type: Degraded, Status: true, Reason: reason, Message: message},
-				{Type: Stalled, Status: reason == "SpecInvalid", Reason: reason, Message: message},
+				{Type: Stalled, Status: reason == ReasonSpecInvalid, Reason: reason, Message: message},
 			}, prev.Conditions, r.now)
 			st.Observed = r.now
 			out[name] = &st
@@ -104,6 +105,10 @@ func (r *run) statuses() map[string]*FleetStatus {
 					ws.Running++
 				case planner.StatePending:
 					ws.Pending++
+				case planner.StateFailed:
+					ws.Failed++
+				case planner.StateStopping:
+					ws.Stopped++
 				}
 				ws.Instances = append(ws.Instances, InstanceStatus{ID: inst.ID, Offer: inst.OfferKey.String(), State: inst.State, Token: inst.Token})
 			}
@@ -142,8 +147,8 @@ func (r *run) statuses() map[string]*FleetStatus {
 		if st == nil {
 			st = &FleetStatus{SchemaVersion: StatusVersion, Fleet: o.Fleet, SpecRevision: revision, Orphaned: true, Observed: r.now, Workloads: []WorkloadStatus{}}
 			st.Conditions = carryConditions([]Condition{
-				{Type: Ready, Status: false, Reason: "Orphaned", Message: "the fleet was removed from the repository; its instances run on because prune is off"},
-				{Type: Stalled, Status: true, Reason: "Orphaned", Message: "delete the instances by hand, or set defaults.prune in gpufleet.cue"},
+				{Type: Ready, Status: false, Reason: ReasonOrphaned, Message: "the fleet was removed from the repository; its instances run on because prune is off"},
+				{Type: Stalled, Status: true, Reason: ReasonOrphaned, Message: "delete the instances by hand, or set defaults.prune in gpufleet.cue"},
 			}, conditionsOf(r.previous[o.Fleet]), r.now)
 			out[o.Fleet] = st
 		}
@@ -152,9 +157,18 @@ func (r *run) statuses() map[string]*FleetStatus {
 			st.Workloads = append(st.Workloads, WorkloadStatus{Name: o.Workload, Placed: []planner.Placement{}})
 			i = len(st.Workloads) - 1
 		}
-		st.Workloads[i].Running++
+		switch {
+		case o.State.Live():
+			st.Workloads[i].Running++
+		case o.State == planner.StateFailed:
+			st.Workloads[i].Failed++
+		default:
+			st.Workloads[i].Stopped++
+		}
 		st.Workloads[i].Instances = append(st.Workloads[i].Instances, InstanceStatus{ID: o.ID, Offer: o.OfferKey.String(), State: o.State, Token: o.Token})
-		st.CostMicros += priceOf(o.OfferKey, r.offers)
+		if o.State.Live() {
+			st.CostMicros += priceOf(o.OfferKey, r.offers)
+		}
 	}
 	return out
 }
@@ -248,29 +262,29 @@ func (r *run) conditions(f planner.FleetPlan, st *FleetStatus) []Condition {
 	refused := slices.ContainsFunc(r.report.Changes.Refused, func(a planner.Action) bool { return a.Fleet == f.Name })
 	errs := len(st.Errors)
 
-	ready := Condition{Type: Ready, Status: true, Reason: "Converged", Message: "every node runs where the plan puts it"}
+	ready := Condition{Type: Ready, Status: true, Reason: ReasonConverged, Message: "every node runs where the plan puts it"}
 	switch {
 	case todo > 0 || missing > 0:
-		ready = Condition{Type: Ready, Status: false, Reason: "NotConverged", Message: fmt.Sprintf("%d actions left to apply", todo)}
+		ready = Condition{Type: Ready, Status: false, Reason: ReasonNotConverged, Message: fmt.Sprintf("%d actions left to apply", todo)}
 	case short > 0:
-		ready = Condition{Type: Ready, Status: false, Reason: "Shortfall", Message: fmt.Sprintf("%d nodes cannot be placed", short)}
+		ready = Condition{Type: Ready, Status: false, Reason: ReasonShortfall, Message: fmt.Sprintf("%d nodes cannot be placed", short)}
 	case pending > 0:
-		ready = Condition{Type: Ready, Status: false, Reason: "Pending", Message: fmt.Sprintf("%d nodes are starting", pending)}
+		ready = Condition{Type: Ready, Status: false, Reason: ReasonPending, Message: fmt.Sprintf("%d nodes are starting", pending)}
 	}
-	progressing := Condition{Type: Progressing, Status: false, Reason: "Idle"}
+	progressing := Condition{Type: Progressing, Status: false, Reason: ReasonIdle}
 	if pending > 0 || todo > 0 {
-		progressing = Condition{Type: Progressing, Status: true, Reason: "Applying", Message: fmt.Sprintf("%d pending nodes, %d actions left", pending, todo)}
+		progressing = Condition{Type: Progressing, Status: true, Reason: ReasonApplying, Message: fmt.Sprintf("%d pending nodes, %d actions left", pending, todo)}
 	}
-	degraded := Condition{Type: Degraded, Status: false, Reason: "Healthy"}
+	degraded := Condition{Type: Degraded, Status: false, Reason: ReasonHealthy}
 	switch {
 	case errs > 0:
-		degraded = Condition{Type: Degraded, Status: true, Reason: "CloudErrors", Message: st.Errors[0]}
+		degraded = Condition{Type: Degraded, Status: true, Reason: ReasonCloudErrors, Message: st.Errors[0]}
 	case short > 0:
-		degraded = Condition{Type: Degraded, Status: true, Reason: "Shortfall", Message: fmt.Sprintf("%d nodes short", short)}
+		degraded = Condition{Type: Degraded, Status: true, Reason: ReasonShortfall, Message: fmt.Sprintf("%d nodes short", short)}
 	}
-	stalled := Condition{Type: Stalled, Status: false, Reason: "None"}
+	stalled := Condition{Type: Stalled, Status: false, Reason: ReasonNone}
 	if refused {
-		stalled = Condition{Type: Stalled, Status: true, Reason: "DeletionsRefused", Message: r.report.Changes.Refusal}
+		stalled = Condition{Type: Stalled, Status: true, Reason: ReasonDeletionsRefused, Message: r.report.Changes.Refusal}
 	}
 	if r.suspended(f.Name) {
 		return suspendedConditions(todo, degraded, stalled)
@@ -306,10 +320,7 @@ func (r *run) specRevision() string {
 // statusFiles renders the status files that differ from what the checkout
 // holds in more than timestamps, keyed by repository-relative path.
 func (r *run) statusFiles(statuses map[string]*FleetStatus) map[string][]byte {
-	dir := "status"
-	if r.repo != nil {
-		dir = r.repo.Config.Status.Dir
-	}
+	dir := r.statusDir()
 	files := map[string][]byte{}
 	changed := false
 	for name, st := range statuses {
@@ -317,17 +328,30 @@ func (r *run) statusFiles(statuses map[string]*FleetStatus) map[string][]byte {
 			continue
 		}
 		changed = true
-		files[filepath.ToSlash(filepath.Join(dir, name+".json"))] = encode(st)
+		files[path.Join(dir, name+".json")] = encode(st)
+	}
+	// The loader refuses fleet names that are files gpufleet writes for
+	// itself; a status computed from an older or foreign state must not
+	// overwrite them either.
+	for _, own := range []string{stateFile, summaryFile} {
+		delete(files, path.Join(dir, own))
+	}
+	unchanged := func(name string, data []byte) bool {
+		if r.root == nil {
+			return false
+		}
+		old, err := r.root.ReadFile(name)
+		return err == nil && bytes.Equal(old, data)
 	}
 	state := encode(r.state)
-	if old, err := os.ReadFile(filepath.Join(r.statusDir(), stateFile)); err != nil || string(old) != string(state) {
+	if name := path.Join(dir, stateFile); !unchanged(name, state) {
 		changed = true
-		files[filepath.ToSlash(filepath.Join(dir, stateFile))] = state
+		files[name] = state
 	}
 	summary := r.summary(statuses)
-	if old, err := os.ReadFile(filepath.Join(r.statusDir(), summaryFile)); err != nil || string(old) != string(summary) {
+	if name := path.Join(dir, summaryFile); !unchanged(name, summary) {
 		changed = true
-		files[filepath.ToSlash(filepath.Join(dir, summaryFile))] = summary
+		files[name] = summary
 	}
 	if !changed {
 		return nil
@@ -379,8 +403,15 @@ func (r *run) writeAndCommit(files map[string][]byte, msg string) (plumbing.Hash
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
+	// Checked again on every attempt: the head a retry starts from may have
+	// put a symlink where the status directory was.
+	root, err := statusRoot(r.c.Dir, r.statusDir())
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	defer root.Close()
 	for _, name := range slices.Sorted(maps.Keys(files)) {
-		if err := atomicfile.Write(filepath.Join(r.c.Dir, filepath.FromSlash(name)), files[name]); err != nil {
+		if err := atomicfile.WriteIn(root, filepath.FromSlash(name), files[name]); err != nil {
 			return plumbing.ZeroHash, fmt.Errorf("writing %s, %w", name, err)
 		}
 		if _, err := wt.Add(name); err != nil {

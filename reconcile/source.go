@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5"
@@ -18,6 +19,8 @@ import (
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"golang.org/x/crypto/ssh"
+
+	"github.com/gpufleet/gpufleet/schema"
 )
 
 // SourceOptions say where a fleet repository comes from and how to reach it.
@@ -58,8 +61,9 @@ func (c *Checkout) Head() (plumbing.Hash, error) {
 }
 
 // Open makes a checkout of the repository: a local directory is opened in
-// place; a remote is cloned into WorkDir (shallow, one branch) or, when a
-// clone is already there, fetched and reset to the remote branch.
+// place; a remote is cloned into WorkDir or, when gpufleet's own
+// clone of it is already there, fetched and reset to the remote branch. A
+// WorkDir holding anything else is refused and left as it is.
 func Open(ctx context.Context, opts SourceOptions) (*Checkout, error) {
 	if dir, ok := localDir(opts.URL); ok {
 		return openLocal(dir, opts.Branch)
@@ -71,7 +75,15 @@ func Open(ctx context.Context, opts SourceOptions) (*Checkout, error) {
 	if opts.WorkDir == "" {
 		return nil, errors.New("a remote repository needs a work directory to clone into")
 	}
-	if repo, err := git.PlainOpen(opts.WorkDir); err == nil {
+	state, err := inspectWorkDir(opts.WorkDir, opts.URL)
+	if err != nil {
+		return nil, err
+	}
+	if state == workDirOwnClone {
+		repo, err := git.PlainOpen(opts.WorkDir)
+		if err != nil {
+			return nil, fmt.Errorf("opening gpufleet's clone in %s (remove the directory to clone afresh), %w", opts.WorkDir, err)
+		}
 		c := &Checkout{Dir: opts.WorkDir, Repo: repo, Remote: true, URL: opts.URL, auth: auth}
 		if err := c.sameRemote(); err != nil {
 			return nil, err
@@ -84,14 +96,16 @@ func Open(ctx context.Context, opts SourceOptions) (*Checkout, error) {
 		}
 		return c, nil
 	}
-	clone := &git.CloneOptions{URL: opts.URL, Auth: auth, Depth: 1, SingleBranch: true, Tags: git.NoTags}
+	// A full clone, not a shallow one: go-git reads a push onto a branch
+	// that moved as a missing object, rather than a rejection, when the
+	// history ends at a shallow boundary. Fleet repositories are small.
+	clone := &git.CloneOptions{URL: opts.URL, Auth: auth, SingleBranch: true, Tags: git.NoTags}
 	if opts.Branch != "" {
 		clone.ReferenceName = plumbing.NewBranchReferenceName(opts.Branch)
 	}
-	repo, err := git.PlainCloneContext(ctx, opts.WorkDir, false, clone)
+	repo, err := cloneInto(ctx, opts.WorkDir, state, clone)
 	if err != nil {
-		os.RemoveAll(opts.WorkDir)
-		return nil, fmt.Errorf("cloning %s, %w", redact(opts.URL), err)
+		return nil, err
 	}
 	head, err := repo.Head()
 	if err != nil {
@@ -126,6 +140,29 @@ func openLocal(dir, branch string) (*Checkout, error) {
 		return nil, fmt.Errorf("%s is on %s, not %s: check the branch out first", dir, head.Name().Short(), branch)
 	}
 	return c, nil
+}
+
+// checkClean refuses a local checkout with uncommitted changes to what
+// gpufleet reads or writes: it reconciles commits, and records each run
+// against the commit it read.
+func (c *Checkout) checkClean() error {
+	// Tracked files count anywhere; untracked ones where the loader would
+	// read them as specs, or a run as an earlier status.
+	watched := []string{schema.ConfigFile, schema.FleetsDir, schema.PolicyDir, "cue.mod", "status"}
+	dirty, err := dirtyPaths(c.Repo, watched)
+	if err != nil {
+		return err
+	}
+	if len(dirty) == 0 {
+		return nil
+	}
+	slices.Sort(dirty)
+	shown := dirty
+	if len(shown) > 5 {
+		shown = append(slices.Clone(shown[:5]), fmt.Sprintf("and %d more", len(dirty)-5))
+	}
+	return fmt.Errorf("%s has uncommitted changes (%s): gpufleet reconciles what is committed, and records each run against that commit; commit or stash them first (`gpufleet plan --repo %s` previews uncommitted specs)",
+		c.Dir, strings.Join(shown, ", "), c.Dir)
 }
 
 // sameRemote refuses a work directory cloned from another repository.
@@ -163,7 +200,6 @@ func (c *Checkout) Sync(ctx context.Context) error {
 		RemoteName: git.DefaultRemoteName,
 		RefSpecs:   []config.RefSpec{config.RefSpec(fmt.Sprintf("+%s:%s", c.Branch, remoteRef))},
 		Auth:       c.auth,
-		Depth:      1,
 		Force:      true,
 		Tags:       git.NoTags,
 	})
@@ -201,6 +237,9 @@ func authFor(opts SourceOptions) (transport.AuthMethod, error) {
 	switch ep.Protocol {
 	case "https", "http":
 		if token := os.Getenv("GPUFLEET_GIT_TOKEN"); token != "" {
+			if ep.Protocol == "http" && os.Getenv("GPUFLEET_GIT_ALLOW_HTTP") != "true" {
+				return nil, fmt.Errorf("refusing to send GPUFLEET_GIT_TOKEN to %s in clear text: use an https:// URL, or set GPUFLEET_GIT_ALLOW_HTTP=true on a network you trust", redact(opts.URL))
+			}
 			// GitHub, GitLab and Gitea all take a token as the password
 			// with any user name.
 			return &githttp.BasicAuth{Username: "x-access-token", Password: token}, nil

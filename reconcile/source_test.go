@@ -92,7 +92,8 @@ func TestASecondRunWithoutWaitingSaysWhoHoldsTheLock(t *testing.T) {
 	before := e.mutations()
 	_, err = e.run(nil)
 	var held *HeldError
-	if !errors.As(err, &held) || held.Holder != "ci-runner-7:4242" || !strings.Contains(err.Error(), "another reconciler (ci-runner-7:4242) holds the repository lock") {
+	if !errors.As(err, &held) || held.Holder != "ci-runner-7:4242" || !strings.Contains(err.Error(), "the repository lock is held by ci-runner-7:4242") ||
+		!strings.Contains(err.Error(), "expires at") || !strings.Contains(err.Error(), "gpufleet unlock") {
 		t.Fatalf("second run: %v", err)
 	}
 	if e.mutations() != before {

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -28,6 +28,23 @@ const (
 	Progressing = "Progressing"
 	Degraded    = "Degraded"
 	Stalled     = "Stalled"
+)
+
+// Condition reasons. Each says in one word why a condition has its status.
+const (
+	ReasonConverged        = "Converged"
+	ReasonNotConverged     = "NotConverged"
+	ReasonShortfall        = "Shortfall"
+	ReasonPending          = "Pending"
+	ReasonIdle             = "Idle"
+	ReasonApplying         = "Applying"
+	ReasonHealthy          = "Healthy"
+	ReasonCloudErrors      = "CloudErrors"
+	ReasonNone             = "None"
+	ReasonDeletionsRefused = "DeletionsRefused"
+	ReasonObserveFailed    = "ObserveFailed"
+	ReasonSpecInvalid      = "SpecInvalid"
+	ReasonOrphaned         = "Orphaned"
 )
 
 // Condition is one aspect of a fleet's health.
@@ -62,10 +79,14 @@ type FleetStatus struct {
 
 // WorkloadStatus is what a workload asks for and what runs.
 type WorkloadStatus struct {
-	Name      string              `json:"name"`
-	Desired   int                 `json:"desired"`
-	Running   int                 `json:"running"`
-	Pending   int                 `json:"pending"`
+	Name    string `json:"name"`
+	Desired int    `json:"desired"`
+	Running int    `json:"running"`
+	Pending int    `json:"pending"`
+	// Failed and Stopped count instances that do no work yet are still
+	// there, holding quota or billing for disks; the next run deletes them.
+	Failed    int                 `json:"failed,omitempty"`
+	Stopped   int                 `json:"stopped,omitempty"`
 	Placed    []planner.Placement `json:"placements"`
 	Instances []InstanceStatus    `json:"instances"`
 	Shortfall *planner.Shortfall  `json:"shortfall,omitempty"`
@@ -183,43 +204,75 @@ func (s *RepoState) prune(now time.Time) {
 	}
 }
 
-// readState reads status/gpufleet.json; a missing file is an empty state.
-func readState(dir string) (*RepoState, error) {
+// statusRoot opens the checkout as a root that no status read or write can
+// leave, and checks that the status directory is a real directory of the
+// checkout: a committed symlink in its place could lead anywhere on the
+// machine.
+func statusRoot(checkout, dir string) (*os.Root, error) {
+	root, err := os.OpenRoot(checkout)
+	if err != nil {
+		return nil, err
+	}
+	parts := strings.Split(dir, "/")
+	for i := range parts {
+		at := strings.Join(parts[:i+1], "/")
+		info, err := root.Lstat(at)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return root, nil
+		case err != nil:
+			root.Close()
+			return nil, fmt.Errorf("reading the status directory %s, %w", dir, err)
+		case info.Mode()&fs.ModeSymlink != 0:
+			root.Close()
+			return nil, fmt.Errorf("the status directory %s: %s is a symlink in the repository; gpufleet writes status only into a real directory of the checkout", dir, at)
+		case !info.IsDir():
+			root.Close()
+			return nil, fmt.Errorf("the status directory %s: %s is a file in the repository, not a directory", dir, at)
+		}
+	}
+	return root, nil
+}
+
+// readState reads the repository state in dir; a missing file is an empty
+// state.
+func readState(root *os.Root, dir string) (*RepoState, error) {
 	s := &RepoState{}
-	data, err := os.ReadFile(filepath.Join(dir, stateFile))
+	name := path.Join(dir, stateFile)
+	data, err := root.ReadFile(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reading %s, %w", name, err)
 	}
 	if err := json.Unmarshal(data, s); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, stateFile), err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if s.SchemaVersion > StatusVersion {
-		return nil, fmt.Errorf("%s has schema version %d; this gpufleet knows %d: upgrade it", stateFile, s.SchemaVersion, StatusVersion)
+		return nil, fmt.Errorf("%s has schema version %d; this gpufleet knows %d: upgrade it", name, s.SchemaVersion, StatusVersion)
 	}
 	return s, nil
 }
 
-// readFleetStatuses reads every status/<fleet>.json.
-func readFleetStatuses(dir string) (map[string]*FleetStatus, error) {
+// readFleetStatuses reads every <fleet>.json in dir.
+func readFleetStatuses(root *os.Root, dir string) (map[string]*FleetStatus, error) {
 	out := map[string]*FleetStatus{}
-	entries, err := os.ReadDir(dir)
+	entries, err := fs.ReadDir(root.FS(), dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return out, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reading the status directory %s, %w", dir, err)
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if e.IsDir() || !strings.HasSuffix(name, ".json") || name == stateFile {
+		if !e.Type().IsRegular() || !strings.HasSuffix(name, ".json") || name == stateFile {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(dir, name))
+		data, err := root.ReadFile(path.Join(dir, name))
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("reading %s, %w", path.Join(dir, name), err)
 		}
 		var fs FleetStatus
 		if err := json.Unmarshal(data, &fs); err != nil {
@@ -280,8 +333,14 @@ func carryConditions(next, prev []Condition, now time.Time) []Condition {
 // ReadObserved reads what the last run saw from a repository's status
 // files: the instances it listed and the offers blocklisted at now. A pull
 // request's plan uses it in place of the clouds, which CI cannot reach.
-func ReadObserved(statusDir string, now time.Time) ([]planner.Instance, []planner.OfferKey, error) {
-	statuses, err := readFleetStatuses(statusDir)
+// statusDir is relative to repoDir, and nothing outside repoDir is read.
+func ReadObserved(repoDir, statusDir string, now time.Time) ([]planner.Instance, []planner.OfferKey, error) {
+	root, err := statusRoot(repoDir, statusDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer root.Close()
+	statuses, err := readFleetStatuses(root, statusDir)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -298,7 +357,7 @@ func ReadObserved(statusDir string, now time.Time) ([]planner.Instance, []planne
 		}
 	}
 	slices.SortFunc(observed, cmpInstances)
-	state, err := readState(statusDir)
+	state, err := readState(root, statusDir)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -85,7 +84,7 @@ func (a *app) planContext(f planFlags, repoDir string, statusDir string) (*planC
 		pc.observed, err = readObserved(f.observed)
 		return pc, err
 	}
-	pc.observed, pc.blocked, err = reconcile.ReadObserved(filepath.Join(repoDir, filepath.FromSlash(statusDir)), now)
+	pc.observed, pc.blocked, err = reconcile.ReadObserved(repoDir, statusDir, now)
 	return pc, err
 }
 
@@ -211,6 +210,9 @@ func planReport(r *schema.Repo, pc *planContext) (*planner.Report, error) {
 	in := planner.NewInput(r, pc.cat)
 	in.Observed = pc.observed
 	in.Blocked = pc.blocked
+	if err := planner.CheckPrices(in.Offers, r.Config.Clouds.Enabled(), pc.cat.Source); err != nil {
+		return nil, err
+	}
 	plan, err := planner.Solve(in)
 	if err != nil {
 		return nil, err

@@ -83,7 +83,8 @@ func stateOf(vm *armcompute.VirtualMachine) planner.State {
 	power := powerState(vm)
 	switch {
 	case provisioning == "failed" || provisioning == "canceled":
-		return planner.StateTerminated
+		// The VM resource stays, with its NIC and disk, until deleted.
+		return planner.StateFailed
 	case provisioning == "deleting" && spot(vm):
 		return planner.StatePreempted
 	case provisioning == "deleting":

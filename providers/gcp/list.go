@@ -109,16 +109,17 @@ func stateOf(status string, market catalog.Market, deletedByUs bool) planner.Sta
 		// meanwhile would pay for two.
 		return planner.StatePending
 	case computepb.Instance_STOPPING, computepb.Instance_PENDING_STOP, computepb.Instance_SUSPENDING,
-		computepb.Instance_DEPROVISIONING:
-		if reclaimed {
+		computepb.Instance_DEPROVISIONING, computepb.Instance_TERMINATED, computepb.Instance_STOPPED,
+		computepb.Instance_SUSPENDED:
+		switch {
+		case reclaimed:
 			return planner.StatePreempted
+		case deletedByUs:
+			return planner.StateTerminated
 		}
+		// Stopped, not deleted: a TERMINATED VM is still there, and its
+		// disks still bill, until someone deletes it.
 		return planner.StateStopping
-	case computepb.Instance_TERMINATED, computepb.Instance_STOPPED, computepb.Instance_SUSPENDED:
-		if reclaimed {
-			return planner.StatePreempted
-		}
-		return planner.StateTerminated
 	}
 	// A status newer than this code is most likely a transition; counting
 	// it live avoids launching a second VM beside it.

@@ -1,0 +1,78 @@
+package reconcile
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// Outcome is how a run ended. The command line turns it into an exit code
+// and the agent into the result label of its runs metric, so a run that
+// left the clouds short of the specs is never counted as a success.
+type Outcome string
+
+const (
+	// Converged: the run finished and nothing is left to do. Every fleet
+	// that is not suspended has what its specs ask for, or nodes on their
+	// way up; no call failed.
+	Converged Outcome = "converged"
+	// NotConverged: the run finished and wrote its status, but the clouds
+	// still differ from the specs: creates or deletes failed, nodes could
+	// not be placed, deletions were refused, or a removed fleet's nodes run
+	// on. Running again may help; the status says what is wrong.
+	NotConverged Outcome = "not-converged"
+	// Failed: the run stopped with an error before it could finish.
+	Failed Outcome = "failed"
+	// Locked: another reconciler held the repository lock; nothing was
+	// done.
+	Locked Outcome = "locked"
+)
+
+// OutcomeOf classifies what Run returned.
+func OutcomeOf(res *Result, err error) Outcome {
+	var held *HeldError
+	switch {
+	case errors.As(err, &held):
+		return Locked
+	case err != nil:
+		return Failed
+	case res == nil:
+		return Failed
+	case len(res.NotConverged) > 0:
+		return NotConverged
+	}
+	return Converged
+}
+
+// notConverged lists, fleet by fleet, why a finished run left the clouds
+// differing from the specs. Suspended fleets are left out: nothing is
+// applied to them by request.
+func (r *run) notConverged() []string {
+	var out []string
+	if r.report == nil {
+		return nil
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.result.Statuses)) {
+		st := r.result.Statuses[name]
+		if r.suspended(name) {
+			continue
+		}
+		if st.Orphaned {
+			out = append(out, fmt.Sprintf("%s: removed from the repository, but its instances still run (prune is off)", name))
+			continue
+		}
+		for _, c := range st.Conditions {
+			switch {
+			case c.Type == Ready && !c.Status && c.Reason != ReasonPending:
+				out = append(out, fmt.Sprintf("%s: not ready (%s): %s", name, c.Reason, c.Message))
+			case c.Type == Degraded && c.Status:
+				out = append(out, fmt.Sprintf("%s: degraded (%s): %s", name, c.Reason, c.Message))
+			}
+		}
+	}
+	for _, e := range r.errs[""] {
+		out = append(out, e)
+	}
+	return out
+}
