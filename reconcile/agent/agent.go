@@ -92,6 +92,8 @@ type Agent struct {
 	metrics      *Metrics
 	workers      []*worker
 	shuttingDown atomic.Bool
+	// deliveries are the GitHub delivery ids accepted lately.
+	deliveries *deliveries
 
 	// reconcile runs one reconciliation of a repository; tests replace it
 	// to control when runs start and end.
@@ -136,7 +138,8 @@ func New(opts Options) (*Agent, error) {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	a := &Agent{opts: opts, log: opts.Log, metrics: NewMetrics(opts.Log)}
+	a := &Agent{opts: opts, log: opts.Log, metrics: NewMetrics(opts.Log),
+		deliveries: newDeliveries(deliveryWindow, maxDeliveries, time.Now)}
 	a.reconcile = a.reconcileRepo
 	seen := map[string]bool{}
 	for _, repo := range opts.Repos {
@@ -150,7 +153,7 @@ func New(opts Options) (*Agent, error) {
 		seen[w.id] = true
 		w.workDir = filepath.Join(opts.WorkDir, workDirName(repo))
 		a.workers = append(a.workers, w)
-		a.metrics.addRepo(w.name)
+		a.metrics.addRepo(w.name, time.Now())
 	}
 	return a, nil
 }
@@ -240,20 +243,32 @@ func (a *Agent) Trigger(ref, reason string) []string {
 	return names
 }
 
-// Ready reports whether the first run of every repository has loaded its
-// specs or failed, and the agent is not shutting down.
-func (a *Agent) Ready() (bool, string) {
+// Readiness is what /readyz answers.
+type Readiness struct {
+	Ready  bool   `json:"-"`
+	Status string `json:"status"`
+	// NotReady names each repository that is not ready, with why: the
+	// first line of the error that stopped its latest run before the
+	// specs loaded, or that its first run has not got that far yet.
+	NotReady map[string]string `json:"notReady,omitempty"`
+}
+
+// Ready reports whether the latest run of every repository got as far as
+// loading its specs, and the agent is not shutting down. A run that
+// loaded the specs and failed afterwards keeps its repository ready: the
+// agent serves it, and the runs metric says the run failed.
+func (a *Agent) Ready() Readiness {
 	if a.shuttingDown.Load() {
-		return false, "shutting down"
+		return Readiness{Status: "shutting down"}
 	}
-	waiting := 0
+	notReady := map[string]string{}
 	for _, w := range a.workers {
-		if !w.isReady() {
-			waiting++
+		if ready, why := w.readiness(); !ready {
+			notReady[w.name] = why
 		}
 	}
-	if waiting > 0 {
-		return false, fmt.Sprintf("waiting for the first run of %d of %d repositories", waiting, len(a.workers))
+	if len(notReady) > 0 {
+		return Readiness{Status: fmt.Sprintf("%d of %d repositories not ready", len(notReady), len(a.workers)), NotReady: notReady}
 	}
-	return true, "ready"
+	return Readiness{Ready: true, Status: "ready"}
 }

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -295,20 +296,38 @@ func (s *served) get(path string) (int, string) {
 // noSignature sends a webhook without a signature header.
 const noSignature = "none"
 
-// webhook posts a GitHub delivery signed with sig; "" signs it correctly.
+// deliveryIDs numbers the deliveries the tests send, so that each is new
+// to the agent, as GitHub's are.
+var deliveryIDs atomic.Int64
+
+// webhook posts a new GitHub delivery signed with sig; "" signs it
+// correctly.
 func (s *served) webhook(event string, payload []byte, sig string) (int, string) {
 	s.t.Helper()
+	return s.post("/webhook/github", githubHeader(event, payload, sig, newDeliveryID()), bytes.NewReader(payload))
+}
+
+func newDeliveryID() string {
+	return fmt.Sprintf("72d3162e-cc78-11e3-81ab-%012d", deliveryIDs.Add(1))
+}
+
+// githubHeader is the header of a GitHub delivery signed with sig ("" signs
+// it correctly, noSignature leaves it out), with the delivery id given,
+// none when "".
+func githubHeader(event string, payload []byte, sig, delivery string) http.Header {
 	if sig == "" {
 		sig = Sign(secret, payload)
 	}
 	h := http.Header{}
 	h.Set("Content-Type", "application/json")
 	h.Set("X-GitHub-Event", event)
-	h.Set("X-GitHub-Delivery", "72d3162e-cc78-11e3-81ab-4c9367dc0958")
+	if delivery != "" {
+		h.Set("X-GitHub-Delivery", delivery)
+	}
 	if sig != noSignature {
 		h.Set("X-Hub-Signature-256", sig)
 	}
-	return s.post("/webhook/github", h, bytes.NewReader(payload))
+	return h
 }
 
 // pushPayload is a push event as GitHub sends it, cut to what matters.

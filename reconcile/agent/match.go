@@ -56,6 +56,30 @@ func displayName(raw string) string {
 	return raw
 }
 
+// redact hides from a message about a repository the credentials its URL
+// may carry: the URL wherever it appears, its user information before an
+// @, and the password, or the token given as an HTTPS user name, anywhere
+// else.
+func redact(msg, rawURL string) string {
+	if rawURL == "" {
+		return msg
+	}
+	msg = strings.ReplaceAll(msg, rawURL, displayName(rawURL))
+	u, err := url.Parse(rawURL)
+	if err != nil || u.User == nil {
+		return msg
+	}
+	msg = strings.ReplaceAll(msg, u.User.String()+"@", "")
+	secret, ok := u.User.Password()
+	if !ok && strings.HasPrefix(u.Scheme, "http") {
+		secret = u.User.Username()
+	}
+	if secret == "" {
+		return msg
+	}
+	return strings.ReplaceAll(msg, secret, "REDACTED")
+}
+
 // match returns the configured repositories ref names: a URL in any form,
 // or owner/name as GitHub's full_name gives it.
 func (a *Agent) match(ref string) []*worker {

@@ -35,7 +35,7 @@ func NewMetrics(log *slog.Logger) *Metrics {
 		registry: prometheus.NewRegistry(),
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gpufleet_reconcile_runs_total",
-			Help: "Reconcile runs by repository and result: success, error, or locked (another reconciler held the repository lock).",
+			Help: "Reconcile runs by repository and result: success (converged: the clouds match the specs), not_converged (the run finished but the clouds still differ from the specs: creates failed, nodes could not be placed...), error (the run stopped with an error), or locked (another reconciler held the repository lock).",
 		}, []string{"repo", "result"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "gpufleet_reconcile_duration_seconds",
@@ -46,7 +46,7 @@ func NewMetrics(log *slog.Logger) *Metrics {
 		}, []string{"repo"}),
 		lastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "gpufleet_last_success_timestamp_seconds",
-			Help: "When the last successful reconcile of a repository ended, in seconds since the Unix epoch.",
+			Help: "When the last reconcile of a repository that converged (result=\"success\") ended, in seconds since the Unix epoch.",
 		}, []string{"repo"}),
 		apiRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gpufleet_cloud_api_requests_total",
@@ -68,15 +68,20 @@ func (m *Metrics) Handler() http.Handler {
 func (m *Metrics) Gatherer() prometheus.Gatherer { return m.registry }
 
 // addRepo starts a repository's run counters at zero, so that rate() and
-// alerts on errors work from the first scrape rather than the first error.
-func (m *Metrics) addRepo(repo string) {
-	for _, result := range []string{resultSuccess, resultError, resultLocked} {
+// alerts on errors work from the first scrape rather than the first error,
+// and its last success at now, the agent's start: a repository that never
+// converges then trips the staleness alert half an hour in, rather than
+// having no series to alert on.
+func (m *Metrics) addRepo(repo string, now time.Time) {
+	for _, result := range results {
 		m.runs.WithLabelValues(repo, result)
 	}
+	m.lastSuccess.WithLabelValues(repo).Set(float64(now.UnixNano()) / 1e9)
 }
 
 // recordRun counts a run and, when it produced a status, takes the fleet
-// metrics from it.
+// metrics from it. Only a success, a run that converged, moves the last
+// success timestamp.
 func (m *Metrics) recordRun(repo, result string, took time.Duration, res *reconcile.Result, now time.Time) {
 	m.runs.WithLabelValues(repo, result).Inc()
 	m.duration.WithLabelValues(repo).Observe(took.Seconds())

@@ -24,7 +24,7 @@ func (a *Agent) reconcileRepo(ctx context.Context, w *worker) (*reconcile.Result
 		Lock:        reconcile.LockOptions{Holder: a.opts.Holder, Wait: a.opts.LockWait},
 		Progress: func(step string) {
 			if step == "load" {
-				w.markReady()
+				w.markLoaded()
 			}
 		},
 	}

@@ -11,7 +11,7 @@ import (
 //	POST /trigger         a signed request for a run (when a secret is set)
 //	GET  /metrics         Prometheus metrics
 //	GET  /healthz         the process is alive
-//	GET  /readyz          every repository's first run has loaded or failed
+//	GET  /readyz          every repository's latest run loaded its specs
 func (a *Agent) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", a.metrics.Handler())
@@ -19,12 +19,12 @@ func (a *Agent) Handler() http.Handler {
 		reply(w, http.StatusOK, map[string]string{"status": "alive"})
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		ready, why := a.Ready()
+		readiness := a.Ready()
 		code := http.StatusOK
-		if !ready {
+		if !readiness.Ready {
 			code = http.StatusServiceUnavailable
 		}
-		reply(w, code, map[string]string{"status": why})
+		reply(w, code, readiness)
 	})
 	if len(a.opts.Secret) > 0 {
 		mux.HandleFunc("POST /webhook/github", a.githubWebhook)

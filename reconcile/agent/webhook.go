@@ -23,11 +23,12 @@ type pushEvent struct {
 
 // githubWebhook takes GitHub's webhook deliveries. Only a push to the
 // branch a configured repository reconciles triggers a run; a request that
-// is refused (4xx) never does. Nothing of a payload is logged but the
+// is refused (4xx), or repeats the X-GitHub-Delivery id of one accepted
+// within the hour, never does. Nothing of a payload is logged but the
 // repository and ref it names.
 func (a *Agent) githubWebhook(w http.ResponseWriter, r *http.Request) {
-	event := r.Header.Get("X-GitHub-Event")
-	log := a.log.With("delivery", r.Header.Get("X-GitHub-Delivery"), "event", event)
+	event, delivery := r.Header.Get("X-GitHub-Event"), r.Header.Get("X-GitHub-Delivery")
+	log := a.log.With("delivery", delivery, "event", event)
 	if a.shuttingDown.Load() {
 		replyError(w, http.StatusServiceUnavailable, "shutting down")
 		return
@@ -36,6 +37,13 @@ func (a *Agent) githubWebhook(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		code := refuse(w, err)
 		log.Warn("webhook refused", "status", code, "reason", err, "remote", r.RemoteAddr)
+		return
+	}
+	// A delivery is remembered only once its signature checks out, so a
+	// forged request cannot make the agent ignore the genuine one.
+	if delivery != "" && !a.deliveries.first(delivery) {
+		log.Info("webhook: delivery already accepted; no run")
+		reply(w, http.StatusOK, map[string]string{"result": "duplicate"})
 		return
 	}
 	switch event {

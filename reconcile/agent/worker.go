@@ -2,7 +2,7 @@ package agent
 
 import (
 	"context"
-	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,13 +26,17 @@ type worker struct {
 	pending chan string
 	// triggered counts the triggers accepted; tests read it.
 	triggered atomic.Int64
-	// ready is set once the first run has loaded the specs or ended.
-	ready atomic.Bool
 
 	mu sync.Mutex
 	// branch is the branch reconciled: the configured one, or the
 	// remote's default once a run has cloned it.
 	branch string
+	// ready says the latest run that could tell got as far as loading the
+	// specs; notReady is why not, when it did not.
+	ready    bool
+	notReady string
+	// loaded says the run in progress has loaded the specs.
+	loaded bool
 }
 
 func newWorker(repo Repo, opts Options) *worker {
@@ -45,13 +49,14 @@ func newWorker(repo Repo, opts Options) *worker {
 		name += "#" + repo.Branch
 	}
 	return &worker{
-		repo:    repo,
-		id:      id,
-		name:    name,
-		key:     repoKey(repo.URL),
-		sched:   newSchedule(opts.Interval, opts.Jitter, id),
-		pending: make(chan string, 1),
-		branch:  repo.Branch,
+		repo:     repo,
+		id:       id,
+		name:     name,
+		key:      repoKey(repo.URL),
+		sched:    newSchedule(opts.Interval, opts.Jitter, id),
+		pending:  make(chan string, 1),
+		branch:   repo.Branch,
+		notReady: waitingForFirstRun,
 	}
 }
 
@@ -66,8 +71,61 @@ func (w *worker) trigger(reason string) {
 	}
 }
 
-func (w *worker) markReady()    { w.ready.Store(true) }
-func (w *worker) isReady() bool { return w.ready.Load() }
+const waitingForFirstRun = "waiting for the first run to load the specs"
+
+// startRun forgets whether the last run loaded the specs, but not whether
+// the repository is ready: that stays as the last run left it until this
+// one loads the specs or fails before, so readiness does not flap with
+// every run.
+func (w *worker) startRun() {
+	w.mu.Lock()
+	w.loaded = false
+	w.mu.Unlock()
+}
+
+// markLoaded is called when the run in progress has cloned or fetched the
+// repository and loaded its specs: from then on the agent serves it,
+// whatever happens further on in the run.
+func (w *worker) markLoaded() {
+	w.mu.Lock()
+	w.loaded, w.ready, w.notReady = true, true, ""
+	w.mu.Unlock()
+}
+
+// endRun sets readiness from how a run ended. Only a run that failed before
+// its specs loaded makes the repository not ready: one that failed later,
+// observing or applying, is served correctly and says so in the metrics.
+func (w *worker) endRun(ctx context.Context, outcome reconcile.Outcome, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case w.loaded || err == nil:
+		w.ready, w.notReady = true, ""
+	case outcome == reconcile.Locked:
+		// Another reconciler holding the lock says nothing about whether
+		// this agent can load the repository: keep what the last run
+		// said, or say why the first is taking so long.
+		if w.notReady == waitingForFirstRun {
+			w.notReady = "another reconciler held the repository lock; waiting for a run that loads the specs"
+		}
+	case ctx.Err() != nil:
+		// Cancelled by shutdown, which readiness reports on its own.
+	default:
+		w.ready, w.notReady = false, firstLine(redact(err.Error(), w.repo.URL))
+	}
+}
+
+// readiness is whether the repository is ready and, when not, why.
+func (w *worker) readiness() (bool, string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ready, w.notReady
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return strings.TrimSpace(line)
+}
 
 func (w *worker) setBranch(b string) {
 	w.mu.Lock()
@@ -113,17 +171,25 @@ func (a *Agent) loop(ctx context.Context, w *worker) {
 
 // Results of a run, as the runs metric labels them.
 const (
-	resultSuccess = "success"
-	resultError   = "error"
-	resultLocked  = "locked"
+	resultSuccess      = "success"
+	resultNotConverged = "not_converged"
+	resultError        = "error"
+	resultLocked       = "locked"
 )
 
-func resultOf(err error) string {
-	var held *reconcile.HeldError
-	switch {
-	case err == nil:
+// results are every result label, in the order the metric starts them.
+var results = []string{resultSuccess, resultNotConverged, resultError, resultLocked}
+
+// resultOf labels an outcome. Only a converged run is a success: one that
+// finished short of the specs must not move the last-success timestamp
+// alerts watch.
+func resultOf(outcome reconcile.Outcome) string {
+	switch outcome {
+	case reconcile.Converged:
 		return resultSuccess
-	case errors.As(err, &held):
+	case reconcile.NotConverged:
+		return resultNotConverged
+	case reconcile.Locked:
 		return resultLocked
 	}
 	return resultError
@@ -133,25 +199,30 @@ func resultOf(err error) string {
 func (a *Agent) runOnce(ctx context.Context, w *worker, reason string) {
 	log := a.log.With("repo", w.name)
 	log.Info("reconciling", "reason", reason)
+	w.startRun()
 	started := time.Now()
 	res, err := a.reconcile(ctx, w)
 	took := time.Since(started)
-	// A run that failed before loading still answers readiness: the agent
-	// is up and says why in its logs, metrics and status.
-	w.markReady()
-	result := resultOf(err)
+	outcome := reconcile.OutcomeOf(res, err)
+	w.endRun(ctx, outcome, err)
+	result := resultOf(outcome)
 	a.metrics.recordRun(w.name, result, took, res, time.Now())
 	switch result {
-	case resultSuccess:
-		attrs := []any{"took", took.Round(time.Millisecond), "applied", len(res.Applied)}
+	case resultSuccess, resultNotConverged:
+		attrs := []any{"result", result, "took", took.Round(time.Millisecond), "applied", len(res.Applied)}
 		if !res.Commit.IsZero() {
 			attrs = append(attrs, "commit", res.Commit.String()[:12])
 		}
-		log.Info("reconciled", attrs...)
+		if result == resultSuccess {
+			log.Info("reconciled: converged", attrs...)
+			break
+		}
+		attrs = append(attrs, "why", strings.Join(res.NotConverged, "; "))
+		log.Warn("reconciled, but not converged: the clouds still differ from the specs", attrs...)
 	case resultLocked:
-		log.Info("another reconciler holds the lock; trying again at the next run", "err", err)
+		log.Info("another reconciler holds the lock; trying again at the next run", "result", result, "err", err)
 	default:
-		log.Error("reconcile failed", "took", took.Round(time.Millisecond), "err", err)
+		log.Error("reconcile failed", "result", result, "took", took.Round(time.Millisecond), "err", err)
 	}
 	if a.afterRun != nil {
 		a.afterRun(w, res, err)
