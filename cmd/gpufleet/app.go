@@ -29,7 +29,8 @@ type app struct {
 
 // Main runs the gpufleet command line and returns its exit status: 0 on
 // success, 1 on an error, and what a command asks for otherwise (plan
-// --detailed-exitcode returns 2 when there are changes).
+// --detailed-exitcode returns 2 when there are changes; reconcile 2 when it
+// finished short of the specs and 3 when the lock is held).
 func Main(args []string, stdout, stderr io.Writer) int {
 	// The first interrupt asks the running command to wind down cleanly;
 	// a second one kills the process as usual.
@@ -45,11 +46,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	var code exitCode
+	var coded interface{ ExitCode() int }
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &code):
 		return int(code)
+	case errors.As(err, &coded):
+		fmt.Fprintf(stderr, "gpufleet: %v\n", err)
+		return coded.ExitCode()
 	default:
 		fmt.Fprintf(stderr, "gpufleet: %v\n", err)
 		return 1
@@ -78,6 +83,7 @@ where back to the repository.`,
 		a.planCommand(),
 		a.commentCommand(),
 		a.reconcileCommand(),
+		a.unlockCommand(),
 		a.serveCommand(),
 		a.applyCommand(),
 		a.demoCommand(),

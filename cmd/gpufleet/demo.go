@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -27,8 +28,11 @@ the plan, the actions, the status report and the commit. Run it again and
 nothing changes; --reset starts over.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := claimDemoDir(dir); err != nil {
+				return err
+			}
 			if reset {
-				if err := os.RemoveAll(dir); err != nil {
+				if err := resetDemoDir(dir); err != nil {
 					return err
 				}
 			}
@@ -64,4 +68,49 @@ nothing changes; --reset starts over.`,
 	cmd.Flags().StringVar(&from, "from", "", "fleet repository directory to start from; the built-in example when empty")
 	cmd.Flags().BoolVar(&reset, "reset", false, "start over: remove the scratch repository and the emulated clouds first")
 	return cmd
+}
+
+// demoMarker marks a directory the demo made, so that --reset removes what
+// the demo put there and nothing a user keeps beside it.
+const demoMarker = ".gpufleet-demo"
+
+// demoEntries are what the demo writes in its directory.
+var demoEntries = []string{"origin.git", "seed", "work", "clouds.json", demoMarker}
+
+// claimDemoDir makes dir the demo's: it must be new, empty, or the demo's
+// already.
+func claimDemoDir(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, demoMarker)); err == nil {
+		return nil
+	}
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return err
+	}
+	for _, e := range entries {
+		// A directory holding only what the demo writes is an older
+		// demo's, made before the marker.
+		if !slices.Contains(demoEntries, e.Name()) {
+			return fmt.Errorf("%s holds %s and was not made by gpufleet demo: choose another --dir", dir, e.Name())
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, demoMarker), []byte("made by gpufleet demo\n"), 0o644)
+}
+
+// resetDemoDir removes what the demo made in dir, keeping its marker.
+func resetDemoDir(dir string) error {
+	for _, name := range demoEntries {
+		if name == demoMarker {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

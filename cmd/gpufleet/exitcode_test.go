@@ -2,7 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"io/fs"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/gpufleet/gpufleet/examples"
+	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/reconcile"
 )
 
 // The exit statuses scripts and CI rely on; testscript tells only zero from
@@ -29,4 +38,105 @@ func TestExitCodes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runFixture is a scratch fleet repository and the state file of emulated
+// clouds for reconcile, apply and demo to run against.
+type runFixture struct {
+	dir, origin, state string
+}
+
+func newRunFixture(t *testing.T, faults ...*sim.Fault) *runFixture {
+	t.Helper()
+	dir := t.TempDir()
+	f := &runFixture{dir: dir, origin: filepath.Join(dir, "origin.git"), state: filepath.Join(dir, "clouds.json")}
+	src, err := fs.Sub(examples.FleetRepo, "fleet-repo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reconcile.Seed(f.origin, filepath.Join(dir, "seed"), src, "Example fleets"); err != nil {
+		t.Fatal(err)
+	}
+	world, err := sim.New(sim.Config{Seed: 1, StatePath: f.state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := world.AddFaults(faults...); err != nil {
+		t.Fatal(err)
+	}
+	if err := world.Save(); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func (f *runFixture) reconcile(t *testing.T, extra ...string) (int, string, string) {
+	t.Helper()
+	args := append([]string{"reconcile", "--repo", "file://" + f.origin, "--workdir", filepath.Join(f.dir, "work"),
+		"--sim", "--sim-state", f.state}, extra...)
+	var stdout, stderr bytes.Buffer
+	code := Main(args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// reconcile's exit status says how the run ended: 0 converged, 1 error, 2
+// finished short of the specs, 3 another reconciler holds the lock.
+func TestRunExitCodes(t *testing.T) {
+	everyCreateFails := []*sim.Fault{
+		{Op: "RunInstances", Kind: sim.FaultQuota, Rate: 1},
+		{Op: "put", Kind: sim.FaultQuota, Rate: 1},
+		{Op: "instances.insert", Kind: sim.FaultQuota, Rate: 1},
+	}
+	t.Run("converged, then nothing to do", func(t *testing.T) {
+		f := newRunFixture(t)
+		for run := range 2 {
+			if code, stdout, stderr := f.reconcile(t); code != exitConverged {
+				t.Fatalf("run %d: exit %d\n%s\n%s", run, code, stdout, stderr)
+			}
+		}
+	})
+	t.Run("every create fails", func(t *testing.T) {
+		f := newRunFixture(t, everyCreateFails...)
+		code, stdout, _ := f.reconcile(t)
+		if code != exitNotConverged {
+			t.Errorf("exit %d, want %d", code, exitNotConverged)
+		}
+		if strings.Contains(stdout, "the clouds match the specs") || !strings.Contains(stdout, "Not converged") {
+			t.Errorf("the output does not say the run fell short:\n%s", stdout)
+		}
+		// A dry run only plans: it finished, so it succeeds.
+		if code, _, _ := f.reconcile(t, "--dry-run"); code != exitConverged {
+			t.Errorf("dry run: exit %d", code)
+		}
+	})
+	t.Run("a cloud that cannot be listed", func(t *testing.T) {
+		f := newRunFixture(t, &sim.Fault{Cloud: "gcp", Op: "instances.aggregatedList", Kind: sim.FaultServerError, Rate: 1})
+		if code, stdout, stderr := f.reconcile(t); code != exitError || strings.Contains(stdout, "the clouds match the specs") {
+			t.Errorf("exit %d, want %d\n%s\n%s", code, exitError, stdout, stderr)
+		}
+	})
+	t.Run("the lock is held", func(t *testing.T) {
+		f := newRunFixture(t)
+		c, err := reconcile.Open(context.Background(), reconcile.SourceOptions{URL: "file://" + f.origin, WorkDir: filepath.Join(f.dir, "holder")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Lock(context.Background(), reconcile.LockOptions{Holder: "elsewhere:1", TTL: time.Hour}); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr := f.reconcile(t)
+		if code != exitLocked || !strings.Contains(stderr, "elsewhere:1") {
+			t.Errorf("exit %d, want %d\n%s", code, exitLocked, stderr)
+		}
+		var stdout, errOut bytes.Buffer
+		if code := Main([]string{"unlock", "--repo", "file://" + f.origin, "--workdir", filepath.Join(f.dir, "work")}, &stdout, &errOut); code != exitError || !strings.Contains(errOut.String(), "--force") {
+			t.Errorf("unlock of a live lock: exit %d\n%s", code, errOut.String())
+		}
+		if code := Main([]string{"unlock", "--force", "--repo", "file://" + f.origin, "--workdir", filepath.Join(f.dir, "work")}, &stdout, &errOut); code != 0 {
+			t.Errorf("unlock --force: exit %d\n%s", code, errOut.String())
+		}
+		if code, stdout, stderr := f.reconcile(t); code != exitConverged {
+			t.Errorf("after unlock: exit %d\n%s\n%s", code, stdout, stderr)
+		}
+	})
 }

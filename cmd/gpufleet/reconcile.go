@@ -87,11 +87,7 @@ func (a *app) reconcile(ctx context.Context, f runFlags, commit bool) error {
 	if err := outputFormat(f.output, "text", "json"); err != nil {
 		return err
 	}
-	workDir := f.workDir
-	if workDir == "" {
-		sum := sha256.Sum256([]byte(f.repo))
-		workDir = filepath.Join(".gpufleet", "clones", hex.EncodeToString(sum[:6]))
-	}
+	workDir := cmp.Or(f.workDir, defaultWorkDir(f.repo))
 	checkout, err := reconcile.Open(ctx, reconcile.SourceOptions{URL: f.repo, Branch: f.branch, WorkDir: workDir})
 	if err != nil {
 		return err
@@ -128,12 +124,53 @@ func (a *app) reconcile(ctx context.Context, f runFlags, commit bool) error {
 	}
 	started := time.Now()
 	result, runErr := reconcile.Run(ctx, checkout, opts)
+	outcome := reconcile.OutcomeOf(result, runErr)
 	if result != nil {
-		if err := a.printRun(f, checkout, result, time.Since(started)); err != nil {
+		if err := a.printRun(f, checkout, result, outcome, time.Since(started)); err != nil {
 			return err
 		}
 	}
-	return runErr
+	return runExit(outcome, runErr, f.dryRun)
+}
+
+// Exit codes of reconcile, apply and demo, as README's table gives them.
+const (
+	exitConverged    = 0
+	exitError        = 1
+	exitNotConverged = 2
+	exitLocked       = 3
+)
+
+// runExit turns how a run ended into the command's error: nil for a
+// converged run (and for any dry run that finished), the run's error for a
+// failed one, and an exit code alone when the output already said why.
+func runExit(outcome reconcile.Outcome, err error, dryRun bool) error {
+	switch outcome {
+	case reconcile.Locked:
+		return lockedError{err}
+	case reconcile.Failed:
+		return err
+	case reconcile.NotConverged:
+		if dryRun {
+			return nil
+		}
+		return exitCode(exitNotConverged)
+	}
+	return nil
+}
+
+// lockedError prints the lock holder's message and exits 3.
+type lockedError struct{ err error }
+
+func (e lockedError) Error() string { return e.err.Error() }
+func (e lockedError) Unwrap() error { return e.err }
+func (e lockedError) ExitCode() int { return exitLocked }
+
+// defaultWorkDir is where a remote repository is cloned when --workdir is
+// not given: a directory of its own under .gpufleet/clones.
+func defaultWorkDir(repo string) string {
+	sum := sha256.Sum256([]byte(repo))
+	return filepath.Join(".gpufleet", "clones", hex.EncodeToString(sum[:6]))
 }
 
 // cloudEndpoints are where the providers call: the real clouds (or what
@@ -165,7 +202,7 @@ func holder() string {
 	return fmt.Sprintf("%s:%d", host, os.Getpid())
 }
 
-func (a *app) printRun(f runFlags, c *reconcile.Checkout, res *reconcile.Result, took time.Duration) error {
+func (a *app) printRun(f runFlags, c *reconcile.Checkout, res *reconcile.Result, outcome reconcile.Outcome, took time.Duration) error {
 	if f.output == "json" {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
@@ -202,7 +239,7 @@ func (a *app) printRun(f runFlags, c *reconcile.Checkout, res *reconcile.Result,
 			}
 			fmt.Fprintln(w, line)
 		}
-	} else if !f.dryRun {
+	} else if !f.dryRun && outcome == reconcile.Converged {
 		fmt.Fprintln(w, "\nNothing to apply: the clouds match the specs.")
 	}
 	if len(res.Statuses) > 0 {
@@ -240,6 +277,12 @@ func (a *app) printRun(f runFlags, c *reconcile.Checkout, res *reconcile.Result,
 		}
 	case f.output == "text":
 		fmt.Fprintln(w, "\nStatus unchanged: nothing committed.")
+	}
+	if outcome == reconcile.NotConverged && !f.dryRun {
+		fmt.Fprintln(w, "\nNot converged: the clouds still differ from the specs.")
+		for _, why := range res.NotConverged {
+			fmt.Fprintf(w, "  %s\n", why)
+		}
 	}
 	fmt.Fprintf(w, "Took %s.\n", took.Round(time.Millisecond))
 	return nil
