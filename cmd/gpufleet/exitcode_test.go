@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gpufleet/gpufleet/examples"
+	"github.com/gpufleet/gpufleet/planner/catalog"
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/reconcile"
 )
@@ -139,4 +142,41 @@ func TestRunExitCodes(t *testing.T) {
 			t.Errorf("after unlock: exit %d\n%s\n%s", code, stdout, stderr)
 		}
 	})
+}
+
+// A catalog whose prices are all zero, or that has none for an enabled
+// cloud, is refused rather than planned with: the plan would read every
+// running node as misplaced.
+func TestPlanRefusesACatalogWithoutValidPrices(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		edit func(*catalog.Catalog)
+	}{
+		{"prices all zero", func(c *catalog.Catalog) {
+			for i := range c.Offers {
+				c.Offers[i].PriceMicros = 0
+			}
+		}},
+		{"no GCP offers", func(c *catalog.Catalog) {
+			c.Offers = slices.DeleteFunc(c.Offers, func(o catalog.Offer) bool { return o.Cloud == catalog.GCP })
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cat := catalog.Default()
+			tt.edit(cat)
+			var b bytes.Buffer
+			if err := cat.Write(&b); err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(t.TempDir(), "catalog.json")
+			if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var stdout, stderr bytes.Buffer
+			code := Main([]string{"plan", "--repo", "../../examples/fleet-repo", "--catalog", file}, &stdout, &stderr)
+			if code != 1 || !strings.Contains(stderr.String(), "no valid offer") {
+				t.Errorf("exit %d, want 1 with the catalog refused\nstdout: %s\nstderr: %s", code, stdout.String(), stderr.String())
+			}
+		})
+	}
 }
