@@ -306,7 +306,7 @@ func TestADirtyLocalCheckoutIsRefused(t *testing.T) {
 	}
 	spec := filepath.Join(dir, "fleets", "inference.cue")
 	data, _ := os.ReadFile(spec)
-	if err := os.WriteFile(spec, []byte(strings.Replace(string(data), "nodes: 6", "nodes: 1", 1)), 0o644); err != nil {
+	if err := os.WriteFile(spec, []byte(strings.Replace(string(data), "nodes: 6", "nodes: 5", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	c, err := Open(context.Background(), SourceOptions{URL: dir})
