@@ -67,6 +67,9 @@ func (r *run) summary(statuses map[string]*FleetStatus) []byte {
 			if w.Shortfall != nil {
 				fmt.Fprintf(&b, "\n%s is %d nodes short (%s): %s\n", w.Name, w.Shortfall.Nodes, w.Shortfall.Cause, w.Shortfall.Message)
 			}
+			if w.Failed+w.Stopped > 0 {
+				fmt.Fprintf(&b, "\n%s has %d failed and %d stopped instances that do no work but still hold quota or bill for disks; the next run deletes them.\n", w.Name, w.Failed, w.Stopped)
+			}
 		}
 		if len(st.Blocklist) > 0 {
 			b.WriteString("\nBlocklisted offers:\n")
