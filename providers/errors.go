@@ -26,6 +26,10 @@ const (
 	KindInvalid Kind = "invalid"
 	// KindUnavailable: the cloud failed (5xx, timeouts); retry later.
 	KindUnavailable Kind = "unavailable"
+	// KindTokenSpent: the create's token already made an instance, which
+	// has since ended; the cloud answers the token with that instance, or
+	// with nothing, for a while. Only a new token launches a node.
+	KindTokenSpent Kind = "token-spent"
 )
 
 // Sentinels for errors.Is.
@@ -37,6 +41,7 @@ var (
 	ErrAuth        = errors.New("not authorised")
 	ErrInvalid     = errors.New("invalid request")
 	ErrUnavailable = errors.New("cloud unavailable")
+	ErrTokenSpent  = errors.New("create token already spent")
 )
 
 var sentinels = map[Kind]error{
@@ -47,6 +52,7 @@ var sentinels = map[Kind]error{
 	KindAuth:        ErrAuth,
 	KindInvalid:     ErrInvalid,
 	KindUnavailable: ErrUnavailable,
+	KindTokenSpent:  ErrTokenSpent,
 }
 
 // Error is a classified cloud failure that keeps the cloud's own code and

@@ -217,7 +217,8 @@ func (r *run) handleCreateError(a planner.Action, err error) bool {
 		r.state.retire(a.Token, r.now.Add(tokenMemory))
 		r.errs[a.Fleet] = append(r.errs[a.Fleet], fmt.Sprintf("quota exceeded in %s %s: %v", a.Offer.Cloud, a.Offer.Region, err))
 		return true
-	case code == "TokenReused":
+	case errors.Is(err, providers.ErrTokenSpent):
+		// The token's node came and went; the next round gets a new one.
 		r.state.retire(a.Token, r.now.Add(tokenMemory))
 		return true
 	}

@@ -73,7 +73,7 @@ func (p *Provider) Create(ctx context.Context, req providers.CreateRequest) (pro
 		if launched.StateReason != nil {
 			reason = ": " + awssdk.ToString(launched.StateReason.Message)
 		}
-		return providers.Instance{}, &providers.Error{Kind: providers.KindInvalid, Cloud: catalog.AWS, Op: "create", Offer: req.Offer, Code: codeTokenReused,
+		return providers.Instance{}, &providers.Error{Kind: providers.KindTokenSpent, Cloud: catalog.AWS, Op: "create", Offer: req.Offer, Code: codeTokenReused,
 			Message: fmt.Sprintf("token %s already launched %s, which is %s%s", req.Token, inst.ID, inst.State, reason)}
 	}
 	return inst, nil

@@ -115,8 +115,8 @@ func TestCreateWithSpentTokenIsTokenReused(t *testing.T) {
 	}
 	_, err = p.Create(ctx, req)
 	var pe *providers.Error
-	if !errors.As(err, &pe) || pe.Kind != providers.KindInvalid || pe.Code != codeTokenReused || pe.Offer != testOffer {
-		t.Fatalf("got %v, want an invalid-request error with code %s", err, codeTokenReused)
+	if !errors.As(err, &pe) || pe.Kind != providers.KindTokenSpent || !errors.Is(err, providers.ErrTokenSpent) || pe.Code != codeTokenReused || pe.Offer != testOffer {
+		t.Fatalf("got %v, want a token-spent error with code %s", err, codeTokenReused)
 	}
 	if n := len(b.world.List(catalog.AWS, nil)); n != 1 {
 		t.Errorf("the world holds %d instances, want the first one only", n)

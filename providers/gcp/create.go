@@ -77,12 +77,25 @@ func (p *Provider) Create(ctx context.Context, req providers.CreateRequest) (pro
 	}
 	inst, err := p.get(ctx, o.Zone, name)
 	if err != nil {
-		return providers.Instance{}, withOffer(classify("create", err), o)
+		failed := classify("create", err)
+		if failed.Kind == providers.KindNotFound {
+			// The insert succeeded, yet its instance is gone: GCE replayed
+			// the operation of an earlier insert with this requestId,
+			// whose instance has since been deleted or reclaimed.
+			return providers.Instance{}, withOffer(&providers.Error{Kind: providers.KindTokenSpent, Cloud: Name, Op: "create",
+				Message: fmt.Sprintf("token %s already made instance %s, which is gone", req.Token, name), Err: failed}, o)
+		}
+		return providers.Instance{}, withOffer(failed, o)
 	}
 	out, ok := p.toInstance(inst)
 	if !ok {
 		return providers.Instance{}, withOffer(&providers.Error{Kind: providers.KindInvalid, Cloud: Name, Op: "create",
 			Message: fmt.Sprintf("instance %s came up without gpufleet's labels", name)}, o)
+	}
+	if !out.State.Live() {
+		// A replayed insert whose instance still lists, stopped or going.
+		return providers.Instance{}, withOffer(&providers.Error{Kind: providers.KindTokenSpent, Cloud: Name, Op: "create",
+			Message: fmt.Sprintf("token %s already made instance %s, which is %s", req.Token, name, out.State)}, o)
 	}
 	return out, nil
 }

@@ -437,3 +437,27 @@ func TestNewRefusesIncompleteConfig(t *testing.T) {
 		t.Errorf("no config: New succeeded")
 	}
 }
+
+// A create repeated with the token of an instance since deleted gets GCE's
+// replay of the first insert and no instance: the token is spent, which
+// the caller must hear as such, not as a missing instance, or it asks with
+// the same token for ever.
+func TestACreateWhoseInstanceIsGoneSaysTheTokenIsSpent(t *testing.T) {
+	b := newBackend(t, sim.Config{}, nil)
+	ctx := testCtx(t)
+	req := testRequest(spot, "spent", 0)
+	inst, err := b.provider.Create(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.provider.Delete(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.provider.Create(ctx, req)
+	if !errors.Is(err, providers.ErrTokenSpent) {
+		t.Errorf("got %v, want the token reported spent", err)
+	}
+	if listed, _ := b.provider.List(ctx, providers.Selector{Fleet: "spent"}); len(listed) != 0 {
+		t.Errorf("a second instance was launched for a spent token: %v", listed)
+	}
+}
