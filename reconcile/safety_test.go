@@ -111,6 +111,30 @@ func TestTheWorkDirIsNeverSomeoneElses(t *testing.T) {
 			t.Errorf("a clone of another repository was reused: %v", err)
 		}
 	})
+	t.Run("its own clone, broken by a kill, is cloned afresh", func(t *testing.T) {
+		// go-git rewrites these in place; a kill mid-write leaves them
+		// empty.
+		for _, broken := range []string{"HEAD", "index", "refs/remotes/origin/main", "config"} {
+			dir := t.TempDir()
+			if _, err := Open(ctx, SourceOptions{URL: e.url, WorkDir: dir}); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, ".git", broken), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c, err := Open(ctx, SourceOptions{URL: e.url, WorkDir: dir})
+			if err != nil {
+				t.Errorf("with an empty .git/%s: %v", broken, err)
+				continue
+			}
+			if _, err := c.Head(); err != nil {
+				t.Errorf("with an empty .git/%s, the new clone has no head: %v", broken, err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "gpufleet.cue")); err != nil {
+				t.Errorf("with an empty .git/%s, the new clone has no work tree: %v", broken, err)
+			}
+		}
+	})
 	t.Run("scratch left by an interrupted clone is cleared", func(t *testing.T) {
 		parent := t.TempDir()
 		stale := filepath.Join(parent, scratchPrefix+"w-123")

@@ -79,29 +79,27 @@ func Open(ctx context.Context, opts SourceOptions) (*Checkout, error) {
 	if err != nil {
 		return nil, err
 	}
-	if state == workDirOwnClone {
-		repo, err := git.PlainOpen(opts.WorkDir)
-		if err != nil {
-			return nil, fmt.Errorf("opening gpufleet's clone in %s (remove the directory to clone afresh), %w", opts.WorkDir, err)
-		}
-		c := &Checkout{Dir: opts.WorkDir, Repo: repo, Remote: true, URL: opts.URL, auth: auth}
-		if err := c.sameRemote(); err != nil {
-			return nil, err
-		}
-		if c.Branch, err = c.trackedBranch(opts.Branch); err != nil {
-			return nil, err
-		}
-		if err := c.Sync(ctx); err != nil {
-			return nil, err
-		}
-		return c, nil
-	}
 	// A full clone, not a shallow one: go-git reads a push onto a branch
 	// that moved as a missing object, rather than a rejection, when the
 	// history ends at a shallow boundary. Fleet repositories are small.
 	clone := &git.CloneOptions{URL: opts.URL, Auth: auth, SingleBranch: true, Tags: git.NoTags}
 	if opts.Branch != "" {
 		clone.ReferenceName = plumbing.NewBranchReferenceName(opts.Branch)
+	}
+	if state == workDirOwnClone {
+		c, err := reuseClone(ctx, opts, auth)
+		if err == nil || ctx.Err() != nil {
+			return c, err
+		}
+		// go-git rewrites refs and the index in place, so a run killed at
+		// the wrong moment can leave an empty file that no later run gets
+		// past. The clone is gpufleet's own: clone afresh and put the new
+		// clone in its place, keeping the old one unless that succeeds
+		// (the remote may be what failed).
+		if _, cerr := cloneInto(ctx, opts.WorkDir, state, clone); cerr != nil {
+			return nil, errors.Join(err, cerr)
+		}
+		return reuseClone(ctx, opts, auth)
 	}
 	repo, err := cloneInto(ctx, opts.WorkDir, state, clone)
 	if err != nil {
@@ -112,6 +110,26 @@ func Open(ctx context.Context, opts SourceOptions) (*Checkout, error) {
 		return nil, fmt.Errorf("reading the head of %s, %w", redact(opts.URL), err)
 	}
 	return &Checkout{Dir: opts.WorkDir, Repo: repo, Branch: head.Name(), Remote: true, URL: opts.URL, auth: auth}, nil
+}
+
+// reuseClone opens gpufleet's own clone in the work directory and syncs it
+// to the remote branch.
+func reuseClone(ctx context.Context, opts SourceOptions, auth transport.AuthMethod) (*Checkout, error) {
+	repo, err := git.PlainOpen(opts.WorkDir)
+	if err != nil {
+		return nil, fmt.Errorf("opening gpufleet's clone in %s, %w", opts.WorkDir, err)
+	}
+	c := &Checkout{Dir: opts.WorkDir, Repo: repo, Remote: true, URL: opts.URL, auth: auth}
+	if err := c.sameRemote(); err != nil {
+		return nil, err
+	}
+	if c.Branch, err = c.trackedBranch(opts.Branch); err != nil {
+		return nil, err
+	}
+	if err := c.Sync(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // localDir reports whether a repository argument names a directory on disk
@@ -215,8 +233,8 @@ func (c *Checkout) Sync(ctx context.Context) error {
 		return err
 	}
 	if err := wt.Checkout(&git.CheckoutOptions{Branch: c.Branch, Force: true, Create: false}); err != nil {
-		if err := wt.Checkout(&git.CheckoutOptions{Branch: c.Branch, Hash: ref.Hash(), Force: true, Create: true}); err != nil {
-			return fmt.Errorf("checking out %s, %w", c.Branch.Short(), err)
+		if cerr := wt.Checkout(&git.CheckoutOptions{Branch: c.Branch, Hash: ref.Hash(), Force: true, Create: true}); cerr != nil {
+			return fmt.Errorf("checking out %s, %w", c.Branch.Short(), errors.Join(err, cerr))
 		}
 	}
 	if err := wt.Reset(&git.ResetOptions{Commit: ref.Hash(), Mode: git.HardReset}); err != nil {

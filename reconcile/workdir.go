@@ -1,12 +1,14 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5"
@@ -101,12 +103,20 @@ func cloneInto(ctx context.Context, dir string, state workDirState, clone *git.C
 	if err := os.WriteFile(filepath.Join(scratch, git.GitDirName, cloneMarker), []byte(clone.URL+"\n"), 0o644); err != nil {
 		return nil, fmt.Errorf("marking the clone, %w", err)
 	}
-	if state == workDirAbsent {
+	switch state {
+	case workDirAbsent:
 		if err := os.Rename(scratch, dir); err != nil {
 			return nil, fmt.Errorf("moving the clone into %s, %w", dir, err)
 		}
-	} else if err := moveEntries(scratch, dir); err != nil {
-		return nil, err
+	case workDirOwnClone:
+		if err := clearClone(dir); err != nil {
+			return nil, err
+		}
+		fallthrough
+	default:
+		if err := moveEntries(scratch, dir); err != nil {
+			return nil, err
+		}
 	}
 	repo, err := git.PlainOpen(dir)
 	if err != nil {
@@ -115,29 +125,52 @@ func cloneInto(ctx context.Context, dir string, state workDirState, clone *git.C
 	return repo, nil
 }
 
-// moveEntries moves a finished clone's entries into an empty directory,
-// .git last: until it arrives, the directory is not taken for a clone.
+// moveEntries moves a finished clone's entries into a directory emptied
+// for it, .git first: should the move be cut short, the directory is
+// already a marked clone, whose next sync restores the missing files.
 func moveEntries(from, to string) error {
 	entries, err := os.ReadDir(from)
 	if err != nil {
 		return err
 	}
-	var gitDir fs.DirEntry
+	slices.SortStableFunc(entries, func(a, b fs.DirEntry) int {
+		return cmp.Compare(boolRank(a.Name() != git.GitDirName), boolRank(b.Name() != git.GitDirName))
+	})
 	for _, e := range entries {
-		if e.Name() == git.GitDirName {
-			gitDir = e
-			continue
-		}
 		if err := os.Rename(filepath.Join(from, e.Name()), filepath.Join(to, e.Name())); err != nil {
 			return fmt.Errorf("moving the clone into %s, %w", to, err)
 		}
 	}
-	if gitDir != nil {
-		if err := os.Rename(filepath.Join(from, gitDir.Name()), filepath.Join(to, gitDir.Name())); err != nil {
-			return fmt.Errorf("moving the clone into %s, %w", to, err)
+	return nil
+}
+
+// clearClone removes gpufleet's own clone from dir, keeping dir and any
+// scratch directory in it, .git last: until then the directory is still a
+// marked clone, and after it, empty.
+func clearClone(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	slices.SortStableFunc(entries, func(a, b fs.DirEntry) int {
+		return cmp.Compare(boolRank(a.Name() == git.GitDirName), boolRank(b.Name() == git.GitDirName))
+	})
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), scratchPrefix) {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return fmt.Errorf("replacing the clone in %s, %w", dir, err)
 		}
 	}
 	return nil
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // removeScratch removes scratch directories an interrupted clone left in

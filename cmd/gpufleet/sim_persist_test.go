@@ -25,11 +25,18 @@ import (
 
 // buildGpufleet builds the command into a temporary directory: the tests
 // below kill it the way a crash would, which they cannot do to themselves.
+// Under -short they are skipped.
 func buildGpufleet(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the gpufleet binary")
 	}
+	return compileGpufleet(t)
+}
+
+// compileGpufleet builds the command, short test run or not.
+func compileGpufleet(t *testing.T) string {
+	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command to build gpufleet with")
@@ -46,10 +53,15 @@ type simProcess struct {
 	cmd    *exec.Cmd
 	stderr bytes.Buffer
 	ec2    *ec2.Client
+	// env points gpufleet at the emulator, as the line it prints says:
+	// GPUFLEET_AWS_ENDPOINT=… and the others.
+	env []string
 }
 
+var exportLine = regexp.MustCompile(`^  export (GPUFLEET_AWS_ENDPOINT=(\S+)) (GPUFLEET_AZURE_ENDPOINT=\S+) (GPUFLEET_GCP_ENDPOINT=\S+)$`)
+
 // startSimProcess runs `gpufleet sim serve` with args and waits for it to
-// print its EC2 endpoint.
+// print its endpoints.
 func startSimProcess(t *testing.T, bin string, args ...string) *simProcess {
 	t.Helper()
 	p := &simProcess{cmd: exec.Command(bin, append([]string{"sim", "serve"}, args...)...)}
@@ -68,16 +80,15 @@ func startSimProcess(t *testing.T, bin string, args ...string) *simProcess {
 		p.cmd.Process.Kill()
 		p.cmd.Wait()
 	})
-	ec2Line := regexp.MustCompile(`^  EC2  (http://127\.0\.0\.1:\d+)$`)
 	lines := bufio.NewScanner(stdout)
 	endpoint := ""
 	for endpoint == "" && lines.Scan() {
-		if m := ec2Line.FindStringSubmatch(lines.Text()); m != nil {
-			endpoint = m[1]
+		if m := exportLine.FindStringSubmatch(lines.Text()); m != nil {
+			endpoint, p.env = m[2], []string{m[1], m[3], m[4]}
 		}
 	}
 	if endpoint == "" {
-		t.Fatalf("sim serve printed no EC2 endpoint; stderr:\n%s", p.stderr.String())
+		t.Fatalf("sim serve printed no endpoints; stderr:\n%s", p.stderr.String())
 	}
 	// Whatever else it prints must not fill the pipe and block it.
 	go func() {
