@@ -6,7 +6,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // A budget is not a flow constraint: it couples every workload of a fleet

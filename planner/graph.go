@@ -6,7 +6,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 	"github.com/gpufleet/gpufleet/planner/mcf"
 )
 

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // OfferKey names a place to buy nodes: one instance type in one zone, bought

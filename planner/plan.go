@@ -3,7 +3,7 @@ package planner
 import (
 	"time"
 
-	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 	"github.com/gpufleet/gpufleet/schema"
 )
 

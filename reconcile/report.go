@@ -20,7 +20,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/gpufleet/gpufleet/planner"
-	"github.com/gpufleet/gpufleet/reconcile/atomicfile"
+	"github.com/gpufleet/gpufleet/schema/atomicfile"
 	"github.com/gpufleet/gpufleet/schema"
 )
 

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // summary renders STATUS.md: what runs where and what it costs, for people.

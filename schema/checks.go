@@ -10,7 +10,7 @@ import (
 
 	"cuelang.org/go/cue"
 
-	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // The checks here are the ones CUE cannot make alone: they need the catalog,

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 const exampleRepo = "../examples/fleet-repo"

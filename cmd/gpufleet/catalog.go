@@ -20,12 +20,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/spf13/cobra"
 
-	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/providers/aws"
 	"github.com/gpufleet/gpufleet/providers/prices"
 	"github.com/gpufleet/gpufleet/providers/sim"
-	"github.com/gpufleet/gpufleet/providers/sim/ec2sim"
 	"github.com/gpufleet/gpufleet/providers/sim/emulator"
-	"github.com/gpufleet/gpufleet/reconcile/atomicfile"
+	"github.com/gpufleet/gpufleet/schema/atomicfile"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // defaultCatalogPath is where a refreshed catalog is kept.
@@ -273,7 +273,7 @@ func newLoaders(ctx context.Context, clouds []string, regions map[string][]strin
 				awsOpts.Credentials = credentials.NewStaticCredentialsProvider("gpufleet-emulator", "gpufleet-emulator", "")
 				// The SDK races its own request bodies against a server
 				// as quick as the emulator; this client sidesteps it.
-				awsOpts.HTTPClient = ec2sim.HTTPClient()
+				awsOpts.HTTPClient = aws.LoopbackHTTPClient()
 				awsOpts.Retry = emulatorRetry
 			}
 			l, err = prices.NewAWS(ctx, awsOpts)

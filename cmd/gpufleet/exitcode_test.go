@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/gpufleet/gpufleet/examples"
-	"github.com/gpufleet/gpufleet/planner/catalog"
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/reconcile"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // The exit statuses scripts and CI rely on; testscript tells only zero from

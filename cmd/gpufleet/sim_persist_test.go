@@ -19,8 +19,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/smithy-go"
 
+	gfaws "github.com/gpufleet/gpufleet/providers/aws"
 	"github.com/gpufleet/gpufleet/providers/sim"
-	"github.com/gpufleet/gpufleet/providers/sim/ec2sim"
 )
 
 // buildGpufleet builds the command into a temporary directory: the tests
@@ -96,7 +96,7 @@ func startSimProcess(t *testing.T, bin string, args ...string) *simProcess {
 		}
 	}()
 	p.ec2 = ec2.New(ec2.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
-		Credentials: credentials.NewStaticCredentialsProvider("AKIDSIM", "secret", ""), HTTPClient: ec2sim.HTTPClient()})
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDSIM", "secret", ""), HTTPClient: gfaws.LoopbackHTTPClient()})
 	return p
 }
 

@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
-	"github.com/gpufleet/gpufleet/providers/sim/ec2sim"
+	gfaws "github.com/gpufleet/gpufleet/providers/aws"
 )
 
 // serve runs `gpufleet sim serve` until the returned stop is called, and
@@ -70,7 +70,7 @@ func TestSimServeKeepsItsStateAcrossRestarts(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "clouds.json")
 	endpoint, stop := serve(t, state)
 	client := ec2.New(ec2.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
-		Credentials: credentials.NewStaticCredentialsProvider("AKIDSIM", "secret", ""), HTTPClient: ec2sim.HTTPClient()})
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDSIM", "secret", ""), HTTPClient: gfaws.LoopbackHTTPClient()})
 	run1, err := client.RunInstances(ctx, &ec2.RunInstancesInput{
 		ImageId: aws.String("ami-0123456789abcdef0"), InstanceType: types.InstanceTypeG4dnXlarge,
 		MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
@@ -95,7 +95,7 @@ func TestSimServeKeepsItsStateAcrossRestarts(t *testing.T) {
 	endpoint, stop = serve(t, state)
 	defer stop()
 	client = ec2.New(ec2.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
-		Credentials: credentials.NewStaticCredentialsProvider("AKIDSIM", "secret", ""), HTTPClient: ec2sim.HTTPClient()})
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDSIM", "secret", ""), HTTPClient: gfaws.LoopbackHTTPClient()})
 	out, err := client.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
 	if err != nil || len(out.Reservations) != 1 {
 		t.Fatalf("after a restart the instance is gone: %v", err)

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/gpufleet/gpufleet/planner"
-	"github.com/gpufleet/gpufleet/planner/catalog"
 	"github.com/gpufleet/gpufleet/providers/conformance"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 var (

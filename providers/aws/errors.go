@@ -10,8 +10,8 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/gpufleet/gpufleet/planner"
-	"github.com/gpufleet/gpufleet/planner/catalog"
 	"github.com/gpufleet/gpufleet/providers"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // codeKinds classifies EC2's error codes by what the caller should do.

@@ -14,11 +14,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/gpufleet/gpufleet/planner"
-	"github.com/gpufleet/gpufleet/planner/catalog"
 	"github.com/gpufleet/gpufleet/providers"
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/providers/sim/ec2sim"
 	"github.com/gpufleet/gpufleet/schema"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // testCredentials are what the emulators accept; no real account is ever
@@ -61,7 +61,7 @@ func (b backend) options() Options {
 	return Options{
 		Endpoint:    b.url,
 		Credentials: testCredentials,
-		HTTPClient:  ec2sim.HTTPClient(),
+		HTTPClient:  LoopbackHTTPClient(),
 		MaxBackoff:  5 * time.Millisecond,
 		CallTimeout: 30 * time.Second,
 	}
@@ -83,7 +83,7 @@ func (b backend) raw(region string) *ec2.Client {
 		Region:       region,
 		BaseEndpoint: awssdk.String(b.url),
 		Credentials:  testCredentials,
-		HTTPClient:   ec2sim.HTTPClient(),
+		HTTPClient:   LoopbackHTTPClient(),
 		Retryer: retry.NewStandard(func(o *retry.StandardOptions) {
 			o.MaxBackoff = 5 * time.Millisecond
 		}),

@@ -5,8 +5,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/gpufleet/gpufleet/planner"
-	"github.com/gpufleet/gpufleet/planner/catalog"
 	"github.com/gpufleet/gpufleet/providers"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // EC2's state-reason codes for a spot instance the cloud took back: it

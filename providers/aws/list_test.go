@@ -5,8 +5,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/gpufleet/gpufleet/planner/catalog"
 	"github.com/gpufleet/gpufleet/providers"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 func TestListCoversEveryRegionAndHonoursTheSelector(t *testing.T) {

@@ -9,9 +9,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 
-	"github.com/gpufleet/gpufleet/planner/catalog"
 	"github.com/gpufleet/gpufleet/providers"
 	"github.com/gpufleet/gpufleet/schema"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // Defaults for the zero Options.
@@ -32,7 +32,7 @@ type Options struct {
 	// AWS_PROFILE, SSO, instance metadata).
 	Credentials awssdk.CredentialsProvider
 	// HTTPClient replaces the SDK's HTTP client. Tests against a loopback
-	// emulator pass ec2sim.HTTPClient, which sidesteps an SDK race that
+	// emulator pass LoopbackHTTPClient, which sidesteps an SDK race that
 	// only a server that quick can trigger; production keeps the SDK's.
 	HTTPClient awssdk.HTTPClient
 	// MaxAttempts bounds the attempts of one API call, retries included.

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/gpufleet/gpufleet/planner/catalog"
 	"github.com/gpufleet/gpufleet/schema"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 func TestNew(t *testing.T) {

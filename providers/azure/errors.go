@@ -13,8 +13,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 
 	"github.com/gpufleet/gpufleet/planner"
-	"github.com/gpufleet/gpufleet/planner/catalog"
 	"github.com/gpufleet/gpufleet/providers"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // Error codes Compute answers a stock-out with, on the create's operation

@@ -6,8 +6,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
 
 	"github.com/gpufleet/gpufleet/planner"
-	"github.com/gpufleet/gpufleet/planner/catalog"
 	"github.com/gpufleet/gpufleet/providers"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // instanceOf reads an owned VM as the planner sees it; ok is false for a

@@ -18,13 +18,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"google.golang.org/api/option"
 
-	"github.com/gpufleet/gpufleet/planner/catalog"
 	"github.com/gpufleet/gpufleet/providers"
 	"github.com/gpufleet/gpufleet/providers/aws"
 	"github.com/gpufleet/gpufleet/providers/azure"
 	"github.com/gpufleet/gpufleet/providers/gcp"
-	"github.com/gpufleet/gpufleet/providers/sim/ec2sim"
 	"github.com/gpufleet/gpufleet/schema"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // Endpoints override the clouds' APIs; an empty field means the real one.
@@ -74,7 +73,7 @@ func New(ctx context.Context, cfg schema.Config, cat *catalog.Catalog, ep Endpoi
 				opts.Credentials = credentials.NewStaticCredentialsProvider("gpufleet-emulator", "gpufleet-emulator", "")
 				// The SDK races its own request bodies against a server as
 				// quick as the emulator; this client sidesteps it.
-				opts.HTTPClient = ec2sim.HTTPClient()
+				opts.HTTPClient = aws.LoopbackHTTPClient()
 				opts.MaxBackoff = emulatorBackoff
 			}
 			p, err = aws.New(ctx, cfg.Clouds.AWS, cat, opts)

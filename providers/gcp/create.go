@@ -12,8 +12,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gpufleet/gpufleet/planner"
-	"github.com/gpufleet/gpufleet/planner/catalog"
 	"github.com/gpufleet/gpufleet/providers"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // requestNamespace is the UUIDv5 namespace of gpufleet's GCE request ids: a

@@ -8,8 +8,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gpufleet/gpufleet/planner"
-	"github.com/gpufleet/gpufleet/planner/catalog"
 	"github.com/gpufleet/gpufleet/providers"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // TestRequestIDs pins the UUIDv5 namespace: the expected ids were computed

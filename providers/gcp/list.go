@@ -11,8 +11,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gpufleet/gpufleet/planner"
-	"github.com/gpufleet/gpufleet/planner/catalog"
 	"github.com/gpufleet/gpufleet/providers"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // pageSize is the most GCE's list methods return per page.

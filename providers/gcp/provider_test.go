@@ -16,10 +16,10 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/gpufleet/gpufleet/planner"
-	"github.com/gpufleet/gpufleet/planner/catalog"
 	"github.com/gpufleet/gpufleet/providers"
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/providers/sim/gcesim"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 func testCtx(t *testing.T) context.Context {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 
-	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // AzureRetailPrices is the Retail Prices API's public base URL.

@@ -13,11 +13,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
-	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/providers/aws"
 	"github.com/gpufleet/gpufleet/providers/sim"
-	"github.com/gpufleet/gpufleet/providers/sim/ec2sim"
 	"github.com/gpufleet/gpufleet/providers/sim/emulator"
 	"github.com/gpufleet/gpufleet/providers/sim/pricesim"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 const emulatorKey = "emulator-key"
@@ -46,8 +46,8 @@ func startEmulator(t *testing.T, faults ...*sim.Fault) *emulator.Emulator {
 func loaders(t *testing.T, emu *emulator.Emulator, opts Options, regions map[string][]string) []Loader {
 	t.Helper()
 	// The SDK races its own request bodies against a server this quick;
-	// ec2sim's client sidesteps it (see ec2sim.HTTPClient).
-	opts.HTTPClient = ec2sim.HTTPClient()
+	// ec2sim's client sidesteps it (see aws.LoopbackHTTPClient).
+	opts.HTTPClient = aws.LoopbackHTTPClient()
 	with := func(cloud, endpoint string) Options {
 		o := opts
 		o.Endpoint, o.Regions = endpoint, regions[cloud]

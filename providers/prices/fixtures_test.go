@@ -9,8 +9,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
-	"github.com/gpufleet/gpufleet/planner/catalog"
-	"github.com/gpufleet/gpufleet/providers/sim/ec2sim"
+	"github.com/gpufleet/gpufleet/providers/aws"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // The recorded pages of each API, parsed into exactly these offers. The
@@ -30,8 +30,8 @@ func loadAWSFixtures(t *testing.T) (*catalog.Catalog, *drops, *requestLog) {
 			Retry:    Retry{Max: -1},
 			// With retries off, the SDK's own race on its request bodies
 			// against a loopback server this quick would fail the test at
-			// random (see ec2sim.HTTPClient).
-			HTTPClient: ec2sim.HTTPClient(),
+			// random (see aws.LoopbackHTTPClient).
+			HTTPClient: aws.LoopbackHTTPClient(),
 		},
 		SpotEndpoint: srv.URL,
 		Credentials:  credentials.NewStaticCredentialsProvider("AKIDFIXTURE", "secret", ""),

@@ -13,7 +13,7 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 
-	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // GCPBilling is the Cloud Billing Catalog API's public base URL.

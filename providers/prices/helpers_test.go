@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // fixtureNow is when the fixtures were "recorded".

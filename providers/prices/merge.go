@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // Merge returns existing with the prices of fresh put over it, each a

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 func TestMerge(t *testing.T) {

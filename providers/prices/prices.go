@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // Loader reads one cloud's prices.

@@ -4,7 +4,7 @@ import (
 	"maps"
 	"time"
 
-	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // State is where an instance is in its life, in the world's own terms;

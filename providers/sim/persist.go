@@ -3,7 +3,7 @@ package sim
 import (
 	"fmt"
 
-	"github.com/gpufleet/gpufleet/reconcile/atomicfile"
+	"github.com/gpufleet/gpufleet/schema/atomicfile"
 )
 
 // changed records a change a caller made, which Sync must see saved. The

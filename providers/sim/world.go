@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // Config sets up a World. The zero value is usable: real clock, seed 0, the

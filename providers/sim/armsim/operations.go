@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gpufleet/gpufleet/planner/catalog"
 	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // operationStatus is Compute's body for GET …/operations/{id}, the

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // ARM names a zone by its number within the VM's location (zones: ["1"]),

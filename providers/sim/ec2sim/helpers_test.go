@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/smithy-go"
 
+	gfaws "github.com/gpufleet/gpufleet/providers/aws"
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/providers/sim/ec2sim"
 )
@@ -47,7 +48,7 @@ func newFixture(t testing.TB, cfg sim.Config) *fixture {
 // standard retryer's budget; 1 turns retries off. Backoff is cut to a
 // millisecond and the retry token bucket disabled, so retried faults cost
 // the tests no real time. The HTTP client is the front's own, which keeps
-// the SDK's request-body race (see ec2sim.HTTPClient) out of the counts.
+// the SDK's request-body race (see gfaws.LoopbackHTTPClient) out of the counts.
 func (f *fixture) client(region string, attempts int) *ec2.Client {
 	var retryer aws.Retryer = aws.NopRetryer{}
 	if attempts > 1 {
@@ -62,7 +63,7 @@ func (f *fixture) client(region string, attempts int) *ec2.Client {
 		BaseEndpoint: aws.String(f.url),
 		Credentials:  credentials.NewStaticCredentialsProvider("AKIDSIM", "secret", ""),
 		Retryer:      retryer,
-		HTTPClient:   ec2sim.HTTPClient(),
+		HTTPClient:   gfaws.LoopbackHTTPClient(),
 	})
 }
 

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gpufleet/gpufleet/planner/catalog"
 	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // Keys of the properties the front stores on an instance at launch and

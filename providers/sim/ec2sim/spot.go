@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 type spotPriceXML struct {

@@ -16,8 +16,8 @@ import (
 	"github.com/google/uuid"
 	"google.golang.org/api/option"
 
+	gfaws "github.com/gpufleet/gpufleet/providers/aws"
 	"github.com/gpufleet/gpufleet/providers/sim"
-	"github.com/gpufleet/gpufleet/providers/sim/ec2sim"
 )
 
 func start(t *testing.T, state string) *Emulator {
@@ -47,7 +47,7 @@ func ec2Client(emu *Emulator) *ec2.Client {
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(emu.Endpoints.EC2),
 		Credentials:  credentials.NewStaticCredentialsProvider("AKIDSIM", "secret", ""),
-		HTTPClient:   ec2sim.HTTPClient(),
+		HTTPClient:   gfaws.LoopbackHTTPClient(),
 	})
 }
 

@@ -9,8 +9,8 @@ import (
 	"cloud.google.com/go/compute/apiv1/computepb"
 	"github.com/googleapis/gax-go/v2/apierror"
 
-	"github.com/gpufleet/gpufleet/planner/catalog"
 	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 const stockOut = "The zone 'projects/gpufleet-test/zones/us-central1-a' does not have enough resources available to fulfill the request. Try a different zone, or try again later."

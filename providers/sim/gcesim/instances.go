@@ -11,8 +11,8 @@ import (
 	"cloud.google.com/go/compute/apiv1/computepb"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/gpufleet/gpufleet/planner/catalog"
 	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // insert serves instances.insert: it validates the resource, consults the

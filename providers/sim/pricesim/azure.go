@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gpufleet/gpufleet/planner/catalog"
 	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // Azure serves the Retail Prices API (GET /api/retail/prices) with its

@@ -25,7 +25,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gpufleet/gpufleet/planner/catalog"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 const (

@@ -1,4 +1,4 @@
-package ec2sim
+package aws
 
 import (
 	"bytes"
@@ -6,10 +6,11 @@ import (
 	"net/http"
 )
 
-// HTTPClient returns an HTTP client for aws-sdk-go-v2 clients pointed at
-// the front (ec2.Options.HTTPClient).
+// LoopbackHTTPClient returns an HTTP client for aws-sdk-go-v2 clients
+// pointed at an emulator on loopback (Options.HTTPClient,
+// ec2.Options.HTTPClient, and the Price List client's).
 //
-// Against a server as quick as this one, the SDK trips over its own race
+// Against a server as quick as gpufleet's emulator, the SDK trips over its own race
 // (aws/aws-sdk-go-v2#1825, #2737): smithy-go closes the request body as
 // soon as the response headers arrive, while net/http's write loop is
 // still checking that body for trailing bytes; the closed body answers
@@ -19,7 +20,7 @@ import (
 // matter. The standard retryer retries the failure, but with retries off,
 // or where calls are counted, it shows. This client hands the transport a
 // private copy of each request body, which the SDK cannot close early.
-func HTTPClient() *http.Client {
+func LoopbackHTTPClient() *http.Client {
 	return &http.Client{Transport: privateBodies{next: http.DefaultTransport.(*http.Transport).Clone()}}
 }
 
