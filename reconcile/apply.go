@@ -114,10 +114,7 @@ func (r *run) applyRound(ctx context.Context, actions []planner.Action) (failedO
 			} else {
 				r.observed = append(r.observed, inst)
 				r.log.Info("created", "fleet", a.Fleet, "workload", a.Workload, "offer", a.Offer.String(), "instance", inst.ID)
-				if r.created++; r.opts.crashAfterCreates > 0 && r.created >= r.opts.crashAfterCreates {
-					r.crashed.Store(true)
-					r.crash()
-				}
+				r.hooks.onCreate()
 			}
 			r.result.Applied = append(r.result.Applied, res)
 			return nil

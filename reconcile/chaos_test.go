@@ -64,34 +64,32 @@ func TestChaos(t *testing.T) {
 	for round := range rounds {
 		mode := r.IntN(12)
 		edit := func(o *Options) { o.Lock.TTL = 300 * time.Millisecond; o.Lock.Wait = 5 * time.Second }
+		h := &hooks{}
 		switch mode {
 		case 0:
-			step := []string{"load", "observe", "plan", "apply"}[r.IntN(4)]
-			crashes["after "+step]++
-			edit = chain(edit, func(o *Options) { o.crashAfter = step })
+			step := []Step{StepLoad, StepObserve, StepPlan, StepApply}[r.IntN(4)]
+			crashes["after "+string(step)]++
+			h.crashAfter = step
 		case 1:
-			n := 1 + r.IntN(6)
 			crashes["mid-apply"]++
-			edit = chain(edit, func(o *Options) { o.crashAfterCreates = n })
+			h.crashAfterCreates = 1 + r.IntN(6)
 		case 2:
 			crashes["before push"]++
-			edit = chain(edit, func(o *Options) { o.crashBeforePush = true })
+			h.crashBeforePush = true
 		case 3:
 			conflicts++
 			once := false
-			edit = chain(edit, func(o *Options) {
-				o.beforePush = func() {
-					if !once {
-						once = true
-						human = append(human, e.pushTracked("NOTES.md", fmt.Sprintf("round %d\n", round), "Notes, round "+strconv.Itoa(round)))
-					}
+			h.beforePush = func() {
+				if !once {
+					once = true
+					human = append(human, e.pushTracked("NOTES.md", fmt.Sprintf("round %d\n", round), "Notes, round "+strconv.Itoa(round)))
 				}
-			})
+			}
 		case 4, 5, 6:
 			nodes := 4 + r.IntN(5)
 			human = append(human, e.pushTracked("fleets/inference.cue", strings.Replace(spec, "nodes: 6", fmt.Sprintf("nodes: %d", nodes), 1), fmt.Sprintf("Chat to %d nodes", nodes)))
 		}
-		_, err := e.run(edit)
+		_, err := e.runHooked(h, edit)
 		switch {
 		case errors.Is(err, errCrashed):
 		case err != nil:
@@ -237,10 +235,6 @@ func TestChaos(t *testing.T) {
 	t.Logf("chaos (seed %d): %d rounds, %d with a failed run; faults fired: %v; crashes: %v; push conflicts: %d; "+
 		"people's commits: %d, all kept; failed VMs left by the faults: %d; duplicates: %d; leaked: %d; runs to converge: %d; %d nodes",
 		seed, rounds, failedRuns, fired, crashes, conflicts, len(human), leftBehind, duplicates, leaked, runs, len(worldIDs))
-}
-
-func chain(a, b func(*Options)) func(*Options) {
-	return func(o *Options) { a(o); b(o) }
 }
 
 func envInt(name string, fallback int) int {

@@ -107,12 +107,19 @@ func (e *env) checkout() *Checkout {
 // run reconciles once from a fresh clone.
 func (e *env) run(edit func(*Options)) (*Result, error) {
 	e.t.Helper()
+	return e.runHooked(nil, edit)
+}
+
+// runHooked is run with test hooks: crashes where a process could die, a
+// rival push before the status's.
+func (e *env) runHooked(h *hooks, edit func(*Options)) (*Result, error) {
+	e.t.Helper()
 	c := e.checkout()
 	opts := e.options(c)
 	if edit != nil {
 		edit(&opts)
 	}
-	return Run(context.Background(), c, opts)
+	return runWith(context.Background(), c, opts, h)
 }
 
 func (e *env) mustRun(edit func(*Options)) *Result {
@@ -378,14 +385,15 @@ func TestPreemptedSpotNodeIsReplaced(t *testing.T) {
 func TestAStatusPushRacingAnotherCommitStillLands(t *testing.T) {
 	e := newEnv(t, sim.Config{Seed: 5})
 	pushed := false
-	res := e.mustRun(func(o *Options) {
-		o.beforePush = func() {
-			if !pushed {
-				pushed = true
-				e.push("README.md", "Fleets of the ML platform team.\n", "Describe the repository")
-			}
+	res, err := e.runHooked(&hooks{beforePush: func() {
+		if !pushed {
+			pushed = true
+			e.push("README.md", "Fleets of the ML platform team.\n", "Describe the repository")
 		}
-	})
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	head := e.head()
 	if head.Hash != res.Commit {
 		t.Fatalf("head is %s, want the status commit %s", head.Hash, res.Commit)
@@ -444,10 +452,7 @@ func TestTwoReconcilersAtOnce(t *testing.T) {
 
 func TestARunKilledAfterCreatingIsAdopted(t *testing.T) {
 	e := newEnv(t, sim.Config{Seed: 7})
-	_, err := e.run(func(o *Options) {
-		o.crashAfter = "apply"
-		o.Lock.TTL = time.Second
-	})
+	_, err := e.runHooked(&hooks{crashAfter: StepApply}, func(o *Options) { o.Lock.TTL = time.Second })
 	if !errors.Is(err, errCrashed) {
 		t.Fatalf("the crashing run returned %v", err)
 	}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -43,25 +42,22 @@ type Options struct {
 	Lock LockOptions
 	// PushAttempts bounds re-applying the status onto a moved branch.
 	PushAttempts int
-	// Progress, when set, is told the name of each step that finished
-	// without error (load, observe, plan, apply), as it finishes. A
-	// long-running agent uses it to know a repository loaded long before
-	// the run ends.
-	Progress func(step string)
-
-	// crashAfter stops the run after the named step as if the process had
-	// died: no status, no commit, no unlock. Tests use it.
-	crashAfter string
-	// beforePush runs just before the status is pushed. Tests use it to
-	// push a rival commit.
-	beforePush func()
-	// crashAfterCreates stops the run as if the process had died once that
-	// many creates have succeeded, in the middle of applying.
-	crashAfterCreates int
-	// crashBeforePush stops the run as if the process had died between
-	// committing the status and pushing it.
-	crashBeforePush bool
+	// Progress, when set, is told each step that finished without error,
+	// as it finishes. A long-running agent uses it to know a repository
+	// loaded long before the run ends.
+	Progress func(Step)
 }
+
+// Step names a step of a run.
+type Step string
+
+// The steps of a run, in order. The report follows them on every way out.
+const (
+	StepLoad    Step = "load"
+	StepObserve Step = "observe"
+	StepPlan    Step = "plan"
+	StepApply   Step = "apply"
+)
 
 // Result is what a run did.
 type Result struct {
@@ -107,15 +103,11 @@ type run struct {
 	result     Result
 	errs       map[string][]string // by fleet, "" for all
 	mu         sync.Mutex
-	// created counts successful creates, and crash and crashed simulate a
-	// process dying in the middle of applying (tests only).
-	created int
-	crash   context.CancelFunc
-	crashed atomic.Bool
+	hooks      *hooks
 }
 
 type step struct {
-	name string
+	name Step
 	fn   func(context.Context) error
 }
 
@@ -123,6 +115,11 @@ type step struct {
 // step runs on every way out, so the status in the repository always says
 // how the last run went, including a failed one.
 func Run(ctx context.Context, c *Checkout, opts Options) (res *Result, err error) {
+	return runWith(ctx, c, opts, nil)
+}
+
+// runWith is Run with test hooks, nil for none.
+func runWith(ctx context.Context, c *Checkout, opts Options, h *hooks) (res *Result, err error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -141,7 +138,7 @@ func Run(ctx context.Context, c *Checkout, opts Options) (res *Result, err error
 	if opts.Catalog == nil {
 		opts.Catalog = catalog.Default()
 	}
-	r := &run{opts: opts, c: c, log: opts.Log, now: opts.Now().UTC(), errs: map[string][]string{}, unobserved: map[string]error{}}
+	r := &run{opts: opts, c: c, log: opts.Log, now: opts.Now().UTC(), errs: map[string][]string{}, unobserved: map[string]error{}, hooks: h}
 	if !c.Remote {
 		// A local checkout is reconciled in place: what it applies must be
 		// what it records against the commit.
@@ -181,13 +178,15 @@ func Run(ctx context.Context, c *Checkout, opts Options) (res *Result, err error
 	}()
 	stepCtx, crash := context.WithCancel(ctx)
 	defer crash()
-	r.crash = crash
-	steps := []step{{"load", r.load}, {"observe", r.observe}, {"plan", r.plan}, {"apply", r.apply}}
+	if h != nil {
+		h.cancel = crash
+	}
+	steps := []step{{StepLoad, r.load}, {StepObserve, r.observe}, {StepPlan, r.plan}, {StepApply, r.apply}}
 	var runErr error
 	for _, s := range steps {
 		r.log.Debug("step", "name", s.name)
 		runErr = s.fn(stepCtx)
-		if r.crashed.Load() || opts.crashAfter == s.name {
+		if h.crashedAt(s.name) {
 			return &r.result, errCrashed
 		}
 		if runErr != nil {

@@ -373,11 +373,8 @@ func (r *run) commit(ctx context.Context, files map[string][]byte) error {
 		if !r.c.Remote {
 			return nil
 		}
-		if r.opts.crashBeforePush {
+		if r.hooks.pushing() {
 			return errCrashed
-		}
-		if r.opts.beforePush != nil {
-			r.opts.beforePush()
 		}
 		err = r.c.Repo.PushContext(ctx, &git.PushOptions{
 			RemoteName: git.DefaultRemoteName,

@@ -22,8 +22,8 @@ func (a *Agent) reconcileRepo(ctx context.Context, w *worker) (*reconcile.Result
 		Commit:      true,
 		Parallelism: a.opts.Parallelism,
 		Lock:        reconcile.LockOptions{Holder: a.opts.Holder, Wait: a.opts.LockWait},
-		Progress: func(step string) {
-			if step == "load" {
+		Progress: func(step reconcile.Step) {
+			if step == reconcile.StepLoad {
 				w.markLoaded()
 			}
 		},
