@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gpufleet/gpufleet/schema/catalog"
 	"github.com/gpufleet/gpufleet/schema"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // placements merges a workload's fixed nodes and its flow into placements

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gpufleet/gpufleet/schema/catalog"
 	"github.com/gpufleet/gpufleet/schema"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // Reason says why an offer cannot serve a workload. Each offer is rejected

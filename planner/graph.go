@@ -6,8 +6,8 @@ import (
 	"math"
 	"slices"
 
-	"github.com/gpufleet/gpufleet/schema/catalog"
 	"github.com/gpufleet/gpufleet/planner/mcf"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // The flow network of one component, from source to sink:

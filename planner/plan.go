@@ -3,8 +3,8 @@ package planner
 import (
 	"time"
 
-	"github.com/gpufleet/gpufleet/schema/catalog"
 	"github.com/gpufleet/gpufleet/schema"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // PlanVersion is the format version of a Plan in JSON.

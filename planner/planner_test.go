@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpufleet/gpufleet/schema/catalog"
 	"github.com/gpufleet/gpufleet/schema"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 var updateGolden = os.Getenv("GPUFLEET_UPDATE_GOLDEN") != ""

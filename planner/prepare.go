@@ -7,8 +7,8 @@ import (
 	"math"
 	"slices"
 
-	"github.com/gpufleet/gpufleet/schema/catalog"
 	"github.com/gpufleet/gpufleet/schema"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // planning is the state of one call to Solve.

@@ -21,11 +21,11 @@ import (
 
 	"github.com/gpufleet/gpufleet/examples"
 	"github.com/gpufleet/gpufleet/planner"
-	"github.com/gpufleet/gpufleet/schema/catalog"
 	"github.com/gpufleet/gpufleet/providers/clouds"
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/providers/sim/emulator"
 	"github.com/gpufleet/gpufleet/schema"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // env is a fleet repository in a bare Git repository on disk, and the

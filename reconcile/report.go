@@ -20,8 +20,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/gpufleet/gpufleet/planner"
-	"github.com/gpufleet/gpufleet/schema/atomicfile"
 	"github.com/gpufleet/gpufleet/schema"
+	"github.com/gpufleet/gpufleet/schema/atomicfile"
 )
 
 // summaryFile is the human-readable status, beside the fleets' JSON.

@@ -16,9 +16,9 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/gpufleet/gpufleet/planner"
-	"github.com/gpufleet/gpufleet/schema/catalog"
 	"github.com/gpufleet/gpufleet/providers"
 	"github.com/gpufleet/gpufleet/reconcile"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // sample is one series of a metric family.
