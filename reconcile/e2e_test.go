@@ -24,7 +24,6 @@ import (
 	"github.com/gpufleet/gpufleet/providers/clouds"
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/providers/sim/emulator"
-	"github.com/gpufleet/gpufleet/schema"
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
@@ -79,18 +78,11 @@ func (e *env) options(c *Checkout) Options {
 // catalog.
 func (e *env) optionsWith(c *Checkout, cat *catalog.Catalog) Options {
 	e.t.Helper()
-	opts := Options{Commit: true, Catalog: cat, Lock: LockOptions{Holder: fmt.Sprintf("test-%d", e.runs), Poll: 20 * time.Millisecond}}
-	repo, err := schema.Load(c.Dir)
-	if err != nil {
-		return opts
+	return Options{
+		Connect: ConnectTo(cat, clouds.Endpoints{AWS: e.emu.Endpoints.EC2, Azure: e.emu.Endpoints.ARM, GCP: e.emu.Endpoints.GCE}),
+		Commit:  true, Catalog: cat,
+		Lock: LockOptions{Holder: fmt.Sprintf("test-%d", e.runs), Poll: 20 * time.Millisecond},
 	}
-	set, err := clouds.New(context.Background(), repo.Config, cat, clouds.Endpoints{AWS: e.emu.Endpoints.EC2, Azure: e.emu.Endpoints.ARM, GCP: e.emu.Endpoints.GCE})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(func() { set.Close() })
-	opts.Providers = set.Providers
-	return opts
 }
 
 // checkout clones the origin into a fresh work directory.

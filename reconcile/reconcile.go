@@ -22,7 +22,10 @@ import (
 
 // Options configure a run.
 type Options struct {
-	// Providers by cloud name, for the clouds the repository enables.
+	// Connect builds the providers once the run has read which clouds the
+	// repository enables; Providers, when set instead, are used as they
+	// are.
+	Connect   Connect
 	Providers map[string]providers.Provider
 	Catalog   *catalog.Catalog
 	Now       func() time.Time
@@ -104,6 +107,8 @@ type run struct {
 	errs       map[string][]string // by fleet, "" for all
 	mu         sync.Mutex
 	hooks      *hooks
+	// disconnect releases what Options.Connect built.
+	disconnect func() error
 }
 
 type step struct {
@@ -175,6 +180,11 @@ func runWith(ctx context.Context, c *Checkout, opts Options, h *hooks) (res *Res
 		if r.root != nil {
 			r.root.Close()
 		}
+		if r.disconnect != nil {
+			if cerr := r.disconnect(); cerr != nil {
+				r.log.Warn("closing the cloud clients", "err", cerr)
+			}
+		}
 	}()
 	stepCtx, crash := context.WithCancel(ctx)
 	defer crash()
@@ -231,8 +241,9 @@ func (r *run) statusDir() string {
 	return "status"
 }
 
-// load reads the specs and what the last run left in the status files.
-func (r *run) load(context.Context) error {
+// load reads the specs and what the last run left in the status files, and
+// connects to the clouds the specs enable.
+func (r *run) load(ctx context.Context) error {
 	head, err := r.c.Head()
 	if err != nil {
 		return err
@@ -251,6 +262,11 @@ func (r *run) load(context.Context) error {
 	}
 	if r.specErr != nil {
 		return fmt.Errorf("the fleet specs at %s are invalid, %w", short(head), r.specErr)
+	}
+	if r.opts.Providers == nil && r.opts.Connect != nil {
+		if r.opts.Providers, r.disconnect, err = r.opts.Connect(ctx, r.repo.Config); err != nil {
+			return fmt.Errorf("connecting to the clouds, %w", err)
+		}
 	}
 	for _, cloud := range r.repo.Config.Clouds.Enabled() {
 		if r.opts.Providers[cloud] == nil {

@@ -104,20 +104,7 @@ func (a *app) refreshCatalog(ctx context.Context, f refreshFlags) error {
 		gcpBilling:  os.Getenv("GPUFLEET_GCP_BILLING_ENDPOINT"),
 	}
 	if f.emulated {
-		world, err := sim.New(sim.Config{Seed: 1})
-		if err != nil {
-			return err
-		}
-		if f.faults != "" {
-			rules, err := sim.LoadFaults(f.faults)
-			if err != nil {
-				return err
-			}
-			if err := world.AddFaults(rules...); err != nil {
-				return err
-			}
-		}
-		emu, err := emulator.Start(world, emulator.Options{Log: a.log})
+		emu, err := a.startEmulator(sim.Config{Seed: 1}, f.faults, emulator.Options{})
 		if err != nil {
 			return err
 		}

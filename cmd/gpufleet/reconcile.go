@@ -14,12 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpufleet/gpufleet/providers/clouds"
-	"github.com/gpufleet/gpufleet/providers/sim"
-	"github.com/gpufleet/gpufleet/providers/sim/emulator"
 	"github.com/gpufleet/gpufleet/reconcile"
-	"github.com/gpufleet/gpufleet/schema"
-	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // runFlags are what reconcile, apply and demo share.
@@ -104,23 +99,14 @@ func (a *app) reconcile(ctx context.Context, f runFlags, commit bool) error {
 		return err
 	}
 	defer closeClouds()
-	// The providers come from the specs' gpufleet.cue; when the specs do
-	// not load, the run still goes ahead far enough to record why.
 	opts := reconcile.Options{
+		Connect:     reconcile.ConnectTo(cat, endpoints),
 		Catalog:     cat,
 		Log:         a.log,
 		DryRun:      f.dryRun,
 		Commit:      commit,
 		Parallelism: f.parallelism,
 		Lock:        reconcile.LockOptions{Holder: holder(), Wait: f.lockWait},
-	}
-	if repo, err := schema.Load(checkout.Dir); err == nil {
-		set, err := clouds.New(ctx, repo.Config, cat, endpoints)
-		if err != nil {
-			return err
-		}
-		defer set.Close()
-		opts.Providers = set.Providers
 	}
 	started := time.Now()
 	result, runErr := reconcile.Run(ctx, checkout, opts)
@@ -171,30 +157,6 @@ func (e lockedError) ExitCode() int { return exitLocked }
 func defaultWorkDir(repo string) string {
 	sum := sha256.Sum256([]byte(repo))
 	return filepath.Join(".gpufleet", "clones", hex.EncodeToString(sum[:6]))
-}
-
-// cloudEndpoints are where the providers call: the real clouds (or what
-// GPUFLEET_*_ENDPOINT says), or with emulated an embedded emulator whose
-// state is kept in simState, running until the returned func is called.
-func (a *app) cloudEndpoints(emulated bool, simState string, cat *catalog.Catalog) (clouds.Endpoints, func(), error) {
-	if !emulated {
-		return clouds.EndpointsFromEnv(), func() {}, nil
-	}
-	// The emulated clouds sell what the catalog lists, at its prices.
-	world, err := sim.New(sim.Config{Seed: 1, StatePath: simState, Catalog: cat})
-	if err != nil {
-		return clouds.Endpoints{}, nil, err
-	}
-	emu, err := emulator.Start(world, emulator.Options{Log: a.log})
-	if err != nil {
-		return clouds.Endpoints{}, nil, err
-	}
-	stop := func() {
-		if err := emu.Close(context.Background()); err != nil {
-			a.log.Error("saving the emulated clouds", "err", err)
-		}
-	}
-	return clouds.Endpoints{AWS: emu.Endpoints.EC2, Azure: emu.Endpoints.ARM, GCP: emu.Endpoints.GCE}, stop, nil
 }
 
 func holder() string {

@@ -36,23 +36,7 @@ func (a *app) simServeCommand() *cobra.Command {
 		Short: "Serve the emulated clouds on loopback until interrupted",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			world, err := sim.New(sim.Config{Seed: seed, StatePath: state})
-			if err != nil {
-				return err
-			}
-			if faults != "" {
-				rules, err := sim.LoadFaults(faults)
-				if err != nil {
-					return err
-				}
-				// The state holds the rules of the last start: the file
-				// replaces them rather than adding to them, and a rule it
-				// repeats keeps how often it fired.
-				if err := world.SetFaults(rules...); err != nil {
-					return err
-				}
-			}
-			emu, err := emulator.Start(world, emulator.Options{Host: host, EC2Port: ports[0], ARMPort: ports[1], GCEPort: ports[2], Log: a.log})
+			emu, err := a.startEmulator(sim.Config{Seed: seed, StatePath: state}, faults, emulator.Options{Host: host, EC2Port: ports[0], ARMPort: ports[1], GCEPort: ports[2]})
 			if err != nil {
 				return err
 			}

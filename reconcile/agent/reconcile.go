@@ -3,7 +3,7 @@ package agent
 import (
 	"context"
 
-	"github.com/gpufleet/gpufleet/providers/clouds"
+	"github.com/gpufleet/gpufleet/providers"
 	"github.com/gpufleet/gpufleet/reconcile"
 	"github.com/gpufleet/gpufleet/schema"
 )
@@ -16,7 +16,13 @@ func (a *Agent) reconcileRepo(ctx context.Context, w *worker) (*reconcile.Result
 		return nil, err
 	}
 	w.setBranch(checkout.Branch.Short())
+	connect := reconcile.ConnectTo(a.opts.Catalog, a.opts.Endpoints)
 	opts := reconcile.Options{
+		// The providers count their calls for the metrics.
+		Connect: func(ctx context.Context, cfg schema.Config) (map[string]providers.Provider, func() error, error) {
+			ps, release, err := connect(ctx, cfg)
+			return a.metrics.Instrument(ps), release, err
+		},
 		Catalog:     a.opts.Catalog,
 		Log:         a.log.With("repo", w.name),
 		Commit:      true,
@@ -27,17 +33,6 @@ func (a *Agent) reconcileRepo(ctx context.Context, w *worker) (*reconcile.Result
 				w.markLoaded()
 			}
 		},
-	}
-	// The providers come from the specs' gpufleet.cue, read afresh each
-	// run since a push may enable a cloud; when the specs do not load, the
-	// run still goes far enough to record why.
-	if repo, err := schema.Load(checkout.Dir); err == nil {
-		set, err := clouds.New(ctx, repo.Config, a.opts.Catalog, a.opts.Endpoints)
-		if err != nil {
-			return nil, err
-		}
-		defer set.Close()
-		opts.Providers = a.metrics.Instrument(set.Providers)
 	}
 	return reconcile.Run(ctx, checkout, opts)
 }

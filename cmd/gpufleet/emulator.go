@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+
+	"github.com/gpufleet/gpufleet/providers/clouds"
+	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/providers/sim/emulator"
+	"github.com/gpufleet/gpufleet/schema/catalog"
+)
+
+// startEmulator starts gpufleet's emulated clouds, in this process: `sim
+// serve`, the --sim of reconcile, apply, demo and serve, and `catalog
+// refresh --sim` all start them here. A fault file, when given, declares
+// the world's fault rules.
+func (a *app) startEmulator(cfg sim.Config, faults string, opts emulator.Options) (*emulator.Emulator, error) {
+	world, err := sim.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if faults != "" {
+		rules, err := sim.LoadFaults(faults)
+		if err != nil {
+			return nil, err
+		}
+		// The state holds the rules of the last start: the file replaces
+		// them rather than adding to them, and a rule it repeats keeps
+		// how often it fired.
+		if err := world.SetFaults(rules...); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Log == nil {
+		opts.Log = a.log
+	}
+	return emulator.Start(world, opts)
+}
+
+// cloudEndpoints are where the providers call: the real clouds (or what
+// GPUFLEET_*_ENDPOINT says), or with emulated an embedded emulator whose
+// state is kept in simState, running until the returned func is called.
+func (a *app) cloudEndpoints(emulated bool, simState string, cat *catalog.Catalog) (clouds.Endpoints, func(), error) {
+	if !emulated {
+		return clouds.EndpointsFromEnv(), func() {}, nil
+	}
+	// The emulated clouds sell what the catalog lists, at its prices.
+	emu, err := a.startEmulator(sim.Config{Seed: 1, StatePath: simState, Catalog: cat}, "", emulator.Options{})
+	if err != nil {
+		return clouds.Endpoints{}, nil, err
+	}
+	stop := func() {
+		if err := emu.Close(context.Background()); err != nil {
+			a.log.Error("saving the emulated clouds", "err", err)
+		}
+	}
+	return clouds.Endpoints{AWS: emu.Endpoints.EC2, Azure: emu.Endpoints.ARM, GCP: emu.Endpoints.GCE}, stop, nil
+}
