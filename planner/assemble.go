@@ -71,11 +71,14 @@ func (p *planning) assemble(optimal bool, gap int64, components int) *Plan {
 		wp := p.explain(w)
 		fleet.Workloads = append(fleet.Workloads, wp)
 		fleet.CostMicros += wp.CostMicros
+		fleet.NowMicros += wp.NowMicros
 	}
+	plan.NowMicros = p.strayCost()
 	for i := range plan.Fleets {
 		f := &plan.Fleets[i]
 		f.BaselineMicros, f.BaselineCloud = p.baseline(f)
 		plan.CostMicros += f.CostMicros
+		plan.NowMicros += f.NowMicros
 		plan.BaselineMicros += f.BaselineMicros
 		for _, w := range f.Workloads {
 			if w.Shortfall != nil {
@@ -101,6 +104,55 @@ func (p *planning) assemble(optimal bool, gap int64, components int) *Plan {
 	return plan
 }
 
+// nowCost is what a workload's live nodes cost per hour now: those the plan
+// keeps as they cost in the plan, reserved ones first, and the others at
+// their offer's price and the workload's egress, nothing where the price is
+// not known.
+func (p *planning) nowCost(w *workload, placements []Placement) int64 {
+	kept := map[OfferKey]int{}
+	total := int64(0)
+	for _, pl := range placements {
+		kept[pl.Offer] = pl.Kept
+		total += int64(pl.Kept-min(pl.Kept, pl.Reserved))*pl.PriceMicros + int64(pl.Kept)*pl.EgressMicros
+	}
+	for key, n := range w.live {
+		if gone := n - kept[key]; gone > 0 {
+			if o, ok := p.offer(key); ok && ValidPrice(*o) {
+				total += int64(gone) * (o.PriceMicros + p.egressCost(w.spec, o))
+			}
+		}
+	}
+	return total
+}
+
+// strayCost prices the live instances of workloads the specs no longer
+// have: their offer's price, with no spec to say more.
+func (p *planning) strayCost() int64 {
+	known := map[string]bool{}
+	for _, w := range p.workloads {
+		known[w.key()] = true
+	}
+	total := int64(0)
+	for _, inst := range p.in.Observed {
+		if !inst.State.Live() || known[inst.Fleet+"/"+inst.Workload] {
+			continue
+		}
+		if o, ok := p.offer(inst.OfferKey); ok && ValidPrice(*o) {
+			total += o.PriceMicros
+		}
+	}
+	return total
+}
+
+// offer finds an offer by its key.
+func (p *planning) offer(key OfferKey) (*Offer, bool) {
+	i, found := slices.BinarySearchFunc(p.offers, key, func(o Offer, k OfferKey) int { return o.Compare(k) })
+	if !found {
+		return nil, false
+	}
+	return &p.offers[i], true
+}
+
 // explain assembles one workload's plan and the reasons behind it.
 func (p *planning) explain(w *workload) WorkloadPlan {
 	wp := WorkloadPlan{
@@ -118,10 +170,11 @@ func (p *planning) explain(w *workload) WorkloadPlan {
 	used := map[OfferKey]bool{}
 	for _, pl := range wp.Placements {
 		wp.Placed += pl.Count
-		wp.CostMicros += int64(pl.Count-pl.Reserved)*pl.PriceMicros + int64(pl.Count)*pl.EgressMicros
+		wp.CostMicros += pl.Cost()
 		wp.EgressMicros += int64(pl.Count) * pl.EgressMicros
 		used[pl.Offer] = true
 	}
+	wp.NowMicros = p.nowCost(w, wp.Placements)
 	var runnerUp *candidate
 	for i := range w.candidates {
 		c := &w.candidates[i]

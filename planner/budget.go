@@ -52,7 +52,7 @@ func (p *planning) enforceBudgets(comps [][]*workload, results []componentResult
 			}
 			for _, w := range p.shed(ws, cost-limit) {
 				w.shedCause = fmt.Sprintf("fleet %s would cost %s/h, over its budget of %s/h; nodes are shed from the lowest priority first",
-					name, catalog.FormatMicros(cost), catalog.FormatMicros(limit))
+					name, catalog.Money(cost), catalog.Money(limit))
 				touched[compOf[w]] = true
 			}
 		}
@@ -156,7 +156,7 @@ func (p *planning) dropNodes(w *workload, n int) {
 func (p *planning) workloadCost(w *workload) int64 {
 	total := int64(0)
 	for _, pl := range p.placements(w) {
-		total += int64(pl.Count-pl.Reserved)*pl.PriceMicros + int64(pl.Count)*pl.EgressMicros
+		total += pl.Cost()
 	}
 	return total
 }

@@ -59,8 +59,11 @@ type Action struct {
 	// Instance is the instance a delete removes.
 	Instance    string `json:"instance,omitempty"`
 	PriceMicros int64  `json:"priceMicros"`
-	Cause       Cause  `json:"cause"`
-	Reason      string `json:"reason"`
+	// EgressMicros is what the node adds per hour for pulling its
+	// workload's data across; its cost is price plus egress.
+	EgressMicros int64  `json:"egressMicros,omitempty"`
+	Cause        Cause  `json:"cause"`
+	Reason       string `json:"reason"`
 }
 
 func (a Action) String() string {
@@ -274,8 +277,8 @@ func diffWorkload(fleet string, w WorkloadPlan, observed []Instance, revision st
 			var token string
 			token, slot = nextToken(fleet, w.Name, offer, revision, slot, retired)
 			creates = append(creates, Action{
-				Kind: Create, Fleet: fleet, Workload: w.Name, Offer: offer,
-				Token: token, PriceMicros: pl.PriceMicros, Cause: CausePlaced, Reason: "the plan places a node here",
+				Kind: Create, Fleet: fleet, Workload: w.Name, Offer: offer, Token: token,
+				PriceMicros: pl.PriceMicros, EgressMicros: pl.EgressMicros, Cause: CausePlaced, Reason: "the plan places a node here",
 			})
 		}
 	}

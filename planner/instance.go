@@ -1,6 +1,9 @@
 package planner
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // State is an observed instance's state, the same for every cloud.
 type State string
@@ -38,4 +41,13 @@ type Instance struct {
 	Token      string    `json:"token,omitempty"`
 	State      State     `json:"state"`
 	LaunchedAt time.Time `json:"launchedAt,omitzero"`
+}
+
+// CompareInstances orders instances by offer, then id: the order plans,
+// diffs and status files list them in.
+func CompareInstances(a, b Instance) int {
+	if c := a.OfferKey.Compare(b.OfferKey); c != 0 {
+		return c
+	}
+	return strings.Compare(a.ID, b.ID)
 }

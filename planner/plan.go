@@ -44,6 +44,11 @@ type Plan struct {
 	GapMicros int64 `json:"gapMicros"`
 	// CostMicros is the hourly cost of every placed node plus egress.
 	CostMicros int64 `json:"costMicros"`
+	// NowMicros is what the live instances cost per hour now, by the same
+	// rule: a node the plan keeps costs what it costs in the plan; one it
+	// lets go costs its offer's price and its workload's egress; an
+	// instance of no workload in the specs, its price.
+	NowMicros int64 `json:"nowMicros"`
 	// BaselineMicros is the cheapest single-cloud on-demand placement of the
 	// same nodes, ignoring capacity; zero when no single cloud can serve
 	// every workload.
@@ -67,6 +72,7 @@ type FleetPlan struct {
 	Owner          string         `json:"owner"`
 	BudgetMicros   *int64         `json:"budgetMicros,omitempty"`
 	CostMicros     int64          `json:"costMicros"`
+	NowMicros      int64          `json:"nowMicros"`
 	BaselineMicros int64          `json:"baselineMicros"`
 	BaselineCloud  string         `json:"baselineCloud,omitempty"`
 	Workloads      []WorkloadPlan `json:"workloads"`
@@ -83,6 +89,8 @@ type WorkloadPlan struct {
 	// CostMicros is compute plus egress per hour.
 	CostMicros   int64 `json:"costMicros"`
 	EgressMicros int64 `json:"egressMicros"`
+	// NowMicros is what the workload's live nodes cost per hour now.
+	NowMicros int64 `json:"nowMicros"`
 	// Shortfall explains nodes not placed.
 	Shortfall *Shortfall `json:"shortfall,omitempty"`
 	// RunnerUp is the best offer not chosen, for the explanation.
@@ -113,6 +121,13 @@ type Placement struct {
 	// Unpriced nodes run on an offer with no valid price. They are kept,
 	// and their cost is unknown: PriceMicros is zero.
 	Unpriced bool `json:"unpriced,omitempty"`
+}
+
+// Cost is what the placement's nodes cost per hour: each its price, none
+// for a reserved one, and each its egress. It is the one definition of a
+// node's cost; the spot risk premium only ranks offers and is no cost.
+func (pl Placement) Cost() int64 {
+	return int64(pl.Count-pl.Reserved)*pl.PriceMicros + int64(pl.Count)*pl.EgressMicros
 }
 
 // UnfitOffer is an offer a workload runs nodes on that its spec rules out.

@@ -71,6 +71,8 @@ type workload struct {
 	// shed nodes were dropped to meet the fleet's budget.
 	shed      int
 	shedCause string
+	// live counts the workload's running and pending nodes by offer.
+	live map[OfferKey]int
 	// result
 	flows map[int]*flowResult // by offer index
 }
@@ -179,6 +181,7 @@ func (p *planning) prepare() {
 		slices.SortFunc(workloads, func(a, b schema.Workload) int { return cmp.Compare(a.Name, b.Name) })
 		for wi := range workloads {
 			w := &workload{index: len(p.workloads), fleet: f, spec: &workloads[wi], rejected: map[Reason]int{}, flows: map[int]*flowResult{}}
+			w.live = running[w.key()]
 			p.eligible(w, filters, running[w.key()])
 			for _, c := range w.candidates {
 				p.maxCost = max(p.maxCost, c.cost)
@@ -289,10 +292,9 @@ func (p *planning) hold(w *workload, filters []filter, running map[OfferKey]int)
 // RejectBadPrice for an offer the catalog does not have at all, unless the
 // filters on its key alone (cloud, region, zone, market) rule it out.
 func (p *planning) rejection(spec *schema.Workload, key OfferKey, filters []filter) Reason {
-	i, found := slices.BinarySearchFunc(p.offers, key, func(o Offer, k OfferKey) int { return o.Compare(k) })
-	if found {
+	if o, found := p.offer(key); found {
 		for _, f := range filters {
-			if !f.ok(spec, &p.offers[i], true) {
+			if !f.ok(spec, o, true) {
 				return f.reason
 			}
 		}

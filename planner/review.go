@@ -3,9 +3,9 @@ package planner
 import (
 	"cmp"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -35,14 +35,52 @@ type Review struct {
 type WorkloadChange struct {
 	Fleet    string `json:"fleet"`
 	Workload string `json:"workload"`
-	// Kind is added, removed or changed.
-	Kind         string `json:"kind"`
+	Kind         ChangeKind `json:"kind"`
 	BeforeNodes  int    `json:"beforeNodes"`
 	AfterNodes   int    `json:"afterNodes"`
 	BeforeMicros int64  `json:"beforeMicros"`
 	AfterMicros  int64  `json:"afterMicros"`
-	// Moves lists placement counts that differ, per offer: "+2 gcp/…".
-	Moves []string `json:"moves,omitempty"`
+	// Moves lists placement counts that differ, per offer.
+	Moves []Move `json:"moves,omitempty"`
+}
+
+// ChangeKind says how a workload changes between base and head.
+type ChangeKind string
+
+const (
+	ChangeAdded   ChangeKind = "added"
+	ChangeRemoved ChangeKind = "removed"
+	ChangeChanged ChangeKind = "changed"
+)
+
+// Move is how many more nodes (fewer when negative) the head places on an
+// offer than the base. In JSON it is a string, "+2 gcp/us-central1/…".
+type Move struct {
+	Offer OfferKey
+	Nodes int
+}
+
+func (m Move) String() string { return fmt.Sprintf("%+d %s", m.Nodes, m.Offer) }
+
+// MarshalText writes a move as String does.
+func (m Move) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+
+// UnmarshalText reads a move as MarshalText writes it.
+func (m *Move) UnmarshalText(b []byte) error {
+	n, offer, ok := strings.Cut(string(b), " ")
+	if !ok {
+		return fmt.Errorf("move %q: want \"+N offer\"", b)
+	}
+	nodes, err := strconv.Atoi(n)
+	if err != nil {
+		return fmt.Errorf("move %q: %w", b, err)
+	}
+	k, err := ParseOfferKey(offer)
+	if err != nil {
+		return fmt.Errorf("move %q: %w", b, err)
+	}
+	*m = Move{Offer: k, Nodes: nodes}
+	return nil
 }
 
 // NewReview compares a head report with a base plan.
@@ -101,11 +139,11 @@ func compareWorkloads(base *Plan, head *Report) []WorkloadChange {
 		c := WorkloadChange{Fleet: k.fleet, Workload: k.workload, BeforeNodes: b.Placed, AfterNodes: a.Placed, BeforeMicros: b.CostMicros, AfterMicros: a.CostMicros}
 		switch {
 		case !inBase:
-			c.Kind = "added"
+			c.Kind = ChangeAdded
 		case !inHead:
-			c.Kind = "removed"
+			c.Kind = ChangeRemoved
 		default:
-			c.Kind = "changed"
+			c.Kind = ChangeChanged
 		}
 		counts := map[OfferKey]int{}
 		for _, p := range b.Placements {
@@ -116,10 +154,10 @@ func compareWorkloads(base *Plan, head *Report) []WorkloadChange {
 		}
 		for _, o := range slices.SortedFunc(maps.Keys(counts), OfferKey.Compare) {
 			if n := counts[o]; n != 0 {
-				c.Moves = append(c.Moves, fmt.Sprintf("%+d %s", n, o))
+				c.Moves = append(c.Moves, Move{Offer: o, Nodes: n})
 			}
 		}
-		if c.Kind == "changed" && len(c.Moves) == 0 && c.BeforeMicros == c.AfterMicros {
+		if c.Kind == ChangeChanged && len(c.Moves) == 0 && c.BeforeMicros == c.AfterMicros {
 			continue
 		}
 		out = append(out, c)
@@ -128,111 +166,4 @@ func compareWorkloads(base *Plan, head *Report) []WorkloadChange {
 		out = []WorkloadChange{}
 	}
 	return out
-}
-
-// Marker starts every plan comment, so the commenter finds its own.
-const Marker = "<!-- gpufleet-plan -->"
-
-// Summary is the first line a reviewer reads.
-func (r *Review) Summary() string {
-	if r.Head == nil {
-		if len(r.HeadErrors) == 1 {
-			return "Plan failed: the specs have an error"
-		}
-		return fmt.Sprintf("Plan failed: the specs have %d errors", len(r.HeadErrors))
-	}
-	creates, deletes := r.Head.Changes.Counts()
-	return fmt.Sprintf("Plan: %d to create, %d to delete — %s/h → %s/h (%s/h)",
-		creates, deletes, money(r.BeforeMicros), money(r.AfterMicros), signed(r.DeltaMicros))
-}
-
-// WriteMarkdown writes the review as a pull-request comment: the summary,
-// then a collapsible section per fleet with a diff of its actions.
-func (r *Review) WriteMarkdown(w io.Writer) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n### %s\n\n", Marker, r.Summary())
-	if len(r.HeadErrors) > 0 {
-		b.WriteString("The specs of this pull request do not load:\n\n```\n")
-		for _, e := range r.HeadErrors {
-			b.WriteString(e + "\n")
-		}
-		b.WriteString("```\n")
-		return writeString(w, b.String())
-	}
-	p := r.Head.Plan
-	fmt.Fprintf(&b, "Prices: %s of %s. %s", p.Prices.Source, p.Prices.AsOf.Format("2006-01-02"), optimality(p))
-	if p.BaselineMicros > 0 {
-		fmt.Fprintf(&b, " Saves %s/h (%s) against the cheapest single-cloud on-demand placement.",
-			money(p.BaselineMicros-p.CostMicros), percent(p.BaselineMicros-p.CostMicros, p.BaselineMicros))
-	}
-	b.WriteString("\n")
-	if len(r.Warnings) > 0 {
-		b.WriteString("\n> [!WARNING]\n")
-		for _, warn := range r.Warnings {
-			fmt.Fprintf(&b, "> - %s\n", warn)
-		}
-	}
-	baseCost := map[string]int64{}
-	if r.Base != nil {
-		for _, f := range r.Base.Fleets {
-			baseCost[f.Name] = f.CostMicros
-		}
-	}
-	for _, f := range p.Fleets {
-		fmt.Fprintf(&b, "\n<details><summary>fleet <b>%s</b>: %s/h → %s/h (%s/h)</summary>\n\n",
-			f.Name, money(baseCost[f.Name]), money(f.CostMicros), signed(f.CostMicros-baseCost[f.Name]))
-		writePlacementTable(&b, f)
-		var diff []string
-		for _, c := range r.Changes {
-			if c.Fleet != f.Name {
-				continue
-			}
-			diff = append(diff, fmt.Sprintf("~ %s %s: %d → %d nodes, %s/h → %s/h", c.Workload, c.Kind, c.BeforeNodes, c.AfterNodes, money(c.BeforeMicros), money(c.AfterMicros)))
-			for _, m := range c.Moves {
-				sign := "+"
-				if strings.HasPrefix(m, "-") {
-					sign = "-"
-				}
-				diff = append(diff, fmt.Sprintf("%s   %s", sign, strings.TrimLeft(m, "+-")))
-			}
-		}
-		for _, a := range r.Head.Changes.Actions {
-			if a.Fleet == f.Name {
-				diff = append(diff, actionLine(a))
-			}
-		}
-		for _, a := range r.Head.Changes.Refused {
-			if a.Fleet == f.Name {
-				diff = append(diff, "! refused: "+strings.TrimLeft(actionLine(a), "+- "))
-			}
-		}
-		if len(diff) > 0 {
-			b.WriteString("\n```diff\n")
-			for _, line := range diff {
-				b.WriteString(line + "\n")
-			}
-			b.WriteString("```\n")
-		}
-		var notes []string
-		for _, wl := range f.Workloads {
-			for _, line := range explanation(wl) {
-				notes = append(notes, fmt.Sprintf("- `%s`: %s", wl.Name, line))
-			}
-		}
-		if len(notes) > 0 {
-			b.WriteString("\n" + strings.Join(notes, "\n") + "\n")
-		}
-		b.WriteString("\n</details>\n")
-	}
-	for _, c := range r.Changes {
-		if c.Kind == "removed" && p.Fleet(c.Fleet) == nil {
-			fmt.Fprintf(&b, "\nfleet **%s** is removed: workload `%s` (%d nodes, %s/h)\n", c.Fleet, c.Workload, c.BeforeNodes, money(c.BeforeMicros))
-		}
-	}
-	return writeString(w, b.String())
-}
-
-func writeString(w io.Writer, s string) error {
-	_, err := io.WriteString(w, s)
-	return err
 }

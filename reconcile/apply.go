@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpufleet/gpufleet/planner"
 	"github.com/gpufleet/gpufleet/providers"
+	"github.com/gpufleet/gpufleet/reconcile/status"
 )
 
 // apply carries out the plan's actions. A create that finds its offer out of
@@ -59,7 +60,7 @@ func (r *run) reobserve(ctx context.Context) error {
 		}
 		observed = append(observed, got...)
 	}
-	slices.SortStableFunc(observed, cmpInstances)
+	slices.SortStableFunc(observed, planner.CompareInstances)
 	seen := map[string]bool{}
 	for _, id := range r.state.Preempted {
 		seen[id] = true
@@ -102,7 +103,7 @@ func (r *run) applyRound(ctx context.Context, actions []planner.Action) (failedO
 		g.Go(func() error {
 			req := providers.CreateRequest{Token: a.Token, Offer: a.Offer, Fleet: a.Fleet, Workload: a.Workload, Labels: labels[a.Fleet+"/"+a.Workload]}
 			inst, err := r.opts.Providers[a.Offer.Cloud].Create(gctx, req)
-			res := ActionResult{Fleet: a.Fleet, Kind: planner.Create, Workload: a.Workload, Offer: a.Offer.String(), Instance: inst.ID}
+			res := status.ActionResult{Fleet: a.Fleet, Kind: planner.Create, Workload: a.Workload, Offer: a.Offer.String(), Instance: inst.ID}
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			if err != nil {
@@ -137,7 +138,7 @@ func (r *run) applyRound(ctx context.Context, actions []planner.Action) (failedO
 		}
 		g.Go(func() error {
 			err := r.opts.Providers[a.Offer.Cloud].Delete(gctx, inst)
-			res := ActionResult{Fleet: a.Fleet, Kind: planner.Delete, Workload: a.Workload, Offer: a.Offer.String(), Instance: a.Instance}
+			res := status.ActionResult{Fleet: a.Fleet, Kind: planner.Delete, Workload: a.Workload, Offer: a.Offer.String(), Instance: a.Instance}
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			if err != nil {
@@ -146,7 +147,7 @@ func (r *run) applyRound(ctx context.Context, actions []planner.Action) (failedO
 			} else {
 				r.observed = slices.DeleteFunc(r.observed, func(i planner.Instance) bool { return i.ID == a.Instance && i.OfferKey == a.Offer })
 				if inst.Token != "" {
-					r.state.retire(inst.Token, r.now.Add(tokenMemory))
+					r.state.Retire(inst.Token, r.now.Add(tokenMemory))
 				}
 				r.log.Info("deleted", "fleet", a.Fleet, "workload", a.Workload, "instance", a.Instance, "reason", a.Reason)
 			}
@@ -155,9 +156,9 @@ func (r *run) applyRound(ctx context.Context, actions []planner.Action) (failedO
 		})
 	}
 	g.Wait()
-	slices.SortStableFunc(r.observed, cmpInstances)
+	slices.SortStableFunc(r.observed, planner.CompareInstances)
 	// Calls finish in any order; the record of them should not.
-	slices.SortStableFunc(r.result.Applied, func(a, b ActionResult) int {
+	slices.SortStableFunc(r.result.Applied, func(a, b status.ActionResult) int {
 		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Fleet, b.Fleet), cmp.Compare(a.Workload, b.Workload), cmp.Compare(a.Offer, b.Offer), cmp.Compare(a.Instance, b.Instance))
 	})
 	return failedOver
@@ -192,15 +193,15 @@ func (r *run) handleCreateError(a planner.Action, err error) bool {
 		if r.zoneAlreadyDry(a.Offer) {
 			for _, o := range r.offers {
 				if o.Cloud == a.Offer.Cloud && o.Region == a.Offer.Region && o.InstanceType == a.Offer.InstanceType && o.Market == a.Offer.Market {
-					r.state.block(o.OfferKey, reason+" in two zones of the region", until)
+					r.state.Block(o.OfferKey, reason+" in two zones of the region", until)
 				}
 			}
 		}
-		r.state.block(a.Offer, reason, until)
+		r.state.Block(a.Offer, reason, until)
 		// The next try on this offer gets a fresh token: a cloud may answer
 		// the old one with the old failure (GCE replays an operation for
 		// its requestId).
-		r.state.retire(a.Token, r.now.Add(tokenMemory))
+		r.state.Retire(a.Token, r.now.Add(tokenMemory))
 		r.log.Warn("offer out of capacity; blocklisted", "offer", a.Offer.String(), "code", code, "until", until)
 		return true
 	case errors.Is(err, providers.ErrQuota):
@@ -208,15 +209,15 @@ func (r *run) handleCreateError(a planner.Action, err error) bool {
 		model := r.gpuModel(a.Offer)
 		for _, o := range r.offers {
 			if o.Cloud == a.Offer.Cloud && o.Region == a.Offer.Region && o.GPUModel == model {
-				r.state.block(o.OfferKey, "quota exceeded ("+code+")", until)
+				r.state.Block(o.OfferKey, "quota exceeded ("+code+")", until)
 			}
 		}
-		r.state.retire(a.Token, r.now.Add(tokenMemory))
+		r.state.Retire(a.Token, r.now.Add(tokenMemory))
 		r.errs[a.Fleet] = append(r.errs[a.Fleet], fmt.Sprintf("quota exceeded in %s %s: %v", a.Offer.Cloud, a.Offer.Region, err))
 		return true
 	case errors.Is(err, providers.ErrTokenSpent):
 		// The token's node came and went; the next round gets a new one.
-		r.state.retire(a.Token, r.now.Add(tokenMemory))
+		r.state.Retire(a.Token, r.now.Add(tokenMemory))
 		return true
 	}
 	r.errs[a.Fleet] = append(r.errs[a.Fleet], fmt.Sprintf("creating on %s: %v", a.Offer, err))
@@ -226,7 +227,7 @@ func (r *run) handleCreateError(a planner.Action, err error) bool {
 // zoneAlreadyDry reports whether another zone of the offer's region is
 // blocklisted for the same type and market. The caller holds r.mu.
 func (r *run) zoneAlreadyDry(k planner.OfferKey) bool {
-	for _, b := range r.state.active(r.now) {
+	for _, b := range r.state.Active(r.now) {
 		if b.Cloud == k.Cloud && b.Region == k.Region && b.Zone != k.Zone && b.InstanceType == k.InstanceType && b.Market == k.Market {
 			return true
 		}

@@ -24,6 +24,7 @@ import (
 	"github.com/gpufleet/gpufleet/providers/clouds"
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/providers/sim/emulator"
+	"github.com/gpufleet/gpufleet/reconcile/status"
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
@@ -164,7 +165,7 @@ func (e *env) head() *object.Commit {
 }
 
 // statusAtHead reads a fleet's status file from the origin's head.
-func (e *env) statusAtHead(fleet string) *FleetStatus {
+func (e *env) statusAtHead(fleet string) *status.FleetStatus {
 	e.t.Helper()
 	f, err := e.head().File("status/" + fleet + ".json")
 	if err != nil {
@@ -174,7 +175,7 @@ func (e *env) statusAtHead(fleet string) *FleetStatus {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	var st FleetStatus
+	var st status.FleetStatus
 	if err := json.Unmarshal([]byte(text), &st); err != nil {
 		e.t.Fatal(err)
 	}
@@ -239,10 +240,10 @@ func TestConvergeFromNothingThenNothingToDo(t *testing.T) {
 		t.Errorf("head %s: %q", head.Hash, head.Message)
 	}
 	st := e.statusAtHead("training")
-	if st.SchemaVersion != StatusVersion || st.Workloads[0].Running != 4 || len(st.Workloads[0].Instances) != 4 {
+	if st.SchemaVersion != status.StatusVersion || st.Workloads[0].Running != 4 || len(st.Workloads[0].Instances) != 4 {
 		t.Errorf("training status: %+v", st)
 	}
-	if c := st.Conditions[0]; c.Type != Ready || !c.Status {
+	if c := st.Conditions[0]; c.Type != status.Ready || !c.Status {
 		t.Errorf("training not ready: %+v", st.Conditions)
 	}
 	if _, err := head.File("status/STATUS.md"); err != nil {
@@ -486,7 +487,7 @@ func TestInvalidSpecsAreRecordedAndChangeNothing(t *testing.T) {
 	}
 	st := e.statusAtHead("training")
 	stalled := st.Conditions[3]
-	if stalled.Type != Stalled || !stalled.Status || stalled.Reason != "SpecInvalid" || !strings.Contains(strings.Join(st.Errors, "\n"), "fleets/training.cue:12:10") {
+	if stalled.Type != status.Stalled || !stalled.Status || stalled.Reason != "SpecInvalid" || !strings.Contains(strings.Join(st.Errors, "\n"), "fleets/training.cue:12:10") {
 		t.Errorf("status after a spec error: %+v %v", st.Conditions, st.Errors)
 	}
 	if st.Workloads[0].Running != 4 {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/gpufleet/gpufleet/reconcile/status"
 )
 
 // Outcome is how a run ended. The command line turns it into an exit code
@@ -64,9 +66,9 @@ func (r *run) notConverged() []string {
 		}
 		for _, c := range st.Conditions {
 			switch {
-			case c.Type == Ready && !c.Status && c.Reason != ReasonPending:
+			case c.Type == status.Ready && !c.Status && c.Reason != status.ReasonPending:
 				out = append(out, fmt.Sprintf("%s: not ready (%s): %s", name, c.Reason, c.Message))
-			case c.Type == Degraded && c.Status:
+			case c.Type == status.Degraded && c.Status:
 				out = append(out, fmt.Sprintf("%s: degraded (%s): %s", name, c.Reason, c.Message))
 			}
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gpufleet/gpufleet/planner"
 	"github.com/gpufleet/gpufleet/providers"
+	"github.com/gpufleet/gpufleet/reconcile/status"
 	"github.com/gpufleet/gpufleet/schema"
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
@@ -68,15 +69,15 @@ type Result struct {
 	Revision string
 	Report   *planner.Report
 	// Applied lists every create and delete attempted, over all rounds.
-	Applied  []ActionResult
-	Statuses map[string]*FleetStatus
+	Applied  []status.ActionResult
+	Statuses map[string]*status.FleetStatus
 	// Commit is the status commit pushed, zero when nothing changed.
 	Commit plumbing.Hash
 	// Rounds of applying that ran.
 	Rounds int
 	// Blocklist is the repository's blocklist as the run left it in
 	// status/gpufleet.json, expired entries pruned.
-	Blocklist []BlockedOffer
+	Blocklist []status.BlockedOffer
 	// NotConverged says, for a run that finished, why the clouds still
 	// differ from the specs; empty when they match. See OutcomeOf.
 	NotConverged []string `json:"notConverged,omitempty"`
@@ -96,8 +97,8 @@ type run struct {
 	// root is the checkout, opened so that no status read or write leaves
 	// it.
 	root     *os.Root
-	state    *RepoState
-	previous map[string]*FleetStatus
+	state    *status.RepoState
+	previous map[string]*status.FleetStatus
 	observed []planner.Instance
 	// unobserved names clouds whose instances could not be listed.
 	unobserved map[string]error
@@ -250,14 +251,14 @@ func (r *run) load(ctx context.Context) error {
 	}
 	r.result.Revision = head.String()
 	r.repo, r.specErr = schema.Load(r.c.Dir)
-	if r.root, err = statusRoot(r.c.Dir, r.statusDir()); err != nil {
+	if r.root, err = status.OpenRoot(r.c.Dir, r.statusDir()); err != nil {
 		return err
 	}
-	if r.state, err = readState(r.root, r.statusDir()); err != nil {
+	if r.state, err = status.ReadState(r.root, r.statusDir()); err != nil {
 		return err
 	}
-	r.state.prune(r.now)
-	if r.previous, err = readFleetStatuses(r.root, r.statusDir()); err != nil {
+	r.state.Prune(r.now)
+	if r.previous, err = status.ReadFleets(r.root, r.statusDir()); err != nil {
 		return err
 	}
 	if r.specErr != nil {
@@ -300,7 +301,7 @@ func (r *run) observe(ctx context.Context) error {
 	for _, l := range lists {
 		r.observed = append(r.observed, l...)
 	}
-	slices.SortFunc(r.observed, func(a, b planner.Instance) int { return cmpInstances(a, b) })
+	slices.SortFunc(r.observed, func(a, b planner.Instance) int { return planner.CompareInstances(a, b) })
 	if len(r.unobserved) > 0 {
 		var errs []error
 		for _, cloud := range slices.Sorted(maps.Keys(r.unobserved)) {
@@ -331,11 +332,11 @@ func (r *run) notePreemptions() {
 		}
 		still = append(still, inst.ID)
 		if seen[inst.ID] {
-			r.state.retire(inst.Token, r.now.Add(tokenMemory))
+			r.state.Retire(inst.Token, r.now.Add(tokenMemory))
 			continue
 		}
 		kept = append(kept, inst)
-		r.state.block(inst.OfferKey, "preempted "+inst.ID, r.now.Add(r.repo.Config.Defaults.BlocklistFor))
+		r.state.Block(inst.OfferKey, "preempted "+inst.ID, r.now.Add(r.repo.Config.Defaults.BlocklistFor))
 		r.log.Info("spot node preempted; its offer is blocklisted", "instance", inst.ID, "offer", inst.OfferKey.String())
 	}
 	r.observed = kept
@@ -364,7 +365,7 @@ func (r *run) replan() error {
 	in := planner.NewInput(r.repo, r.opts.Catalog)
 	in.Offers = r.offers
 	in.Observed = r.observed
-	in.Blocked = r.state.active(r.now)
+	in.Blocked = r.state.Active(r.now)
 	plan, err := planner.Solve(in)
 	if err != nil {
 		return err
@@ -373,9 +374,9 @@ func (r *run) replan() error {
 		Revision:     planner.SpecRevisions(r.repo.Fleets),
 		MaxDeletions: r.repo.Config.Defaults.MaxDeletions,
 		Prune:        r.repo.Config.Defaults.Prune,
-		Retired:      r.state.retiredTokens(r.now),
+		Retired:      r.state.RetiredTokens(r.now),
 	})
-	r.report = &planner.Report{Plan: plan, Changes: changes, CurrentMicros: planner.CurrentCost(r.observed, r.offers)}
+	r.report = planner.NewReport(plan, changes)
 	if r.result.Report == nil {
 		r.result.Report = r.report
 	}
@@ -384,15 +385,6 @@ func (r *run) replan() error {
 
 func short(h plumbing.Hash) string { return h.String()[:12] }
 
-func cmpInstances(a, b planner.Instance) int {
-	if c := a.OfferKey.Compare(b.OfferKey); c != 0 {
-		return c
-	}
-	switch {
-	case a.ID < b.ID:
-		return -1
-	case a.ID > b.ID:
-		return 1
-	}
-	return 0
-}
+// tokenMemory is how long a cloud may answer a token with what it made:
+// EC2 keeps ClientTokens for at least a day.
+const tokenMemory = 25 * time.Hour

@@ -6,12 +6,8 @@ import (
 	"slices"
 
 	"github.com/gpufleet/gpufleet/planner"
+	"github.com/gpufleet/gpufleet/reconcile/status"
 )
-
-// Suspended is the condition a fleet carries while its spec says
-// `suspended: true`. It is absent otherwise, so resuming leaves the status
-// of a fleet as it was before it was ever suspended.
-const Suspended = "Suspended"
 
 // suspended reports whether the specs suspend a fleet.
 func (r *run) suspended(fleet string) bool {
@@ -48,16 +44,16 @@ func (r *run) applicable(actions []planner.Action) []planner.Action {
 // suspendedConditions are the conditions of a suspended fleet: not ready
 // and not progressing because gpufleet is told to keep its hands off,
 // whatever else holds; Degraded and Stalled still say what is wrong.
-func suspendedConditions(held int, degraded, stalled Condition) []Condition {
+func suspendedConditions(held int, degraded, stalled status.Condition) []status.Condition {
 	msg := "the spec sets suspended: true; nothing is applied"
 	if held > 0 {
 		msg = fmt.Sprintf("the spec sets suspended: true; %d actions are held back", held)
 	}
-	return []Condition{
-		{Type: Ready, Status: false, Reason: Suspended, Message: msg},
-		{Type: Progressing, Status: false, Reason: Suspended, Message: msg},
+	return []status.Condition{
+		{Type: status.Ready, Status: false, Reason: status.Suspended, Message: msg},
+		{Type: status.Progressing, Status: false, Reason: status.Suspended, Message: msg},
 		degraded,
 		stalled,
-		{Type: Suspended, Status: true, Reason: Suspended, Message: msg},
+		{Type: status.Suspended, Status: true, Reason: status.Suspended, Message: msg},
 	}
 }

@@ -6,15 +6,16 @@ import (
 
 	"github.com/gpufleet/gpufleet/planner"
 	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/reconcile/status"
 )
 
-func conditionOf(st *FleetStatus, kind string) (Condition, bool) {
+func conditionOf(st *status.FleetStatus, kind string) (status.Condition, bool) {
 	for _, c := range st.Conditions {
 		if c.Type == kind {
 			return c, true
 		}
 	}
-	return Condition{}, false
+	return status.Condition{}, false
 }
 
 // A suspended fleet is observed and planned but left alone, even when its
@@ -47,17 +48,17 @@ func TestSuspendHoldsActionsAndResumeConverges(t *testing.T) {
 		t.Errorf("%d chat nodes while suspended, want the 6 already running", got)
 	}
 	st := e.statusAtHead("inference")
-	if c, ok := conditionOf(st, Suspended); !ok || !c.Status || c.Reason != Suspended {
+	if c, ok := conditionOf(st, status.Suspended); !ok || !c.Status || c.Reason != status.Suspended {
 		t.Errorf("suspended condition %+v (present %v)", c, ok)
 	}
-	if c, _ := conditionOf(st, Ready); c.Status || c.Reason != Suspended {
+	if c, _ := conditionOf(st, status.Ready); c.Status || c.Reason != status.Suspended {
 		t.Errorf("ready condition of a suspended fleet: %+v", c)
 	}
 	if st.Workloads[0].Desired != 7 || st.Workloads[0].Running != 6 {
 		t.Errorf("a suspended fleet's status should still say what it asks for: %+v", st.Workloads[0])
 	}
 	// Other fleets are not held back by one suspended fleet.
-	if c, _ := conditionOf(e.statusAtHead("training"), Ready); !c.Status {
+	if c, _ := conditionOf(e.statusAtHead("training"), status.Ready); !c.Status {
 		t.Errorf("training is not ready: %+v", c)
 	}
 
@@ -77,10 +78,10 @@ func TestSuspendHoldsActionsAndResumeConverges(t *testing.T) {
 		t.Errorf("%d chat nodes after resuming, want 7", got)
 	}
 	st = e.statusAtHead("inference")
-	if _, ok := conditionOf(st, Suspended); ok {
+	if _, ok := conditionOf(st, status.Suspended); ok {
 		t.Errorf("a resumed fleet still carries the suspended condition: %+v", st.Conditions)
 	}
-	if c, _ := conditionOf(st, Ready); !c.Status {
+	if c, _ := conditionOf(st, status.Ready); !c.Status {
 		t.Errorf("resumed fleet not ready: %+v", c)
 	}
 }

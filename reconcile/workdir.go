@@ -196,12 +196,12 @@ func dirtyPaths(repo *git.Repository, watched []string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	status, err := wt.Status()
+	changes, err := wt.Status()
 	if err != nil {
 		return nil, fmt.Errorf("reading the status of the work tree, %w", err)
 	}
 	var out []string
-	for path, st := range status {
+	for path, st := range changes {
 		switch {
 		case st.Staging == git.Untracked || st.Worktree == git.Untracked:
 			if underAny(path, watched) {

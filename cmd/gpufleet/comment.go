@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpufleet/gpufleet/cmd/gpufleet/internal/ghcomment"
-	"github.com/gpufleet/gpufleet/planner"
+	"github.com/gpufleet/gpufleet/reconcile/render"
 )
 
 func (a *app) commentCommand() *cobra.Command {
@@ -44,14 +44,14 @@ is split into parts. The token comes from GITHUB_TOKEN only.`,
 			if err != nil {
 				return err
 			}
-			if !strings.HasPrefix(body, planner.Marker) {
-				body = planner.Marker + "\n" + body
+			if !strings.HasPrefix(body, render.Marker) {
+				body = render.Marker + "\n" + body
 			}
 			client, err := ghcomment.NewClient(token, apiURL)
 			if err != nil {
 				return err
 			}
-			res, err := ghcomment.Post(cmd.Context(), client, owner, repo, pr, planner.Marker, body)
+			res, err := ghcomment.Post(cmd.Context(), client, owner, repo, pr, render.Marker, body)
 			if err != nil {
 				return err
 			}

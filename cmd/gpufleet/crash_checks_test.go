@@ -20,7 +20,7 @@ import (
 
 	"github.com/gpufleet/gpufleet/providers"
 	"github.com/gpufleet/gpufleet/providers/sim"
-	"github.com/gpufleet/gpufleet/reconcile"
+	"github.com/gpufleet/gpufleet/reconcile/status"
 )
 
 // noteFailed remembers the Failed VMs among instances.
@@ -127,7 +127,7 @@ func (s *crashSweep) checkAccounted(instances []*sim.Instance) (leaked, live int
 }
 
 // statusAtHead reads every status/<fleet>.json at the origin's head.
-func (s *crashSweep) statusAtHead() []reconcile.FleetStatus {
+func (s *crashSweep) statusAtHead() []status.FleetStatus {
 	t := s.t
 	t.Helper()
 	repo, err := git.PlainOpen(s.origin)
@@ -142,7 +142,7 @@ func (s *crashSweep) statusAtHead() []reconcile.FleetStatus {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []reconcile.FleetStatus
+	var out []status.FleetStatus
 	err = tree.Files().ForEach(func(f *object.File) error {
 		dir, name := filepath.Split(f.Name)
 		if dir != "status/" || !strings.HasSuffix(name, ".json") || name == "gpufleet.json" {
@@ -152,7 +152,7 @@ func (s *crashSweep) statusAtHead() []reconcile.FleetStatus {
 		if err != nil {
 			return err
 		}
-		var st reconcile.FleetStatus
+		var st status.FleetStatus
 		if err := json.Unmarshal([]byte(text), &st); err != nil {
 			return fmt.Errorf("%s: %w", f.Name, err)
 		}

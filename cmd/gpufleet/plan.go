@@ -12,6 +12,8 @@ import (
 	"github.com/gpufleet/gpufleet/planner"
 	"github.com/gpufleet/gpufleet/providers/prices"
 	"github.com/gpufleet/gpufleet/reconcile"
+	"github.com/gpufleet/gpufleet/reconcile/render"
+	"github.com/gpufleet/gpufleet/reconcile/status"
 	"github.com/gpufleet/gpufleet/schema"
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
@@ -84,7 +86,7 @@ func (a *app) planContext(f planFlags, repoDir string, statusDir string) (*planC
 		pc.observed, err = readObserved(f.observed)
 		return pc, err
 	}
-	pc.observed, pc.blocked, err = reconcile.ReadObserved(repoDir, statusDir, now)
+	pc.observed, pc.blocked, err = status.ReadObserved(repoDir, statusDir, now)
 	return pc, err
 }
 
@@ -170,11 +172,9 @@ func (a *app) review(f planFlags) error {
 	}
 	switch f.output {
 	case "json":
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(review)
+		err = render.JSON(a.stdout, review)
 	default:
-		err = review.WriteMarkdown(a.stdout)
+		err = render.ReviewMarkdown(a.stdout, review)
 	}
 	switch {
 	case err != nil:
@@ -223,19 +223,17 @@ func planReport(r *schema.Repo, pc *planContext) (*planner.Report, error) {
 		MaxDeletions: r.Config.Defaults.MaxDeletions,
 		Prune:        r.Config.Defaults.Prune,
 	})
-	return &planner.Report{Plan: plan, Changes: changes, CurrentMicros: planner.CurrentCost(pc.observed, in.Offers)}, nil
+	return planner.NewReport(plan, changes), nil
 }
 
 func (a *app) writeReport(report *planner.Report, output string) error {
 	switch output {
 	case "json":
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(report)
+		return render.JSON(a.stdout, report)
 	case "markdown":
-		return report.WriteMarkdown(a.stdout)
+		return render.PlanMarkdown(a.stdout, report)
 	default:
-		return report.WriteText(a.stdout)
+		return render.PlanText(a.stdout, report)
 	}
 }
 

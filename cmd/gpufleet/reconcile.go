@@ -5,16 +5,15 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpufleet/gpufleet/reconcile"
+	"github.com/gpufleet/gpufleet/reconcile/render"
 )
 
 // runFlags are what reconcile, apply and demo share.
@@ -166,88 +165,18 @@ func holder() string {
 
 func (a *app) printRun(f runFlags, c *reconcile.Checkout, res *reconcile.Result, outcome reconcile.Outcome, took time.Duration) error {
 	if f.output == "json" {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return render.JSON(a.stdout, res)
 	}
-	w := a.stdout
-	fmt.Fprintf(w, "Reconciling %s at %.12s\n\n", c.Dir, res.Revision)
-	if res.Report != nil {
-		if err := res.Report.WriteText(w); err != nil {
-			return err
-		}
+	run := render.Run{
+		Dir: c.Dir, Revision: res.Revision, Report: res.Report, Applied: res.Applied, Rounds: res.Rounds,
+		Statuses: res.Statuses, DryRun: f.dryRun, Converged: outcome == reconcile.Converged, NotConverged: res.NotConverged, Took: took,
 	}
-	if len(res.Applied) > 0 {
-		created, deleted, failed := 0, 0, 0
-		for _, act := range res.Applied {
-			switch {
-			case act.Error != "":
-				failed++
-			case act.Kind == "create":
-				created++
-			default:
-				deleted++
-			}
-		}
-		rounds := "1 round"
-		if res.Rounds != 1 {
-			rounds = fmt.Sprintf("%d rounds", res.Rounds)
-		}
-		fmt.Fprintf(w, "\nApplied in %s: %d created, %d deleted, %d failed\n", rounds, created, deleted, failed)
-		for _, act := range res.Applied {
-			line := fmt.Sprintf("  %s %s/%s on %s %s", act.Kind, act.Fleet, act.Workload, act.Offer, act.Instance)
-			if act.Error != "" {
-				line += " — " + act.Error
-			}
-			fmt.Fprintln(w, line)
-		}
-	} else if !f.dryRun && outcome == reconcile.Converged {
-		fmt.Fprintln(w, "\nNothing to apply: the clouds match the specs.")
-	}
-	if len(res.Statuses) > 0 {
-		fmt.Fprintln(w, "\nStatus:")
-		names := make([]string, 0, len(res.Statuses))
-		for n := range res.Statuses {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-		for _, n := range names {
-			st := res.Statuses[n]
-			ready := "not ready"
-			for _, cond := range st.Conditions {
-				if cond.Type == reconcile.Ready && cond.Status {
-					ready = "ready"
-				} else if cond.Type == reconcile.Ready {
-					ready = "not ready (" + cond.Reason + ")"
-				}
-			}
-			running, desired := 0, 0
-			for _, wl := range st.Workloads {
-				running += wl.Running + wl.Pending
-				desired += wl.Desired
-			}
-			fmt.Fprintf(w, "  %-12s %s, %d/%d nodes, %s/h\n", n, ready, running, desired, money(st.CostMicros))
+	if !res.Commit.IsZero() {
+		if commit, err := c.Repo.CommitObject(res.Commit); err == nil {
+			run.Commit = fmt.Sprintf("%.12s: %s", res.Commit, firstLine(commit.Message))
 		}
 	}
-	switch {
-	case f.dryRun:
-		fmt.Fprintln(w, "\nDry run: no cloud was changed and nothing was committed.")
-	case !res.Commit.IsZero():
-		commit, err := c.Repo.CommitObject(res.Commit)
-		if err == nil {
-			fmt.Fprintf(w, "\nCommitted %.12s: %s\n", res.Commit, firstLine(commit.Message))
-		}
-	case f.output == "text":
-		fmt.Fprintln(w, "\nStatus unchanged: nothing committed.")
-	}
-	if outcome == reconcile.NotConverged && !f.dryRun {
-		fmt.Fprintln(w, "\nNot converged: the clouds still differ from the specs.")
-		for _, why := range res.NotConverged {
-			fmt.Fprintf(w, "  %s\n", why)
-		}
-	}
-	fmt.Fprintf(w, "Took %s.\n", took.Round(time.Millisecond))
-	return nil
+	return render.RunText(a.stdout, run)
 }
 
 func firstLine(s string) string {
@@ -259,4 +188,3 @@ func firstLine(s string) string {
 	return s
 }
 
-func money(m int64) string { return fmt.Sprintf("$%.2f", float64(m)/1e6) }

@@ -27,6 +27,7 @@ import (
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/providers/sim/emulator"
 	"github.com/gpufleet/gpufleet/reconcile"
+	"github.com/gpufleet/gpufleet/reconcile/status"
 )
 
 // guard bounds every wait in these tests. Nothing passes by waiting it
@@ -138,13 +139,13 @@ func (o *origin) head() *object.Commit {
 
 // statusFiles reads every status/*.json at the origin's head, failing on
 // one that is not valid JSON.
-func (o *origin) statusFiles() (fleets map[string]*reconcile.FleetStatus, state *reconcile.RepoState) {
+func (o *origin) statusFiles() (fleets map[string]*status.FleetStatus, state *status.RepoState) {
 	o.t.Helper()
 	tree, err := o.head().Tree()
 	if err != nil {
 		o.t.Fatal(err)
 	}
-	fleets = map[string]*reconcile.FleetStatus{}
+	fleets = map[string]*status.FleetStatus{}
 	err = tree.Files().ForEach(func(f *object.File) error {
 		name, ok := strings.CutPrefix(f.Name, "status/")
 		if !ok || !strings.HasSuffix(name, ".json") {
@@ -155,10 +156,10 @@ func (o *origin) statusFiles() (fleets map[string]*reconcile.FleetStatus, state 
 			return err
 		}
 		if name == "gpufleet.json" {
-			state = &reconcile.RepoState{}
+			state = &status.RepoState{}
 			return json.Unmarshal([]byte(text), state)
 		}
-		var st reconcile.FleetStatus
+		var st status.FleetStatus
 		if err := json.Unmarshal([]byte(text), &st); err != nil {
 			return fmt.Errorf("%s: %w", f.Name, err)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/gpufleet/gpufleet/planner"
 	"github.com/gpufleet/gpufleet/providers"
 	"github.com/gpufleet/gpufleet/reconcile"
+	"github.com/gpufleet/gpufleet/reconcile/status"
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
@@ -234,9 +235,9 @@ func TestCodeOf(t *testing.T) {
 func TestFleetMetricsFollowTheLastRun(t *testing.T) {
 	m := NewMetrics(slog.New(slog.DiscardHandler))
 	status := func(fleets ...string) *reconcile.Result {
-		res := &reconcile.Result{Revision: "abc", Statuses: map[string]*reconcile.FleetStatus{}}
+		res := &reconcile.Result{Revision: "abc", Statuses: map[string]*status.FleetStatus{}}
 		for _, f := range fleets {
-			res.Statuses[f] = &reconcile.FleetStatus{Fleet: f, CostMicros: 1_500_000}
+			res.Statuses[f] = &status.FleetStatus{Fleet: f, CostMicros: 1_500_000}
 		}
 		return res
 	}

@@ -198,8 +198,35 @@ func Micros(dollars float64) int64 {
 	return int64(math.Round(dollars * 1e6))
 }
 
-// FormatMicros renders micro-dollars as dollars with cents, adding decimals
-// only while they are non-zero: "$98.32", "$0.526", "$0.0591", "-$1.20".
+// Money writes an amount for people, the one way gpufleet shows money in
+// plans, reviews, statuses and logs: cents from a dollar up ("$92.98"),
+// three decimals below, where GPU prices live ("$0.068", "$0.50").
+func Money(m int64) string {
+	sign := ""
+	// Negating in uint64 keeps math.MinInt64 correct.
+	abs := uint64(m)
+	if m < 0 {
+		sign, abs = "-", -abs
+	}
+	if abs >= 1_000_000 {
+		cents := (abs + 5_000) / 10_000
+		return fmt.Sprintf("%s$%d.%02d", sign, cents/100, cents%100)
+	}
+	mills := (abs + 500) / 1_000
+	s := strings.TrimRight(fmt.Sprintf("%03d", mills), "0")
+	if len(s) < 2 {
+		s += strings.Repeat("0", 2-len(s))
+	}
+	if mills == 1_000 {
+		return sign + "$1.00"
+	}
+	return sign + "$0." + s
+}
+
+// FormatMicros renders a price exactly, as dollars with cents, adding
+// decimals only while they are non-zero: "$98.32", "$0.526", "$0.0591",
+// "-$1.20". It is for price data, where a rounded price would hide the
+// difference between two rows; money for people is Money.
 func FormatMicros(m int64) string {
 	sign := ""
 	// Negating in uint64 keeps math.MinInt64, whose absolute value has no

@@ -368,3 +368,26 @@ func firstDifference(got, want []byte) string {
 	}
 	return fmt.Sprintf("got %d lines, want %d", len(gotLines), len(wantLines))
 }
+
+func TestMoney(t *testing.T) {
+	tests := []struct {
+		micros int64
+		want   string
+	}{
+		{0, "$0.00"},
+		{68_000, "$0.068"},
+		{500_000, "$0.50"},
+		{535_714, "$0.536"},
+		{999_600, "$1.00"},
+		{1_000_000, "$1.00"},
+		{92_983_856, "$92.98"},
+		{92_985_000, "$92.99"},
+		{-2_480_000, "-$2.48"},
+		{-68_000, "-$0.068"},
+	}
+	for _, tt := range tests {
+		if got := Money(tt.micros); got != tt.want {
+			t.Errorf("Money(%d) = %q, want %q", tt.micros, got, tt.want)
+		}
+	}
+}

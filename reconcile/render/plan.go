@@ -1,4 +1,4 @@
-package planner
+package render
 
 import (
 	"fmt"
@@ -7,87 +7,48 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/gpufleet/gpufleet/planner"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
-// Report is a plan with the changes it asks for, as the plan command and
-// pull-request comments show it.
-type Report struct {
-	Plan    *Plan   `json:"plan"`
-	Changes Changes `json:"changes"`
-	// CurrentMicros is what the owned instances cost now, per hour.
-	CurrentMicros int64 `json:"currentMicros"`
-}
-
-// CurrentCost prices what runs now at the offers' prices. Instances on
-// offers the input no longer has count at zero.
-func CurrentCost(observed []Instance, offers []Offer) int64 {
-	price := make(map[OfferKey]int64, len(offers))
-	for _, o := range offers {
-		price[o.OfferKey] = o.PriceMicros
-	}
-	total := int64(0)
-	for _, inst := range observed {
-		if inst.State.Live() {
-			total += max(0, price[inst.OfferKey])
-		}
-	}
-	return total
-}
-
-// Summary is the one line a reviewer reads first.
-func (r *Report) Summary() string {
+// PlanSummary is the one line a reviewer reads first.
+func PlanSummary(r *planner.Report) string {
 	creates, deletes := r.Changes.Counts()
 	delta := r.Plan.CostMicros - r.CurrentMicros
 	line := fmt.Sprintf("Plan: %d to create, %d to delete — %s/h → %s/h (%s/h)",
-		creates, deletes, money(r.CurrentMicros), money(r.Plan.CostMicros), signed(delta))
+		creates, deletes, catalog.Money(r.CurrentMicros), catalog.Money(r.Plan.CostMicros), signed(delta))
 	if creates == 0 && deletes == 0 && len(r.Changes.Refused) == 0 {
-		line = fmt.Sprintf("No changes — %s/h", money(r.Plan.CostMicros))
+		line = fmt.Sprintf("No changes — %s/h", catalog.Money(r.Plan.CostMicros))
 	}
 	return line
-}
-
-// money writes an amount for people: cents from a dollar up, three decimals
-// below, where GPU prices live ($0.068 for a spot T4).
-func money(m int64) string {
-	sign := ""
-	if m < 0 {
-		sign, m = "-", -m
-	}
-	if m >= 1_000_000 {
-		return fmt.Sprintf("%s$%.2f", sign, float64(m)/1e6)
-	}
-	s := strings.TrimRight(fmt.Sprintf("%.3f", float64(m)/1e6), "0")
-	if len(s) < 4 {
-		s += strings.Repeat("0", 4-len(s))
-	}
-	return sign + "$" + s
 }
 
 // signed writes a cost change with its sign, using a true minus sign.
 func signed(m int64) string {
 	switch {
 	case m > 0:
-		return "+" + money(m)
+		return "+" + catalog.Money(m)
 	case m < 0:
-		return "−" + money(-m)
+		return "−" + catalog.Money(-m)
 	}
-	return money(0)
+	return catalog.Money(0)
 }
 
-// WriteText writes a report as the plan command prints it.
-func (r *Report) WriteText(w io.Writer) error {
+// PlanText writes a report as the plan command prints it.
+func PlanText(w io.Writer, r *planner.Report) error {
 	p := r.Plan
 	var b strings.Builder
-	fmt.Fprintln(&b, r.Summary())
+	fmt.Fprintln(&b, PlanSummary(r))
 	fmt.Fprintf(&b, "Prices: %s of %s. %s\n", p.Prices.Source, p.Prices.AsOf.Format("2006-01-02"), optimality(p))
 	if p.BaselineMicros > 0 {
 		fmt.Fprintf(&b, "Saving against the cheapest single-cloud on-demand placement: %s/h of %s/h (%s)\n",
-			money(p.BaselineMicros-p.CostMicros), money(p.BaselineMicros), percent(p.BaselineMicros-p.CostMicros, p.BaselineMicros))
+			catalog.Money(p.BaselineMicros-p.CostMicros), catalog.Money(p.BaselineMicros), percent(p.BaselineMicros-p.CostMicros, p.BaselineMicros))
 	}
 	for _, f := range p.Fleets {
-		fmt.Fprintf(&b, "\nfleet %s — owner %s, %s/h", f.Name, f.Owner, money(f.CostMicros))
+		fmt.Fprintf(&b, "\nfleet %s — owner %s, %s/h", f.Name, f.Owner, catalog.Money(f.CostMicros))
 		if f.BudgetMicros != nil {
-			fmt.Fprintf(&b, " of a %s/h budget", money(*f.BudgetMicros))
+			fmt.Fprintf(&b, " of a %s/h budget", catalog.Money(*f.BudgetMicros))
 		}
 		fmt.Fprintln(&b)
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
@@ -95,12 +56,12 @@ func (r *Report) WriteText(w io.Writer) error {
 		for _, wl := range f.Workloads {
 			label := fmt.Sprintf("%s (%d/%d)", wl.Name, wl.Placed, wl.Desired)
 			if len(wl.Placements) == 0 {
-				fmt.Fprintf(tw, "  %s\t0\t-\t-\t-\t-\t-\t-\t%s\n", label, money(0))
+				fmt.Fprintf(tw, "  %s\t0\t-\t-\t-\t-\t-\t-\t%s\n", label, catalog.Money(0))
 			}
 			for _, pl := range wl.Placements {
 				o := pl.Offer
-				price := money(pl.PriceMicros + pl.EgressMicros)
-				total := money(int64(pl.Count-pl.Reserved)*pl.PriceMicros + int64(pl.Count)*pl.EgressMicros)
+				price := catalog.Money(pl.PriceMicros + pl.EgressMicros)
+				total := catalog.Money(pl.Cost())
 				note := placementNote(pl)
 				fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", label, pl.Count, o.Cloud, o.Region, o.Zone, o.InstanceType, o.Market, price, total, note)
 				label = ""
@@ -124,7 +85,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	return err
 }
 
-func placementNote(pl Placement) string {
+func placementNote(pl planner.Placement) string {
 	var notes []string
 	if pl.Kept > 0 {
 		notes = append(notes, fmt.Sprintf("%d running", pl.Kept))
@@ -133,7 +94,7 @@ func placementNote(pl Placement) string {
 		notes = append(notes, fmt.Sprintf("%d reserved", pl.Reserved))
 	}
 	if pl.EgressMicros > 0 {
-		notes = append(notes, fmt.Sprintf("egress %s/node-h", money(pl.EgressMicros)))
+		notes = append(notes, fmt.Sprintf("egress %s/node-h", catalog.Money(pl.EgressMicros)))
 	}
 	if len(notes) == 0 {
 		return ""
@@ -142,13 +103,13 @@ func placementNote(pl Placement) string {
 }
 
 // explanation says why a workload is placed as it is.
-func explanation(wl WorkloadPlan) []string {
+func explanation(wl planner.WorkloadPlan) []string {
 	var lines []string
 	if wl.Shortfall != nil {
 		lines = append(lines, fmt.Sprintf("%d nodes short (%s): %s", wl.Shortfall.Nodes, wl.Shortfall.Cause, wl.Shortfall.Message))
 	}
 	if ru := wl.RunnerUp; ru != nil {
-		lines = append(lines, fmt.Sprintf("runner-up %s at %s/node-h", ru.Offer, money(ru.PriceMicros+ru.EgressMicros)))
+		lines = append(lines, fmt.Sprintf("runner-up %s at %s/node-h", ru.Offer, catalog.Money(ru.PriceMicros+ru.EgressMicros)))
 	}
 	if len(wl.Rejected) > 0 {
 		var parts []string
@@ -160,7 +121,7 @@ func explanation(wl WorkloadPlan) []string {
 	return lines
 }
 
-func writeChanges(b *strings.Builder, c Changes, indent string) {
+func writeChanges(b *strings.Builder, c planner.Changes, indent string) {
 	creates, deletes := c.Counts()
 	fmt.Fprintf(b, "\n%sActions: %d to create, %d to delete\n", indent, creates, deletes)
 	for _, a := range c.Actions {
@@ -177,20 +138,20 @@ func writeChanges(b *strings.Builder, c Changes, indent string) {
 	}
 }
 
-func actionLine(a Action) string {
+func actionLine(a planner.Action) string {
 	switch a.Kind {
-	case Create:
-		return fmt.Sprintf("+ create %s/%s on %s at %s/h", a.Fleet, a.Workload, a.Offer, money(a.PriceMicros))
+	case planner.Create:
+		return fmt.Sprintf("+ create %s/%s on %s at %s/h", a.Fleet, a.Workload, a.Offer, catalog.Money(a.PriceMicros+a.EgressMicros))
 	default:
 		return fmt.Sprintf("- delete %s (%s/%s on %s): %s", a.Instance, a.Fleet, a.Workload, a.Offer, a.Reason)
 	}
 }
 
-func optimality(p *Plan) string {
+func optimality(p *planner.Plan) string {
 	if p.Optimal {
 		return "Optimal."
 	}
-	return fmt.Sprintf("Not proven optimal: within %s of the best bound.", money(p.GapMicros))
+	return fmt.Sprintf("Not proven optimal: within %s of the best bound.", catalog.Money(p.GapMicros))
 }
 
 func percent(part, whole int64) string {
@@ -200,22 +161,22 @@ func percent(part, whole int64) string {
 	return fmt.Sprintf("%.0f%%", 100*float64(part)/float64(whole))
 }
 
-// WriteMarkdown writes a report for a pull-request comment or a Markdown
+// PlanMarkdown writes a report for a pull-request comment or a Markdown
 // file: the summary first, then a collapsible section per fleet.
-func (r *Report) WriteMarkdown(w io.Writer) error {
+func PlanMarkdown(w io.Writer, r *planner.Report) error {
 	p := r.Plan
 	var b strings.Builder
-	fmt.Fprintf(&b, "**%s**\n\n", r.Summary())
+	fmt.Fprintf(&b, "**%s**\n\n", PlanSummary(r))
 	fmt.Fprintf(&b, "Prices: %s of %s. %s", p.Prices.Source, p.Prices.AsOf.Format("2006-01-02"), optimality(p))
 	if p.BaselineMicros > 0 {
 		fmt.Fprintf(&b, " Saves %s/h (%s) against the cheapest single-cloud on-demand placement.",
-			money(p.BaselineMicros-p.CostMicros), percent(p.BaselineMicros-p.CostMicros, p.BaselineMicros))
+			catalog.Money(p.BaselineMicros-p.CostMicros), percent(p.BaselineMicros-p.CostMicros, p.BaselineMicros))
 	}
 	fmt.Fprintln(&b)
 	for _, f := range p.Fleets {
-		fmt.Fprintf(&b, "\n<details><summary>fleet <b>%s</b> — %s/h", f.Name, money(f.CostMicros))
+		fmt.Fprintf(&b, "\n<details><summary>fleet <b>%s</b> — %s/h", f.Name, catalog.Money(f.CostMicros))
 		if f.BudgetMicros != nil {
-			fmt.Fprintf(&b, " of %s/h budget", money(*f.BudgetMicros))
+			fmt.Fprintf(&b, " of %s/h budget", catalog.Money(*f.BudgetMicros))
 		}
 		fmt.Fprintln(&b, "</summary>")
 		fmt.Fprintln(&b)
@@ -226,7 +187,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 				fmt.Fprintf(&b, "- `%s`: %s\n", wl.Name, line)
 			}
 		}
-		var actions Changes
+		var actions planner.Changes
 		for _, a := range r.Changes.Actions {
 			if a.Fleet == f.Name {
 				actions.Actions = append(actions.Actions, a)
@@ -256,11 +217,11 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 
 // writePlacementTable writes a fleet's placements as a Markdown table, a
 // row per offer, the workload named on its first row.
-func writePlacementTable(b *strings.Builder, f FleetPlan) {
+func writePlacementTable(b *strings.Builder, f planner.FleetPlan) {
 	b.WriteString("| workload | nodes | cloud | region | zone | type | market | $/node-h | $/h |\n|---|---:|---|---|---|---|---|---:|---:|\n")
 	for _, wl := range f.Workloads {
 		if len(wl.Placements) == 0 {
-			fmt.Fprintf(b, "| %s (0/%d) | 0 | | | | | | | %s |\n", wl.Name, wl.Desired, money(0))
+			fmt.Fprintf(b, "| %s (0/%d) | 0 | | | | | | | %s |\n", wl.Name, wl.Desired, catalog.Money(0))
 		}
 		for i, pl := range wl.Placements {
 			name := ""
@@ -269,7 +230,7 @@ func writePlacementTable(b *strings.Builder, f FleetPlan) {
 			}
 			o := pl.Offer
 			fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", name, pl.Count, o.Cloud, o.Region, o.Zone, o.InstanceType, o.Market,
-				money(pl.PriceMicros+pl.EgressMicros), money(int64(pl.Count-pl.Reserved)*pl.PriceMicros+int64(pl.Count)*pl.EgressMicros))
+				catalog.Money(pl.PriceMicros+pl.EgressMicros), catalog.Money(pl.Cost()))
 		}
 	}
 }

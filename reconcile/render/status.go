@@ -1,4 +1,4 @@
-package reconcile
+package render
 
 import (
 	"fmt"
@@ -7,12 +7,15 @@ import (
 	"strings"
 
 	"github.com/gpufleet/gpufleet/schema/catalog"
+
+	"github.com/gpufleet/gpufleet/reconcile/status"
 )
 
-// summary renders STATUS.md: what runs where and what it costs, for people.
-// It holds no timestamp that changes from run to run, so a run that
-// changed nothing leaves it byte for byte the same.
-func (r *run) summary(statuses map[string]*FleetStatus) []byte {
+// StatusMarkdown renders STATUS.md: what runs where and what it costs, for
+// people, with why the last run stopped if it did. It holds no timestamp
+// that changes from run to run, so a run that changed nothing leaves it
+// byte for byte the same.
+func StatusMarkdown(statuses map[string]*status.FleetStatus, stopped []string, specRevision string) []byte {
 	var b strings.Builder
 	names := slices.Sorted(maps.Keys(statuses))
 	var cost, baseline int64
@@ -21,13 +24,13 @@ func (r *run) summary(statuses map[string]*FleetStatus) []byte {
 		baseline += statuses[n].BaselineMicros
 	}
 	b.WriteString("# gpufleet status\n\n")
-	fmt.Fprintf(&b, "Written by gpufleet after each run that changed something. Specs at revision `%s`.\n\n", r.specRevision())
-	fmt.Fprintf(&b, "**%s/h** for %d fleets", money(cost), len(names))
+	fmt.Fprintf(&b, "Written by gpufleet after each run that changed something. Specs at revision `%s`.\n\n", specRevision)
+	fmt.Fprintf(&b, "**%s/h** for %d fleets", catalog.Money(cost), len(names))
 	if baseline > 0 {
-		fmt.Fprintf(&b, "; %s/h less than the cheapest single-cloud on-demand placement (%s/h)", money(baseline-cost), money(baseline))
+		fmt.Fprintf(&b, "; %s/h less than the cheapest single-cloud on-demand placement (%s/h)", catalog.Money(baseline-cost), catalog.Money(baseline))
 	}
 	b.WriteString(".\n\n")
-	for _, e := range r.errs[""] {
+	for _, e := range stopped {
 		fmt.Fprintf(&b, "> **The last run stopped:** %s\n\n", oneLine(e))
 	}
 	if len(names) > 0 {
@@ -39,7 +42,7 @@ func (r *run) summary(statuses map[string]*FleetStatus) []byte {
 				running += w.Running
 				desired += w.Desired
 			}
-			fmt.Fprintf(&b, "| %s | %s | %d / %d | %s |\n", n, readiness(st), running, desired, money(st.CostMicros))
+			fmt.Fprintf(&b, "| %s | %s | %d / %d | %s |\n", n, readiness(st), running, desired, catalog.Money(st.CostMicros))
 		}
 	}
 	for _, n := range names {
@@ -97,9 +100,9 @@ func (r *run) summary(statuses map[string]*FleetStatus) []byte {
 	return []byte(b.String())
 }
 
-func readiness(st *FleetStatus) string {
+func readiness(st *status.FleetStatus) string {
 	for _, c := range st.Conditions {
-		if c.Type == Ready {
+		if c.Type == status.Ready {
 			if c.Status {
 				return "yes"
 			}
@@ -110,7 +113,7 @@ func readiness(st *FleetStatus) string {
 }
 
 // where lists a workload's nodes by offer, from what was observed.
-func where(w WorkloadStatus) string {
+func where(w status.WorkloadStatus) string {
 	count := map[string]int{}
 	for _, inst := range w.Instances {
 		if inst.State.Live() {
@@ -128,10 +131,3 @@ func where(w WorkloadStatus) string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-func money(m int64) string {
-	if m >= 1_000_000 || m == 0 {
-		return fmt.Sprintf("$%.2f", float64(m)/1e6)
-	}
-	return catalog.FormatMicros(m)
-}

@@ -1,4 +1,4 @@
-package reconcile
+package status
 
 import (
 	"bytes"
@@ -18,9 +18,17 @@ import (
 // StatusVersion is the schema version of the status files.
 const StatusVersion = 1
 
-// stateFile is the repository-wide state in the status directory: what a
+// StateFile is the repository-wide state in the status directory: what a
 // run must remember for the next one.
-const stateFile = "gpufleet.json"
+const StateFile = "gpufleet.json"
+
+// SummaryFile is the human-readable status, beside the fleets' JSON.
+const SummaryFile = "STATUS.md"
+
+// Suspended is the condition a fleet carries while its spec says
+// `suspended: true`. It is absent otherwise, so resuming leaves the status
+// of a fleet as it was before it was ever suspended.
+const Suspended = "Suspended"
 
 // Condition types, as Kubernetes and Flux users know them.
 const (
@@ -136,12 +144,8 @@ type RetiredToken struct {
 	Until time.Time `json:"until"`
 }
 
-// tokenMemory is how long a cloud may answer a token with what it made:
-// EC2 keeps ClientTokens for at least a day.
-const tokenMemory = 25 * time.Hour
-
 // active returns the blocklist entries still in force.
-func (s *RepoState) active(now time.Time) []planner.OfferKey {
+func (s *RepoState) Active(now time.Time) []planner.OfferKey {
 	var out []planner.OfferKey
 	for _, b := range s.Blocklist {
 		if now.Before(b.Until) {
@@ -154,7 +158,7 @@ func (s *RepoState) active(now time.Time) []planner.OfferKey {
 }
 
 // block adds or extends a blocklist entry.
-func (s *RepoState) block(offer planner.OfferKey, reason string, until time.Time) {
+func (s *RepoState) Block(offer planner.OfferKey, reason string, until time.Time) {
 	for i := range s.Blocklist {
 		if s.Blocklist[i].Offer == offer.String() {
 			if until.After(s.Blocklist[i].Until) {
@@ -166,14 +170,14 @@ func (s *RepoState) block(offer planner.OfferKey, reason string, until time.Time
 	s.Blocklist = append(s.Blocklist, BlockedOffer{Offer: offer.String(), Reason: reason, Until: until})
 }
 
-func (s *RepoState) retire(token string, until time.Time) {
+func (s *RepoState) Retire(token string, until time.Time) {
 	if token == "" || slices.ContainsFunc(s.Retired, func(r RetiredToken) bool { return r.Token == token }) {
 		return
 	}
 	s.Retired = append(s.Retired, RetiredToken{Token: token, Until: until})
 }
 
-func (s *RepoState) retiredTokens(now time.Time) []string {
+func (s *RepoState) RetiredTokens(now time.Time) []string {
 	var out []string
 	for _, r := range s.Retired {
 		if now.Before(r.Until) {
@@ -185,7 +189,7 @@ func (s *RepoState) retiredTokens(now time.Time) []string {
 
 // prune drops expired entries and sorts what is left, so the file changes
 // only when its content does.
-func (s *RepoState) prune(now time.Time) {
+func (s *RepoState) Prune(now time.Time) {
 	s.SchemaVersion = StatusVersion
 	s.Blocklist = slices.DeleteFunc(s.Blocklist, func(b BlockedOffer) bool { return !now.Before(b.Until) })
 	slices.SortFunc(s.Blocklist, func(a, b BlockedOffer) int { return strings.Compare(a.Offer, b.Offer) })
@@ -208,7 +212,7 @@ func (s *RepoState) prune(now time.Time) {
 // leave, and checks that the status directory is a real directory of the
 // checkout: a committed symlink in its place could lead anywhere on the
 // machine.
-func statusRoot(checkout, dir string) (*os.Root, error) {
+func OpenRoot(checkout, dir string) (*os.Root, error) {
 	root, err := os.OpenRoot(checkout)
 	if err != nil {
 		return nil, err
@@ -236,9 +240,9 @@ func statusRoot(checkout, dir string) (*os.Root, error) {
 
 // readState reads the repository state in dir; a missing file is an empty
 // state.
-func readState(root *os.Root, dir string) (*RepoState, error) {
+func ReadState(root *os.Root, dir string) (*RepoState, error) {
 	s := &RepoState{}
-	name := path.Join(dir, stateFile)
+	name := path.Join(dir, StateFile)
 	data, err := root.ReadFile(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
@@ -256,7 +260,7 @@ func readState(root *os.Root, dir string) (*RepoState, error) {
 }
 
 // readFleetStatuses reads every <fleet>.json in dir.
-func readFleetStatuses(root *os.Root, dir string) (map[string]*FleetStatus, error) {
+func ReadFleets(root *os.Root, dir string) (map[string]*FleetStatus, error) {
 	out := map[string]*FleetStatus{}
 	entries, err := fs.ReadDir(root.FS(), dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -267,7 +271,7 @@ func readFleetStatuses(root *os.Root, dir string) (map[string]*FleetStatus, erro
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if !e.Type().IsRegular() || !strings.HasSuffix(name, ".json") || name == stateFile {
+		if !e.Type().IsRegular() || !strings.HasSuffix(name, ".json") || name == StateFile {
 			continue
 		}
 		data, err := root.ReadFile(path.Join(dir, name))
@@ -287,7 +291,7 @@ func readFleetStatuses(root *os.Root, dir string) (map[string]*FleetStatus, erro
 }
 
 // encode renders a status document the way it is committed.
-func encode(v any) []byte {
+func Encode(v any) []byte {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
@@ -300,7 +304,7 @@ func encode(v any) []byte {
 
 // sameBesidesTime compares two fleet statuses with their timestamps cleared,
 // so a run that changed nothing commits nothing.
-func sameBesidesTime(a, b *FleetStatus) bool {
+func SameBesidesTime(a, b *FleetStatus) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
@@ -314,11 +318,11 @@ func sameBesidesTime(a, b *FleetStatus) bool {
 	for i := range cb.Conditions {
 		cb.Conditions[i].Since = time.Time{}
 	}
-	return bytes.Equal(encode(&ca), encode(&cb))
+	return bytes.Equal(Encode(&ca), Encode(&cb))
 }
 
 // carryConditions keeps a condition's Since when its status did not change.
-func carryConditions(next, prev []Condition, now time.Time) []Condition {
+func CarryConditions(next, prev []Condition, now time.Time) []Condition {
 	for i := range next {
 		next[i].Since = now
 		for _, p := range prev {
@@ -335,12 +339,12 @@ func carryConditions(next, prev []Condition, now time.Time) []Condition {
 // request's plan uses it in place of the clouds, which CI cannot reach.
 // statusDir is relative to repoDir, and nothing outside repoDir is read.
 func ReadObserved(repoDir, statusDir string, now time.Time) ([]planner.Instance, []planner.OfferKey, error) {
-	root, err := statusRoot(repoDir, statusDir)
+	root, err := OpenRoot(repoDir, statusDir)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer root.Close()
-	statuses, err := readFleetStatuses(root, statusDir)
+	statuses, err := ReadFleets(root, statusDir)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -356,10 +360,10 @@ func ReadObserved(repoDir, statusDir string, now time.Time) ([]planner.Instance,
 			}
 		}
 	}
-	slices.SortFunc(observed, cmpInstances)
-	state, err := readState(root, statusDir)
+	slices.SortFunc(observed, planner.CompareInstances)
+	state, err := ReadState(root, statusDir)
 	if err != nil {
 		return nil, nil, err
 	}
-	return observed, state.active(now), nil
+	return observed, state.Active(now), nil
 }
