@@ -33,13 +33,13 @@ type Review struct {
 // WorkloadChange is how one workload's placement differs between base and
 // head.
 type WorkloadChange struct {
-	Fleet    string `json:"fleet"`
-	Workload string `json:"workload"`
+	Fleet        string     `json:"fleet"`
+	Workload     string     `json:"workload"`
 	Kind         ChangeKind `json:"kind"`
-	BeforeNodes  int    `json:"beforeNodes"`
-	AfterNodes   int    `json:"afterNodes"`
-	BeforeMicros int64  `json:"beforeMicros"`
-	AfterMicros  int64  `json:"afterMicros"`
+	BeforeNodes  int        `json:"beforeNodes"`
+	AfterNodes   int        `json:"afterNodes"`
+	BeforeMicros int64      `json:"beforeMicros"`
+	AfterMicros  int64      `json:"afterMicros"`
 	// Moves lists placement counts that differ, per offer.
 	Moves []Move `json:"moves,omitempty"`
 }

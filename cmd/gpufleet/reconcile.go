@@ -187,4 +187,3 @@ func firstLine(s string) string {
 	}
 	return s
 }
-
