@@ -101,18 +101,28 @@ func (r *run) applyRound(ctx context.Context, actions []planner.Action) (failedO
 	g.SetLimit(r.opts.Parallelism)
 	for _, a := range creates {
 		g.Go(func() error {
+			// A cancelled run asks the clouds for nothing more; what it
+			// asked for already is adopted by the next run by its token.
+			if gctx.Err() != nil {
+				return nil
+			}
 			req := providers.CreateRequest{Token: a.Token, Offer: a.Offer, Fleet: a.Fleet, Workload: a.Workload, Labels: labels[a.Fleet+"/"+a.Workload]}
 			inst, err := r.opts.Providers[a.Offer.Cloud].Create(gctx, req)
 			res := status.ActionResult{Fleet: a.Fleet, Kind: planner.Create, Workload: a.Workload, Offer: a.Offer.String(), Instance: inst.ID}
 			r.mu.Lock()
 			defer r.mu.Unlock()
-			if err != nil {
+			switch {
+			case err != nil && gctx.Err() != nil:
+				// Cut short by the cancel, not refused by the cloud.
+				res.Error = err.Error()
+				incomplete[a.Fleet+"/"+a.Workload] = true
+			case err != nil:
 				res.Error = err.Error()
 				incomplete[a.Fleet+"/"+a.Workload] = true
 				if r.handleCreateError(a, err) {
 					failedOver = true
 				}
-			} else {
+			default:
 				r.observed = append(r.observed, inst)
 				r.log.Info("created", "fleet", a.Fleet, "workload", a.Workload, "offer", a.Offer.String(), "instance", inst.ID)
 				r.hooks.onCreate()
@@ -126,6 +136,9 @@ func (r *run) applyRound(ctx context.Context, actions []planner.Action) (failedO
 	// Deletes wait for the creates: a replacement runs before what it
 	// replaces goes, and a workload whose create failed keeps its old nodes
 	// until the next round places them.
+	if ctx.Err() != nil {
+		return false
+	}
 	g, gctx = errgroup.WithContext(ctx)
 	g.SetLimit(r.opts.Parallelism)
 	for _, a := range deletes {
@@ -137,6 +150,9 @@ func (r *run) applyRound(ctx context.Context, actions []planner.Action) (failedO
 			continue
 		}
 		g.Go(func() error {
+			if gctx.Err() != nil {
+				return nil
+			}
 			err := r.opts.Providers[a.Offer.Cloud].Delete(gctx, inst)
 			res := status.ActionResult{Fleet: a.Fleet, Kind: planner.Delete, Workload: a.Workload, Offer: a.Offer.String(), Instance: a.Instance}
 			r.mu.Lock()
@@ -213,7 +229,10 @@ func (r *run) handleCreateError(a planner.Action, err error) bool {
 			}
 		}
 		r.state.Retire(a.Token, r.now.Add(tokenMemory))
-		r.errs[a.Fleet] = append(r.errs[a.Fleet], fmt.Sprintf("quota exceeded in %s %s: %v", a.Offer.Cloud, a.Offer.Region, err))
+		// Like a stock-out, it is routed around; the blocklist entry, in
+		// the fleet's status, says which quota to raise, and a node that
+		// cannot go elsewhere is a shortfall.
+		r.log.Warn("quota exceeded; the region's offers of the GPU model are blocklisted", "offer", a.Offer.String(), "code", code, "until", until)
 		return true
 	case errors.Is(err, providers.ErrTokenSpent):
 		// The token's node came and went; the next round gets a new one.

@@ -55,7 +55,7 @@ func newEnvFrom(t testing.TB, cfg sim.Config, src fs.FS) *env {
 	dir := t.TempDir()
 	e := &env{t: t, dir: dir, origin: filepath.Join(dir, "origin.git")}
 	var err error
-	if err := Seed(e.origin, filepath.Join(dir, "seed"), src, "Example fleets"); err != nil {
+	if err := examples.Seed(e.origin, filepath.Join(dir, "seed"), src, "Example fleets"); err != nil {
 		t.Fatal(err)
 	}
 	e.url = "file://" + e.origin

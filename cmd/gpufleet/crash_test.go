@@ -25,7 +25,6 @@ import (
 
 	"github.com/gpufleet/gpufleet/examples"
 	"github.com/gpufleet/gpufleet/providers/sim"
-	"github.com/gpufleet/gpufleet/reconcile"
 )
 
 // TestCrashSweep kills real `gpufleet reconcile` processes with SIGKILL at
@@ -182,7 +181,7 @@ func newCrashSweep(t *testing.T, seed int) *crashSweep {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := reconcile.Seed(s.origin, filepath.Join(dir, "seed"), src, "Example fleets"); err != nil {
+	if err := examples.Seed(s.origin, filepath.Join(dir, "seed"), src, "Example fleets"); err != nil {
 		t.Fatal(err)
 	}
 	// The runs look for a price catalog under their working directory:

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpufleet/gpufleet/examples"
-	"github.com/gpufleet/gpufleet/reconcile"
 )
 
 func (a *app) demoCommand() *cobra.Command {
@@ -47,7 +46,7 @@ nothing changes; --reset starts over.`,
 				} else if src, err = fs.Sub(examples.FleetRepo, "fleet-repo"); err != nil {
 					return err
 				}
-				if err := reconcile.Seed(origin, filepath.Join(dir, "seed"), src, "Example fleets"); err != nil {
+				if err := examples.Seed(origin, filepath.Join(dir, "seed"), src, "Example fleets"); err != nil {
 					return fmt.Errorf("making the scratch repository, %w", err)
 				}
 				fmt.Fprintf(a.stdout, "Made a scratch Git repository of the example fleets: %s\n", origin)

@@ -57,7 +57,7 @@ func newRunFixture(t *testing.T, faults ...*sim.Fault) *runFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := reconcile.Seed(f.origin, filepath.Join(dir, "seed"), src, "Example fleets"); err != nil {
+	if err := examples.Seed(f.origin, filepath.Join(dir, "seed"), src, "Example fleets"); err != nil {
 		t.Fatal(err)
 	}
 	world, err := sim.New(sim.Config{Seed: 1, StatePath: f.state})

@@ -21,7 +21,6 @@ import (
 
 	"github.com/gpufleet/gpufleet/examples"
 	"github.com/gpufleet/gpufleet/providers/sim"
-	"github.com/gpufleet/gpufleet/reconcile"
 )
 
 // serve, sent a real SIGTERM while its first run waits on the clouds,
@@ -41,7 +40,7 @@ func TestServeStopsCleanlyOnSIGTERM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := reconcile.Seed(origin, filepath.Join(dir, "seed"), src, "Example fleets"); err != nil {
+	if err := examples.Seed(origin, filepath.Join(dir, "seed"), src, "Example fleets"); err != nil {
 		t.Fatal(err)
 	}
 	// The emulated clouds, kept in a file serve --sim loads, answer every

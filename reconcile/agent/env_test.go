@@ -55,7 +55,7 @@ func newOrigin(t *testing.T, seed uint64) *origin {
 	}
 	o := &origin{t: t, dir: t.TempDir()}
 	o.path = filepath.Join(o.dir, "origin.git")
-	if err := reconcile.Seed(o.path, filepath.Join(o.dir, "seed"), src, "Example fleets"); err != nil {
+	if err := examples.Seed(o.path, filepath.Join(o.dir, "seed"), src, "Example fleets"); err != nil {
 		t.Fatal(err)
 	}
 	o.url = "file://" + o.path

@@ -1,4 +1,4 @@
-package reconcile
+package examples
 
 import (
 	"io/fs"
