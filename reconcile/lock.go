@@ -58,13 +58,22 @@ type HeldError struct {
 }
 
 func (e *HeldError) Error() string {
+	return e.describe() + ". If that reconciler is no longer running, `gpufleet unlock` frees the lock now"
+}
+
+// describe says who holds the lock, since when, and until when.
+func (e *HeldError) describe() string {
 	taken := ""
 	if !e.Taken.IsZero() {
 		taken = " since " + e.Taken.UTC().Format(time.RFC3339)
 	}
-	return fmt.Sprintf("the repository lock is held by %s (run %s)%s; it expires at %s, in %s, unless its holder releases it first. "+
-		"If that reconciler is no longer running, `gpufleet unlock` frees the lock now",
-		e.Holder, cmp.Or(e.Run, "unknown"), taken, e.Until.UTC().Format(time.RFC3339), e.Until.Sub(e.Now).Round(time.Second))
+	left := ""
+	// Past a century, a Duration overflows; no lock lasts that long.
+	if d := e.Until.Sub(e.Now); d > 0 && e.Until.Before(e.Now.AddDate(100, 0, 0)) {
+		left = ", in " + d.Round(time.Second).String()
+	}
+	return fmt.Sprintf("the repository lock is held by %s (run %s)%s; it expires at %s%s, unless its holder releases it first",
+		e.Holder, cmp.Or(e.Run, "unknown"), taken, e.Until.UTC().Format(time.RFC3339), left)
 }
 
 // Lock is a held repository lock.
@@ -155,7 +164,7 @@ func (c *Checkout) Unlock(ctx context.Context, force bool, now time.Time) (*Held
 			return nil, ErrLockFree
 		}
 		if current.held(now) && !force {
-			return info, fmt.Errorf("%w. Unlock refuses a lock that has not expired: pass --force if you are sure its holder is not running", info)
+			return info, fmt.Errorf("%s. A lock that has not expired is freed only with --force: pass it if you are sure its holder is not running", info.describe())
 		}
 		commit, err := c.lockCommit(current.hash, fmt.Sprintf("%s\n\nreleased-by: gpufleet unlock\nrun: %s\n", lockTitle, current.run), now)
 		if err != nil {

@@ -28,7 +28,16 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("EXAMPLES", filepath.Join(root, "examples"))
 			env.Setenv("SPECS", filepath.Join(root, "testdata", "specs"))
+			env.Values[fakeGitHubKey{}] = new(fakeGitHub)
 			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exitcode": cmdExitCode,
+			"freeport": cmdFreePort,
+			"httpget":  cmdHTTPGet,
+			"httppost": cmdHTTPPost,
+			"term":     cmdTerm,
+			"ghfake":   cmdGHFake,
 		},
 	})
 }

@@ -111,7 +111,7 @@ func (a *app) reconcile(ctx context.Context, f runFlags, commit bool) error {
 	result, runErr := reconcile.Run(ctx, checkout, opts)
 	outcome := reconcile.OutcomeOf(result, runErr)
 	if result != nil {
-		if err := a.printRun(f, checkout, result, outcome, time.Since(started)); err != nil {
+		if err := a.printRun(f, checkout, result, outcome, commit, time.Since(started)); err != nil {
 			return err
 		}
 	}
@@ -163,13 +163,13 @@ func holder() string {
 	return fmt.Sprintf("%s:%d", host, os.Getpid())
 }
 
-func (a *app) printRun(f runFlags, c *reconcile.Checkout, res *reconcile.Result, outcome reconcile.Outcome, took time.Duration) error {
+func (a *app) printRun(f runFlags, c *reconcile.Checkout, res *reconcile.Result, outcome reconcile.Outcome, commit bool, took time.Duration) error {
 	if f.output == "json" {
 		return render.JSON(a.stdout, res)
 	}
 	run := render.Run{
 		Dir: c.Dir, Revision: res.Revision, Report: res.Report, Applied: res.Applied, Rounds: res.Rounds,
-		Statuses: res.Statuses, DryRun: f.dryRun, Converged: outcome == reconcile.Converged, NotConverged: res.NotConverged, Took: took,
+		Statuses: res.Statuses, DryRun: f.dryRun, Commits: commit, Converged: outcome == reconcile.Converged, NotConverged: res.NotConverged, Took: took,
 	}
 	if !res.Commit.IsZero() {
 		if commit, err := c.Repo.CommitObject(res.Commit); err == nil {

@@ -93,6 +93,9 @@ func (a *app) simInspectCommand() *cobra.Command {
 			if output == "json" {
 				enc := json.NewEncoder(a.stdout)
 				enc.SetIndent("", "  ")
+				if instances == nil {
+					instances = []*sim.Instance{}
+				}
 				return enc.Encode(instances)
 			}
 			fmt.Fprintf(a.stdout, "%d instances in %s\n", len(instances), state)

@@ -22,6 +22,8 @@ type Run struct {
 	Rounds   int
 	Statuses map[string]*status.FleetStatus
 	DryRun   bool
+	// Commits is whether the command commits the status: apply does not.
+	Commits bool
 	// Converged and NotConverged say how the run ended, when it finished.
 	Converged    bool
 	NotConverged []string
@@ -93,7 +95,7 @@ func RunText(w io.Writer, r Run) error {
 		fmt.Fprintln(&b, "\nDry run: no cloud was changed and nothing was committed.")
 	case r.Commit != "":
 		fmt.Fprintf(&b, "\nCommitted %s\n", r.Commit)
-	default:
+	case r.Commits:
 		fmt.Fprintln(&b, "\nStatus unchanged: nothing committed.")
 	}
 	if len(r.NotConverged) > 0 && !r.DryRun {
