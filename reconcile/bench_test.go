@@ -46,8 +46,8 @@ func BenchmarkConverge1000Nodes(b *testing.B) {
 		if len(res.Applied) != 1000 {
 			b.Fatalf("applied %d actions, want 1,000", len(res.Applied))
 		}
-		total, mutating := 0, e.mutations()
-		for _, n := range e.world.Calls() {
+		total, mutating := 0, e.Mutations()
+		for _, n := range e.World.Calls() {
 			total += n
 		}
 		b.ReportMetric(float64(total), "api-calls")

@@ -50,7 +50,7 @@ func TestChaos(t *testing.T) {
 		{Op: "instances.insert", Kind: sim.FaultFailLater, Rate: 0.08},
 		{Kind: sim.FaultPreempt, Rate: 0.01},
 	}
-	if err := e.world.AddFaults(faults...); err != nil {
+	if err := e.World.AddFaults(faults...); err != nil {
 		t.Fatal(err)
 	}
 
@@ -82,12 +82,12 @@ func TestChaos(t *testing.T) {
 			h.beforePush = func() {
 				if !once {
 					once = true
-					human = append(human, e.pushTracked("NOTES.md", fmt.Sprintf("round %d\n", round), "Notes, round "+strconv.Itoa(round)))
+					human = append(human, e.Push("NOTES.md", fmt.Sprintf("round %d\n", round), "Notes, round "+strconv.Itoa(round)).String())
 				}
 			}
 		case 4, 5, 6:
 			nodes := 4 + r.IntN(5)
-			human = append(human, e.pushTracked("fleets/inference.cue", strings.Replace(spec, "nodes: 6", fmt.Sprintf("nodes: %d", nodes), 1), fmt.Sprintf("Chat to %d nodes", nodes)))
+			human = append(human, e.Push("fleets/inference.cue", strings.Replace(spec, "nodes: 6", fmt.Sprintf("nodes: %d", nodes), 1), fmt.Sprintf("Chat to %d nodes", nodes)).String())
 		}
 		_, err := e.runHooked(h, edit)
 		switch {
@@ -99,16 +99,16 @@ func TestChaos(t *testing.T) {
 	}
 
 	fired := map[string]int{}
-	for _, f := range e.world.Faults() {
+	for _, f := range e.World.Faults() {
 		fired[f.Kind] += f.Fired
 	}
 	leftBehind := 0
-	for _, inst := range e.world.Instances() {
+	for _, inst := range e.World.Instances() {
 		if inst.State == sim.StateFailed {
 			leftBehind++
 		}
 	}
-	e.world.ClearFaults()
+	e.World.ClearFaults()
 	// The verdict rests on outcomes, not on how long anything took: runs
 	// go on until one says it converged, three at most. They run an hour
 	// on, as a later scheduled run would, when the offers the faults
@@ -149,7 +149,7 @@ func TestChaos(t *testing.T) {
 
 	// No node twice for one intent.
 	live := map[string][]string{}
-	for _, inst := range e.world.Instances() {
+	for _, inst := range e.World.Instances() {
 		if inst.State == sim.StatePending || inst.State == sim.StateRunning {
 			live[inst.Tags[providers.TagToken]] = append(live[inst.Tags[providers.TagToken]], inst.ID)
 		}
@@ -173,7 +173,7 @@ func TestChaos(t *testing.T) {
 	running := map[string]int{}
 	var worldIDs, statusIDs []string
 	leaked := 0
-	for _, inst := range e.world.Instances() {
+	for _, inst := range e.World.Instances() {
 		if inst.State == sim.StateFailed {
 			leaked++
 			t.Errorf("%s %s is still there, failed", inst.Cloud, cmpID(inst))
@@ -197,7 +197,7 @@ func TestChaos(t *testing.T) {
 		}
 	}
 	for _, fleet := range []string{"batch", "inference", "training"} {
-		for _, w := range e.statusAtHead(fleet).Workloads {
+		for _, w := range e.StatusAtHead(fleet).Workloads {
 			for _, inst := range w.Instances {
 				if inst.State.Live() {
 					statusIDs = append(statusIDs, inst.ID)
@@ -211,11 +211,11 @@ func TestChaos(t *testing.T) {
 		t.Errorf("the status lists %d live instances, the clouds hold %d", len(statusIDs), len(worldIDs))
 	}
 	// No commit lost: everything people pushed is in the history.
-	repo, err := git.PlainOpen(e.origin)
+	repo, err := git.PlainOpen(e.Origin)
 	if err != nil {
 		t.Fatal(err)
 	}
-	head := e.head()
+	head := e.Head()
 	for _, h := range human {
 		found := false
 		iter, _ := repo.Log(&git.LogOptions{From: head.Hash})
@@ -261,10 +261,4 @@ func cmpID(inst *sim.Instance) string {
 		return inst.Name
 	}
 	return inst.ID
-}
-
-// pushTracked pushes a change as a person and returns the commit's hash.
-func (e *env) pushTracked(path, content, message string) string {
-	e.push(path, content, message)
-	return e.head().Hash.String()
 }

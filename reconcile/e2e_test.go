@@ -2,12 +2,10 @@ package reconcile
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -15,58 +13,31 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
-
 	"github.com/gpufleet/gpufleet/examples"
 	"github.com/gpufleet/gpufleet/planner"
 	"github.com/gpufleet/gpufleet/providers/clouds"
 	"github.com/gpufleet/gpufleet/providers/sim"
-	"github.com/gpufleet/gpufleet/providers/sim/emulator"
 	"github.com/gpufleet/gpufleet/reconcile/status"
+	"github.com/gpufleet/gpufleet/reconcile/testenv"
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
-// env is a fleet repository in a bare Git repository on disk, and the
-// emulated clouds, for end-to-end runs.
+// env is the shared end-to-end environment and the runs made on it.
 type env struct {
-	t      testing.TB
-	dir    string
-	origin string
-	url    string
-	world  *sim.World
-	emu    *emulator.Emulator
-	runs   int
+	*testenv.Env
+	t    testing.TB
+	runs int
 }
 
 func newEnv(t testing.TB, cfg sim.Config) *env {
 	t.Helper()
-	src, err := fs.Sub(examples.FleetRepo, "fleet-repo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return newEnvFrom(t, cfg, src)
+	return &env{Env: testenv.New(t, cfg), t: t}
 }
 
 // newEnvFrom is newEnv for any fleet repository.
 func newEnvFrom(t testing.TB, cfg sim.Config, src fs.FS) *env {
 	t.Helper()
-	dir := t.TempDir()
-	e := &env{t: t, dir: dir, origin: filepath.Join(dir, "origin.git")}
-	var err error
-	if err := examples.Seed(e.origin, filepath.Join(dir, "seed"), src, "Example fleets"); err != nil {
-		t.Fatal(err)
-	}
-	e.url = "file://" + e.origin
-	if e.world, err = sim.New(cfg); err != nil {
-		t.Fatal(err)
-	}
-	if e.emu, err = emulator.Start(e.world, emulator.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.emu.Close(context.Background()) })
-	return e
+	return &env{Env: testenv.NewFrom(t, cfg, src), t: t}
 }
 
 // options builds run options for a checkout, with providers on the
@@ -80,7 +51,7 @@ func (e *env) options(c *Checkout) Options {
 func (e *env) optionsWith(c *Checkout, cat *catalog.Catalog) Options {
 	e.t.Helper()
 	return Options{
-		Connect: ConnectTo(cat, clouds.Endpoints{AWS: e.emu.Endpoints.EC2, Azure: e.emu.Endpoints.ARM, GCP: e.emu.Endpoints.GCE}),
+		Connect: ConnectTo(cat, clouds.Endpoints{AWS: e.Emulator.Endpoints.EC2, Azure: e.Emulator.Endpoints.ARM, GCP: e.Emulator.Endpoints.GCE}),
 		Commit:  true, Catalog: cat,
 		Lock: LockOptions{Holder: fmt.Sprintf("test-%d", e.runs), Poll: 20 * time.Millisecond},
 	}
@@ -90,7 +61,7 @@ func (e *env) optionsWith(c *Checkout, cat *catalog.Catalog) Options {
 func (e *env) checkout() *Checkout {
 	e.t.Helper()
 	e.runs++
-	c, err := Open(context.Background(), SourceOptions{URL: e.url, WorkDir: filepath.Join(e.dir, fmt.Sprintf("work-%d", e.runs))})
+	c, err := Open(context.Background(), SourceOptions{URL: e.URL, WorkDir: filepath.Join(e.Dir, fmt.Sprintf("work-%d", e.runs))})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -124,89 +95,6 @@ func (e *env) mustRun(edit func(*Options)) *Result {
 	return res
 }
 
-// mutations counts the calls that change a cloud.
-func (e *env) mutations() int {
-	calls := e.world.Calls()
-	n := 0
-	for _, op := range []string{"aws RunInstances", "aws TerminateInstances", "azure put", "azure delete", "gcp instances.insert", "gcp instances.delete"} {
-		n += calls[op]
-	}
-	return n
-}
-
-// live counts running or pending instances per fleet/workload, from the
-// emulator itself.
-func (e *env) live() map[string]int {
-	out := map[string]int{}
-	for _, inst := range e.world.Instances() {
-		if inst.State == sim.StatePending || inst.State == sim.StateRunning {
-			out[inst.Tags["gpufleet-fleet"]+"/"+inst.Tags["gpufleet-workload"]]++
-		}
-	}
-	return out
-}
-
-// head is the origin's main branch.
-func (e *env) head() *object.Commit {
-	e.t.Helper()
-	repo, err := git.PlainOpen(e.origin)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	ref, err := repo.Reference(plumbing.NewBranchReferenceName("main"), true)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	c, err := repo.CommitObject(ref.Hash())
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return c
-}
-
-// statusAtHead reads a fleet's status file from the origin's head.
-func (e *env) statusAtHead(fleet string) *status.FleetStatus {
-	e.t.Helper()
-	f, err := e.head().File("status/" + fleet + ".json")
-	if err != nil {
-		e.t.Fatalf("status/%s.json at head: %v", fleet, err)
-	}
-	text, err := f.Contents()
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var st status.FleetStatus
-	if err := json.Unmarshal([]byte(text), &st); err != nil {
-		e.t.Fatal(err)
-	}
-	return &st
-}
-
-// push commits a change to the origin from a clone of its own, as a person
-// would.
-func (e *env) push(path, content, message string) {
-	e.t.Helper()
-	dir := filepath.Join(e.dir, fmt.Sprintf("human-%d", time.Now().UnixNano()))
-	repo, err := git.PlainClone(dir, false, &git.CloneOptions{URL: e.url})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, path), []byte(content), 0o644); err != nil {
-		e.t.Fatal(err)
-	}
-	wt, _ := repo.Worktree()
-	if _, err := wt.Add(path); err != nil {
-		e.t.Fatal(err)
-	}
-	sig := &object.Signature{Name: "someone", Email: "someone@example.com", When: time.Now()}
-	if _, err := wt.Commit(message, &git.CommitOptions{Author: sig, Committer: sig, AllowEmptyCommits: true}); err != nil {
-		e.t.Fatal(err)
-	}
-	if err := repo.Push(&git.PushOptions{}); err != nil {
-		e.t.Fatal(err)
-	}
-}
-
 func exampleFile(t *testing.T, name string) string {
 	t.Helper()
 	data, err := fs.ReadFile(examples.FleetRepo, "fleet-repo/"+name)
@@ -220,7 +108,7 @@ var want = map[string]int{"batch/eval": 8, "inference/chat": 6, "inference/embed
 
 func checkConverged(t *testing.T, e *env) {
 	t.Helper()
-	got := e.live()
+	got := e.Live()
 	for k, n := range want {
 		if got[k] != n {
 			t.Errorf("%s: %d live instances, want %d (all: %v)", k, got[k], n, got)
@@ -235,11 +123,11 @@ func TestConvergeFromNothingThenNothingToDo(t *testing.T) {
 	if first.Commit.IsZero() {
 		t.Fatal("the first run committed no status")
 	}
-	head := e.head()
+	head := e.Head()
 	if head.Hash != first.Commit || !strings.HasPrefix(head.Message, "gpufleet: 20 created, 0 deleted in batch, inference, training; now $92.98/h") {
 		t.Errorf("head %s: %q", head.Hash, head.Message)
 	}
-	st := e.statusAtHead("training")
+	st := e.StatusAtHead("training")
 	if st.SchemaVersion != status.StatusVersion || st.Workloads[0].Running != 4 || len(st.Workloads[0].Instances) != 4 {
 		t.Errorf("training status: %+v", st)
 	}
@@ -250,12 +138,12 @@ func TestConvergeFromNothingThenNothingToDo(t *testing.T) {
 		t.Error("no STATUS.md at head")
 	}
 
-	mutations := e.mutations()
+	mutations := e.Mutations()
 	second := e.mustRun(nil)
-	if got := e.mutations(); got != mutations {
+	if got := e.Mutations(); got != mutations {
 		t.Errorf("the second run made %d cloud mutations", got-mutations)
 	}
-	if !second.Commit.IsZero() || e.head().Hash != head.Hash {
+	if !second.Commit.IsZero() || e.Head().Hash != head.Hash {
 		t.Errorf("the second run committed %s", second.Commit)
 	}
 	if len(second.Applied) != 0 {
@@ -267,19 +155,19 @@ func TestSpecChangeMakesTheMinimalActions(t *testing.T) {
 	e := newEnv(t, sim.Config{Seed: 2})
 	e.mustRun(nil)
 	spec := exampleFile(t, "fleets/inference.cue")
-	e.push("fleets/inference.cue", strings.Replace(spec, "nodes: 6", "nodes: 7", 1), "One more chat node")
-	before := e.mutations()
+	e.Push("fleets/inference.cue", strings.Replace(spec, "nodes: 6", "nodes: 7", 1), "One more chat node")
+	before := e.Mutations()
 	res := e.mustRun(nil)
 	if len(res.Applied) != 1 || res.Applied[0].Kind != planner.Create || res.Applied[0].Workload != "chat" {
 		t.Fatalf("applied %+v, want one chat create", res.Applied)
 	}
-	if got := e.mutations() - before; got != 1 {
+	if got := e.Mutations() - before; got != 1 {
 		t.Errorf("%d cloud mutations, want 1", got)
 	}
-	if got := e.live()["inference/chat"]; got != 7 {
+	if got := e.Live()["inference/chat"]; got != 7 {
 		t.Errorf("%d chat nodes, want 7", got)
 	}
-	if st := e.statusAtHead("inference"); st.Workloads[0].Desired != 7 || st.Workloads[0].Running != 7 {
+	if st := e.StatusAtHead("inference"); st.Workloads[0].Desired != 7 || st.Workloads[0].Running != 7 {
 		t.Errorf("inference status after the change: %+v", st.Workloads[0])
 	}
 }
@@ -290,14 +178,14 @@ func TestStockOutFailsOverToTheNextCheapest(t *testing.T) {
 	// us-central1; that whole region runs dry.
 	region, _ := catalog.Default().Region("gcp", "us-central1")
 	for _, zone := range region.Zones {
-		e.world.SetCapacity("gcp", zone, "a3-highgpu-8g", catalog.Spot, 0)
+		e.World.SetCapacity("gcp", zone, "a3-highgpu-8g", catalog.Spot, 0)
 	}
 	res := e.mustRun(nil)
 	checkConverged(t, e)
 	if res.Rounds < 2 {
 		t.Errorf("converged in %d rounds; a failover needs a second", res.Rounds)
 	}
-	st := e.statusAtHead("training")
+	st := e.StatusAtHead("training")
 	for _, inst := range st.Workloads[0].Instances {
 		if strings.HasPrefix(inst.Offer, "gcp/us-central1/") {
 			t.Errorf("a training node runs in the dry region: %s", inst.Offer)
@@ -316,9 +204,9 @@ func TestStockOutFailsOverToTheNextCheapest(t *testing.T) {
 		t.Errorf("the status shows no failed create: %+v", st.LastActions)
 	}
 	// The blocklist outlives the run: the next run does not try again.
-	before := e.world.Calls()["gcp instances.insert"]
+	before := e.World.Calls()["gcp instances.insert"]
 	e.mustRun(nil)
-	if after := e.world.Calls()["gcp instances.insert"]; after != before {
+	if after := e.World.Calls()["gcp instances.insert"]; after != before {
 		t.Errorf("the next run tried the blocklisted region again (%d inserts)", after-before)
 	}
 }
@@ -329,20 +217,20 @@ func TestPreemptedSpotNodeIsReplaced(t *testing.T) {
 	batch := exampleFile(t, "fleets/batch.cue")
 	batch = strings.Replace(batch, "capacity: \"spot\"", "capacity: \"spot\"\n\t\tplacement: clouds: [\"aws\"]", 1)
 	batch = strings.Replace(batch, `allow: ["eu-*", "europe-*", "*europe", "swedencentral"]`, `allow: ["eu-*"]`, 1)
-	e.push("fleets/batch.cue", batch, "Batch on AWS")
+	e.Push("fleets/batch.cue", batch, "Batch on AWS")
 	e.mustRun(nil)
 	var victim *sim.Instance
-	for _, inst := range e.world.Instances() {
+	for _, inst := range e.World.Instances() {
 		if inst.Tags["gpufleet-fleet"] == "batch" {
 			victim = inst
 			break
 		}
 	}
-	if err := e.world.Preempt(victim.ID); err != nil {
+	if err := e.World.Preempt(victim.ID); err != nil {
 		t.Fatal(err)
 	}
 	res := e.mustRun(nil)
-	if got := e.live()["batch/eval"]; got != 8 {
+	if got := e.Live()["batch/eval"]; got != 8 {
 		t.Errorf("%d batch nodes after the preemption, want 8", got)
 	}
 	var created, cleaned bool
@@ -360,13 +248,13 @@ func TestPreemptedSpotNodeIsReplaced(t *testing.T) {
 	if !created || !cleaned {
 		t.Errorf("applied %+v: want a replacement and the preempted node cleaned up", res.Applied)
 	}
-	if st := e.statusAtHead("batch"); !strings.Contains(fmt.Sprint(st.Blocklist), "preempted") {
+	if st := e.StatusAtHead("batch"); !strings.Contains(fmt.Sprint(st.Blocklist), "preempted") {
 		t.Errorf("the status does not blocklist the preempted offer: %+v", st.Blocklist)
 	}
 	// The cloud still lists the preempted node for a while; it was dealt
 	// with, so the next run has nothing to do (a regression: it used to
 	// clean it up again on every run, and never converged).
-	if _, ok := e.world.Get(victim.ID); !ok {
+	if _, ok := e.World.Get(victim.ID); !ok {
 		t.Fatal("the emulator no longer shows the preempted node; the check below would prove nothing")
 	}
 	again := e.mustRun(nil)
@@ -381,13 +269,13 @@ func TestAStatusPushRacingAnotherCommitStillLands(t *testing.T) {
 	res, err := e.runHooked(&hooks{beforePush: func() {
 		if !pushed {
 			pushed = true
-			e.push("README.md", "Fleets of the ML platform team.\n", "Describe the repository")
+			e.Push("README.md", "Fleets of the ML platform team.\n", "Describe the repository")
 		}
 	}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	head := e.head()
+	head := e.Head()
 	if head.Hash != res.Commit {
 		t.Fatalf("head is %s, want the status commit %s", head.Hash, res.Commit)
 	}
@@ -429,7 +317,7 @@ func TestTwoReconcilersAtOnce(t *testing.T) {
 		}
 	}
 	checkConverged(t, e)
-	if n := len(e.world.Instances()); n != 20 {
+	if n := len(e.World.Instances()); n != 20 {
 		t.Errorf("%d instances in the clouds, want 20: a duplicate", n)
 	}
 	commits := 0
@@ -450,18 +338,18 @@ func TestARunKilledAfterCreatingIsAdopted(t *testing.T) {
 		t.Fatalf("the crashing run returned %v", err)
 	}
 	checkConverged(t, e)
-	if msg := e.head().Message; msg != "Example fleets" {
+	if msg := e.Head().Message; msg != "Example fleets" {
 		t.Fatalf("the crashed run committed: %q", msg)
 	}
-	creates := e.world.Calls()["aws RunInstances"] + e.world.Calls()["azure put"] + e.world.Calls()["gcp instances.insert"]
+	creates := e.World.Calls()["aws RunInstances"] + e.World.Calls()["azure put"] + e.World.Calls()["gcp instances.insert"]
 	// The crashed run still holds the lock; it expires, and the next run
 	// takes it and adopts what was launched.
 	res := e.mustRun(func(o *Options) { o.Lock.Wait = 10 * time.Second })
-	if after := e.world.Calls()["aws RunInstances"] + e.world.Calls()["azure put"] + e.world.Calls()["gcp instances.insert"]; after != creates {
+	if after := e.World.Calls()["aws RunInstances"] + e.World.Calls()["azure put"] + e.World.Calls()["gcp instances.insert"]; after != creates {
 		t.Errorf("the next run launched %d more instances", after-creates)
 	}
-	if len(e.world.Instances()) != 20 {
-		t.Errorf("%d instances, want 20", len(e.world.Instances()))
+	if len(e.World.Instances()) != 20 {
+		t.Errorf("%d instances, want 20", len(e.World.Instances()))
 	}
 	if res.Commit.IsZero() {
 		t.Error("the adopting run committed no status")
@@ -473,19 +361,19 @@ func TestInvalidSpecsAreRecordedAndChangeNothing(t *testing.T) {
 	e := newEnv(t, sim.Config{Seed: 8})
 	e.mustRun(nil)
 	spec := exampleFile(t, "fleets/training.cue")
-	e.push("fleets/training.cue", strings.Replace(spec, "nodes: 4", "nodes: -4", 1), "Oops")
-	before := e.mutations()
+	e.Push("fleets/training.cue", strings.Replace(spec, "nodes: 4", "nodes: -4", 1), "Oops")
+	before := e.Mutations()
 	res, err := e.run(nil)
 	if err == nil || !strings.Contains(err.Error(), "fleets/training.cue:12:10") {
 		t.Fatalf("run error %v, want the spec error with its position", err)
 	}
-	if e.mutations() != before {
+	if e.Mutations() != before {
 		t.Error("a run with invalid specs changed a cloud")
 	}
 	if res.Commit.IsZero() {
 		t.Fatal("the failure was not recorded in the repository")
 	}
-	st := e.statusAtHead("training")
+	st := e.StatusAtHead("training")
 	stalled := st.Conditions[3]
 	if stalled.Type != status.Stalled || !stalled.Status || stalled.Reason != "SpecInvalid" || !strings.Contains(strings.Join(st.Errors, "\n"), "fleets/training.cue:12:10") {
 		t.Errorf("status after a spec error: %+v %v", st.Conditions, st.Errors)
@@ -510,7 +398,7 @@ func TestOverGitDaemon(t *testing.T) {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	daemon := exec.Command(gitBin, "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack",
-		"--base-path="+e.dir, "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), e.dir)
+		"--base-path="+e.Dir, "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), e.Dir)
 	if err := daemon.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -525,10 +413,10 @@ func TestOverGitDaemon(t *testing.T) {
 			t.Fatalf("git daemon did not come up: %v", err)
 		}
 	}
-	e.url = fmt.Sprintf("git://127.0.0.1:%d/origin.git", port)
+	e.URL = fmt.Sprintf("git://127.0.0.1:%d/origin.git", port)
 	res := e.mustRun(nil)
 	checkConverged(t, e)
-	if e.head().Hash != res.Commit {
+	if e.Head().Hash != res.Commit {
 		t.Errorf("the status commit did not reach the daemon's repository")
 	}
 	if second := e.mustRun(nil); !second.Commit.IsZero() {

@@ -65,7 +65,7 @@ func TestTheWorkDirIsNeverSomeoneElses(t *testing.T) {
 	})
 	t.Run("a foreign non-empty directory is refused", func(t *testing.T) {
 		dir := userDir(t)
-		_, err := Open(ctx, SourceOptions{URL: e.url, WorkDir: dir})
+		_, err := Open(ctx, SourceOptions{URL: e.URL, WorkDir: dir})
 		if !errors.Is(err, ErrForeignWorkDir) || !strings.Contains(err.Error(), dir) {
 			t.Fatalf("error %v, want one naming the directory as not gpufleet's", err)
 		}
@@ -76,14 +76,14 @@ func TestTheWorkDirIsNeverSomeoneElses(t *testing.T) {
 	})
 	t.Run("someone's own clone of the same repository is refused", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "mine")
-		if _, err := git.PlainClone(dir, false, &git.CloneOptions{URL: e.url}); err != nil {
+		if _, err := git.PlainClone(dir, false, &git.CloneOptions{URL: e.URL}); err != nil {
 			t.Fatal(err)
 		}
 		edit := filepath.Join(dir, "fleets", "training.cue")
 		if err := os.WriteFile(edit, []byte("// work in progress\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Open(ctx, SourceOptions{URL: e.url, WorkDir: dir}); !errors.Is(err, ErrForeignWorkDir) {
+		if _, err := Open(ctx, SourceOptions{URL: e.URL, WorkDir: dir}); !errors.Is(err, ErrForeignWorkDir) {
 			t.Fatalf("error %v, want the clone refused as not gpufleet's", err)
 		}
 		if data, _ := os.ReadFile(edit); string(data) != "// work in progress\n" {
@@ -92,14 +92,14 @@ func TestTheWorkDirIsNeverSomeoneElses(t *testing.T) {
 	})
 	t.Run("an empty directory takes a clone, which is reused", func(t *testing.T) {
 		dir := t.TempDir()
-		first, err := Open(ctx, SourceOptions{URL: e.url, WorkDir: dir})
+		first, err := Open(ctx, SourceOptions{URL: e.URL, WorkDir: dir})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, err := os.Stat(filepath.Join(dir, ".git", cloneMarker)); err != nil {
 			t.Errorf("the clone is not marked: %v", err)
 		}
-		again, err := Open(ctx, SourceOptions{URL: e.url, WorkDir: dir})
+		again, err := Open(ctx, SourceOptions{URL: e.URL, WorkDir: dir})
 		if err != nil {
 			t.Fatalf("reusing gpufleet's own clone: %v", err)
 		}
@@ -107,7 +107,7 @@ func TestTheWorkDirIsNeverSomeoneElses(t *testing.T) {
 			t.Error("the reused clone is at another commit")
 		}
 		other := newEnv(t, sim.Config{Seed: 22})
-		if _, err := Open(ctx, SourceOptions{URL: other.url, WorkDir: dir}); !errors.Is(err, ErrForeignWorkDir) {
+		if _, err := Open(ctx, SourceOptions{URL: other.URL, WorkDir: dir}); !errors.Is(err, ErrForeignWorkDir) {
 			t.Errorf("a clone of another repository was reused: %v", err)
 		}
 	})
@@ -116,13 +116,13 @@ func TestTheWorkDirIsNeverSomeoneElses(t *testing.T) {
 		// empty.
 		for _, broken := range []string{"HEAD", "index", "refs/remotes/origin/main", "config"} {
 			dir := t.TempDir()
-			if _, err := Open(ctx, SourceOptions{URL: e.url, WorkDir: dir}); err != nil {
+			if _, err := Open(ctx, SourceOptions{URL: e.URL, WorkDir: dir}); err != nil {
 				t.Fatal(err)
 			}
 			if err := os.WriteFile(filepath.Join(dir, ".git", broken), nil, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			c, err := Open(ctx, SourceOptions{URL: e.url, WorkDir: dir})
+			c, err := Open(ctx, SourceOptions{URL: e.URL, WorkDir: dir})
 			if err != nil {
 				t.Errorf("with an empty .git/%s: %v", broken, err)
 				continue
@@ -141,7 +141,7 @@ func TestTheWorkDirIsNeverSomeoneElses(t *testing.T) {
 		if err := os.MkdirAll(filepath.Join(stale, ".git"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Open(ctx, SourceOptions{URL: e.url, WorkDir: filepath.Join(parent, "w")}); err != nil {
+		if _, err := Open(ctx, SourceOptions{URL: e.URL, WorkDir: filepath.Join(parent, "w")}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
@@ -171,10 +171,10 @@ func brokenCatalog(f func(catalog.Offer) (int64, bool)) *catalog.Catalog {
 func TestABrokenCatalogDeletesNothing(t *testing.T) {
 	e := newEnv(t, sim.Config{Seed: 23})
 	e.mustRun(nil)
-	running := e.live()
+	running := e.Live()
 	// The catalog lists some offers per region, for every zone of it.
 	usedOffers := map[planner.OfferKey]bool{}
-	for _, inst := range e.world.Instances() {
+	for _, inst := range e.World.Instances() {
 		k := offerOf(inst)
 		k.Zone = ""
 		usedOffers[k] = true
@@ -196,10 +196,10 @@ func TestABrokenCatalogDeletesNothing(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := e.world.Calls()
+			before := e.World.Calls()
 			c := e.checkout()
 			res, err := Run(context.Background(), c, e.optionsWith(c, tt.cat))
-			calls := e.world.Calls()
+			calls := e.World.Calls()
 			for _, op := range []string{"aws TerminateInstances", "azure delete", "gcp instances.delete"} {
 				if calls[op] != before[op] {
 					t.Errorf("%d %s calls", calls[op]-before[op], op)
@@ -216,8 +216,8 @@ func TestABrokenCatalogDeletesNothing(t *testing.T) {
 				}
 			}
 			for k, n := range running {
-				if e.live()[k] != n {
-					t.Errorf("%s: %d live, %d before", k, e.live()[k], n)
+				if e.Live()[k] != n {
+					t.Errorf("%s: %d live, %d before", k, e.Live()[k], n)
 				}
 			}
 		})
@@ -233,8 +233,8 @@ func TestAStatusDirectoryThatIsASymlinkIsRefused(t *testing.T) {
 	if err := os.WriteFile(victim, []byte("someone else's file\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(e.dir, "symlinker")
-	repo, err := git.PlainClone(dir, false, &git.CloneOptions{URL: e.url})
+	dir := filepath.Join(e.Dir, "symlinker")
+	repo, err := git.PlainClone(dir, false, &git.CloneOptions{URL: e.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +262,7 @@ func TestAStatusDirectoryThatIsASymlinkIsRefused(t *testing.T) {
 	if entries, _ := os.ReadDir(outside); len(entries) != 1 {
 		t.Errorf("files were written outside the checkout: %v", entries)
 	}
-	if e.mutations() != 0 {
+	if e.Mutations() != 0 {
 		t.Errorf("a refused run changed a cloud")
 	}
 }
@@ -271,7 +271,7 @@ func TestAStatusDirectoryThatIsASymlinkIsRefused(t *testing.T) {
 // still there and holds quota: later runs count it and delete it.
 func TestFailedVMsAreCollected(t *testing.T) {
 	e := newEnv(t, sim.Config{Seed: 25})
-	if err := e.world.AddFaults(
+	if err := e.World.AddFaults(
 		&sim.Fault{Cloud: catalog.Azure, Op: "put", Kind: sim.FaultFailLater, Times: 2},
 		&sim.Fault{Cloud: catalog.Azure, Op: "delete", Kind: sim.FaultServerError, Times: 40},
 	); err != nil {
@@ -283,7 +283,7 @@ func TestFailedVMsAreCollected(t *testing.T) {
 	}
 	failed := func() int {
 		n := 0
-		for _, inst := range e.world.Instances() {
+		for _, inst := range e.World.Instances() {
 			if inst.State == sim.StateFailed {
 				n++
 			}
@@ -298,14 +298,14 @@ func TestFailedVMsAreCollected(t *testing.T) {
 	}
 	counted := 0
 	for _, fleet := range []string{"batch", "inference", "training"} {
-		for _, w := range e.statusAtHead(fleet).Workloads {
+		for _, w := range e.StatusAtHead(fleet).Workloads {
 			counted += w.Failed
 		}
 	}
 	if counted != 2 {
 		t.Errorf("the status counts %d failed instances, want 2", counted)
 	}
-	e.world.ClearFaults()
+	e.World.ClearFaults()
 	for run := 1; failed() > 0 && run <= 2; run++ {
 		if _, err := e.run(nil); err != nil {
 			t.Fatalf("run %d: %v", run, err)
@@ -324,8 +324,8 @@ func TestFailedVMsAreCollected(t *testing.T) {
 // run would apply one thing and record another commit.
 func TestADirtyLocalCheckoutIsRefused(t *testing.T) {
 	e := newEnv(t, sim.Config{Seed: 26})
-	dir := filepath.Join(e.dir, "local")
-	if _, err := git.PlainClone(dir, false, &git.CloneOptions{URL: e.url}); err != nil {
+	dir := filepath.Join(e.Dir, "local")
+	if _, err := git.PlainClone(dir, false, &git.CloneOptions{URL: e.URL}); err != nil {
 		t.Fatal(err)
 	}
 	spec := filepath.Join(dir, "fleets", "inference.cue")
@@ -341,7 +341,7 @@ func TestADirtyLocalCheckoutIsRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "uncommitted changes (fleets/inference.cue (modified))") {
 		t.Fatalf("run error %v, want the uncommitted change named", err)
 	}
-	if e.mutations() != 0 {
+	if e.Mutations() != 0 {
 		t.Error("a refused run changed a cloud")
 	}
 	// Untracked files outside what gpufleet reads do not count.
@@ -411,7 +411,7 @@ func TestTheGitTokenIsNotSentInClear(t *testing.T) {
 // A run that could place nothing it was asked to is not a success.
 func TestARunWhoseCreatesAllFailIsNotConverged(t *testing.T) {
 	e := newEnv(t, sim.Config{Seed: 28})
-	if err := e.world.AddFaults(
+	if err := e.World.AddFaults(
 		&sim.Fault{Op: "RunInstances", Kind: sim.FaultQuota, Rate: 1},
 		&sim.Fault{Op: "put", Kind: sim.FaultQuota, Rate: 1},
 		&sim.Fault{Op: "instances.insert", Kind: sim.FaultQuota, Rate: 1},
@@ -425,7 +425,7 @@ func TestARunWhoseCreatesAllFailIsNotConverged(t *testing.T) {
 	if OutcomeOf(res, err) != NotConverged || len(res.NotConverged) == 0 {
 		t.Errorf("outcome %s (%v), want not converged with reasons", OutcomeOf(res, err), res.NotConverged)
 	}
-	if got := e.live(); len(got) != 0 {
+	if got := e.Live(); len(got) != 0 {
 		t.Errorf("instances run: %v", got)
 	}
 }

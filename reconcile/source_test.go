@@ -89,14 +89,14 @@ func TestASecondRunWithoutWaitingSaysWhoHoldsTheLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := e.mutations()
+	before := e.Mutations()
 	_, err = e.run(nil)
 	var held *HeldError
 	if !errors.As(err, &held) || held.Holder != "ci-runner-7:4242" || !strings.Contains(err.Error(), "the repository lock is held by ci-runner-7:4242") ||
 		!strings.Contains(err.Error(), "expires at") || !strings.Contains(err.Error(), "gpufleet unlock") {
 		t.Fatalf("second run: %v", err)
 	}
-	if e.mutations() != before {
+	if e.Mutations() != before {
 		t.Error("a run that did not get the lock changed a cloud")
 	}
 	if err := lock.Release(context.Background()); err != nil {

@@ -25,11 +25,11 @@ func TestSuspendHoldsActionsAndResumeConverges(t *testing.T) {
 	e.mustRun(nil)
 	spec := exampleFile(t, "fleets/inference.cue")
 	grown := strings.Replace(spec, "nodes: 6", "nodes: 7", 1)
-	e.push("fleets/inference.cue", strings.Replace(grown, `owner:  "ml-platform"`, "owner:  \"ml-platform\"\n\tsuspended: true", 1), "Suspend inference, and grow chat")
+	e.Push("fleets/inference.cue", strings.Replace(grown, `owner:  "ml-platform"`, "owner:  \"ml-platform\"\n\tsuspended: true", 1), "Suspend inference, and grow chat")
 
-	before := e.mutations()
+	before := e.Mutations()
 	res := e.mustRun(nil)
-	if got := e.mutations() - before; got != 0 {
+	if got := e.Mutations() - before; got != 0 {
 		t.Errorf("a suspended fleet got %d cloud mutations", got)
 	}
 	if len(res.Applied) != 0 {
@@ -44,10 +44,10 @@ func TestSuspendHoldsActionsAndResumeConverges(t *testing.T) {
 	if held != 1 {
 		t.Errorf("the report shows %d held-back chat creates, want 1: %+v", held, res.Report.Changes.Actions)
 	}
-	if got := e.live()["inference/chat"]; got != 6 {
+	if got := e.Live()["inference/chat"]; got != 6 {
 		t.Errorf("%d chat nodes while suspended, want the 6 already running", got)
 	}
-	st := e.statusAtHead("inference")
+	st := e.StatusAtHead("inference")
 	if c, ok := conditionOf(st, status.Suspended); !ok || !c.Status || c.Reason != status.Suspended {
 		t.Errorf("suspended condition %+v (present %v)", c, ok)
 	}
@@ -58,26 +58,26 @@ func TestSuspendHoldsActionsAndResumeConverges(t *testing.T) {
 		t.Errorf("a suspended fleet's status should still say what it asks for: %+v", st.Workloads[0])
 	}
 	// Other fleets are not held back by one suspended fleet.
-	if c, _ := conditionOf(e.statusAtHead("training"), status.Ready); !c.Status {
+	if c, _ := conditionOf(e.StatusAtHead("training"), status.Ready); !c.Status {
 		t.Errorf("training is not ready: %+v", c)
 	}
 
 	// Still suspended, a second run changes nothing and commits nothing.
-	head := e.head().Hash
-	if again := e.mustRun(nil); len(again.Applied) != 0 || !again.Commit.IsZero() || e.head().Hash != head {
+	head := e.Head().Hash
+	if again := e.mustRun(nil); len(again.Applied) != 0 || !again.Commit.IsZero() || e.Head().Hash != head {
 		t.Errorf("a second run while suspended applied %+v and committed %s", again.Applied, again.Commit)
 	}
 
-	e.push("fleets/inference.cue", grown, "Resume inference")
-	before = e.mutations()
+	e.Push("fleets/inference.cue", grown, "Resume inference")
+	before = e.Mutations()
 	res = e.mustRun(nil)
-	if got := e.mutations() - before; got != 1 || len(res.Applied) != 1 || res.Applied[0].Workload != "chat" {
+	if got := e.Mutations() - before; got != 1 || len(res.Applied) != 1 || res.Applied[0].Workload != "chat" {
 		t.Errorf("resuming made %d mutations, applied %+v; want the one chat create", got, res.Applied)
 	}
-	if got := e.live()["inference/chat"]; got != 7 {
+	if got := e.Live()["inference/chat"]; got != 7 {
 		t.Errorf("%d chat nodes after resuming, want 7", got)
 	}
-	st = e.statusAtHead("inference")
+	st = e.StatusAtHead("inference")
 	if _, ok := conditionOf(st, status.Suspended); ok {
 		t.Errorf("a resumed fleet still carries the suspended condition: %+v", st.Conditions)
 	}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/gpufleet/gpufleet/examples"
 	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/reconcile/testenv"
 )
 
 // TestCrashSweep kills real `gpufleet reconcile` processes with SIGKILL at
@@ -173,17 +174,10 @@ type crashSweep struct {
 
 func newCrashSweep(t *testing.T, seed int) *crashSweep {
 	t.Helper()
-	dir := t.TempDir()
-	s := &crashSweep{t: t, bin: compileGpufleet(t), dir: dir, origin: filepath.Join(dir, "origin.git"), state: filepath.Join(dir, "clouds.json"),
+	env := testenv.NewOrigin(t, testenv.Example(t))
+	dir := env.Dir
+	s := &crashSweep{t: t, bin: compileGpufleet(t), dir: dir, origin: env.Origin, url: env.URL, state: filepath.Join(dir, "clouds.json"),
 		seed: seed, exits: map[string]int{}, failedVMs: map[string]bool{}, spec: crashSpec{eval: 8, chat: 6}}
-	s.url = "file://" + s.origin
-	src, err := fs.Sub(examples.FleetRepo, "fleet-repo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := examples.Seed(s.origin, filepath.Join(dir, "seed"), src, "Example fleets"); err != nil {
-		t.Fatal(err)
-	}
 	// The runs look for a price catalog under their working directory:
 	// an empty one makes them use the embedded snapshot, as the emulator
 	// does.

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpufleet/gpufleet/examples"
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/reconcile"
+	"github.com/gpufleet/gpufleet/reconcile/testenv"
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
@@ -51,15 +50,8 @@ type runFixture struct {
 
 func newRunFixture(t *testing.T, faults ...*sim.Fault) *runFixture {
 	t.Helper()
-	dir := t.TempDir()
-	f := &runFixture{dir: dir, origin: filepath.Join(dir, "origin.git"), state: filepath.Join(dir, "clouds.json")}
-	src, err := fs.Sub(examples.FleetRepo, "fleet-repo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := examples.Seed(f.origin, filepath.Join(dir, "seed"), src, "Example fleets"); err != nil {
-		t.Fatal(err)
-	}
+	env := testenv.NewOrigin(t, testenv.Example(t))
+	f := &runFixture{dir: env.Dir, origin: env.Origin, state: filepath.Join(env.Dir, "clouds.json")}
 	world, err := sim.New(sim.Config{Seed: 1, StatePath: f.state})
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
-	"io/fs"
 	"net/http"
 	"os"
 	"os/signal"
@@ -19,8 +18,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
-	"github.com/gpufleet/gpufleet/examples"
 	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/reconcile/testenv"
 )
 
 // serve, sent a real SIGTERM while its first run waits on the clouds,
@@ -34,15 +33,8 @@ func TestServeStopsCleanlyOnSIGTERM(t *testing.T) {
 	signal.Notify(held, syscall.SIGTERM)
 	defer signal.Stop(held)
 
-	dir := t.TempDir()
-	origin := filepath.Join(dir, "origin.git")
-	src, err := fs.Sub(examples.FleetRepo, "fleet-repo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := examples.Seed(origin, filepath.Join(dir, "seed"), src, "Example fleets"); err != nil {
-		t.Fatal(err)
-	}
+	env := testenv.NewOrigin(t, testenv.Example(t))
+	dir, origin := env.Dir, env.Origin
 	// The emulated clouds, kept in a file serve --sim loads, answer every
 	// create only after an hour.
 	state := filepath.Join(dir, "clouds.json")

@@ -6,11 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,16 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
-
-	"github.com/gpufleet/gpufleet/examples"
-	"github.com/gpufleet/gpufleet/providers/clouds"
 	"github.com/gpufleet/gpufleet/providers/sim"
-	"github.com/gpufleet/gpufleet/providers/sim/emulator"
 	"github.com/gpufleet/gpufleet/reconcile"
-	"github.com/gpufleet/gpufleet/reconcile/status"
+	"github.com/gpufleet/gpufleet/reconcile/testenv"
 )
 
 // guard bounds every wait in these tests. Nothing passes by waiting it
@@ -36,163 +27,30 @@ const guard = 60 * time.Second
 
 var secret = []byte("test-webhook-secret")
 
-// origin is the example fleet repository in a bare Git repository on disk,
-// with the emulated clouds beside it.
+// origin is the shared end-to-end environment: the example fleets and the
+// emulated clouds.
 type origin struct {
-	t     *testing.T
-	dir   string
-	path  string
-	url   string
-	world *sim.World
-	emu   *emulator.Emulator
+	*testenv.Env
+	t *testing.T
 }
 
 func newOrigin(t *testing.T, seed uint64) *origin {
 	t.Helper()
-	src, err := fs.Sub(examples.FleetRepo, "fleet-repo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := &origin{t: t, dir: t.TempDir()}
-	o.path = filepath.Join(o.dir, "origin.git")
-	if err := examples.Seed(o.path, filepath.Join(o.dir, "seed"), src, "Example fleets"); err != nil {
-		t.Fatal(err)
-	}
-	o.url = "file://" + o.path
-	if o.world, err = sim.New(sim.Config{Seed: seed}); err != nil {
-		t.Fatal(err)
-	}
-	if o.emu, err = emulator.Start(o.world, emulator.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { o.emu.Close(context.Background()) })
-	return o
+	return &origin{Env: testenv.New(t, sim.Config{Seed: seed}), t: t}
 }
 
 // options are agent options for the origin on the emulator: a schedule
 // too slow to fire during a test, so runs happen only when asked.
 func (o *origin) options(log *slog.Logger) Options {
 	return Options{
-		Repos:     []Repo{{URL: o.url}},
+		Repos:     []Repo{{URL: o.URL}},
 		Interval:  time.Hour,
-		WorkDir:   filepath.Join(o.dir, "work"),
+		WorkDir:   filepath.Join(o.Dir, "work"),
 		Holder:    "test-agent",
-		Endpoints: clouds.Endpoints{AWS: o.emu.Endpoints.EC2, Azure: o.emu.Endpoints.ARM, GCP: o.emu.Endpoints.GCE},
+		Endpoints: o.Endpoints(),
 		Secret:    secret,
 		Log:       log,
 	}
-}
-
-// push commits a file to the origin from a clone of its own.
-func (o *origin) push(path, content, message string) {
-	o.t.Helper()
-	dir, err := os.MkdirTemp(o.dir, "person-")
-	if err != nil {
-		o.t.Fatal(err)
-	}
-	repo, err := git.PlainClone(dir, false, &git.CloneOptions{URL: o.url})
-	if err != nil {
-		o.t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, path), []byte(content), 0o644); err != nil {
-		o.t.Fatal(err)
-	}
-	wt, err := repo.Worktree()
-	if err != nil {
-		o.t.Fatal(err)
-	}
-	if _, err := wt.Add(path); err != nil {
-		o.t.Fatal(err)
-	}
-	who := &object.Signature{Name: "a person", Email: "person@example.com", When: time.Now()}
-	if _, err := wt.Commit(message, &git.CommitOptions{Author: who, Committer: who}); err != nil {
-		o.t.Fatal(err)
-	}
-	if err := repo.Push(&git.PushOptions{}); err != nil {
-		o.t.Fatal(err)
-	}
-}
-
-func (o *origin) repo() *git.Repository {
-	o.t.Helper()
-	repo, err := git.PlainOpen(o.path)
-	if err != nil {
-		o.t.Fatal(err)
-	}
-	return repo
-}
-
-// head is the commit at the origin's main branch.
-func (o *origin) head() *object.Commit {
-	o.t.Helper()
-	repo := o.repo()
-	ref, err := repo.Reference(plumbing.NewBranchReferenceName("main"), true)
-	if err != nil {
-		o.t.Fatal(err)
-	}
-	c, err := repo.CommitObject(ref.Hash())
-	if err != nil {
-		o.t.Fatal(err)
-	}
-	return c
-}
-
-// statusFiles reads every status/*.json at the origin's head, failing on
-// one that is not valid JSON.
-func (o *origin) statusFiles() (fleets map[string]*status.FleetStatus, state *status.RepoState) {
-	o.t.Helper()
-	tree, err := o.head().Tree()
-	if err != nil {
-		o.t.Fatal(err)
-	}
-	fleets = map[string]*status.FleetStatus{}
-	err = tree.Files().ForEach(func(f *object.File) error {
-		name, ok := strings.CutPrefix(f.Name, "status/")
-		if !ok || !strings.HasSuffix(name, ".json") {
-			return nil
-		}
-		text, err := f.Contents()
-		if err != nil {
-			return err
-		}
-		if name == "gpufleet.json" {
-			state = &status.RepoState{}
-			return json.Unmarshal([]byte(text), state)
-		}
-		var st status.FleetStatus
-		if err := json.Unmarshal([]byte(text), &st); err != nil {
-			return fmt.Errorf("%s: %w", f.Name, err)
-		}
-		fleets[st.Fleet] = &st
-		return nil
-	})
-	if err != nil {
-		o.t.Fatalf("a status file at the head is not valid: %v", err)
-	}
-	return fleets, state
-}
-
-// lockMessage is the message of the commit the origin's lock ref points
-// at, "" when there is no lock ref.
-func (o *origin) lockMessage() string {
-	o.t.Helper()
-	repo := o.repo()
-	ref, err := repo.Reference("refs/gpufleet/lock", true)
-	if err != nil {
-		return ""
-	}
-	c, err := repo.CommitObject(ref.Hash())
-	if err != nil {
-		o.t.Fatal(err)
-	}
-	return c.Message
-}
-
-// creates counts the create calls the emulated clouds have received,
-// including those still waiting out an injected latency.
-func (o *origin) creates() int {
-	calls := o.world.Calls()
-	return calls["aws RunInstances"] + calls["azure put"] + calls["gcp instances.insert"]
 }
 
 // runEvent is one finished run.

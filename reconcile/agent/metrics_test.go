@@ -116,7 +116,7 @@ func TestMetricsMatchTheStatus(t *testing.T) {
 	// and blocklists offers, and the cloud answers with an error code.
 	region, _ := catalog.Default().Region("gcp", "us-central1")
 	for _, zone := range region.Zones {
-		o.world.SetCapacity("gcp", zone, "a3-highgpu-8g", catalog.Spot, 0)
+		o.World.SetCapacity("gcp", zone, "a3-highgpu-8g", catalog.Spot, 0)
 	}
 	log, _ := testLog(t)
 	s := serve(t, o.options(log), nil)
@@ -124,7 +124,7 @@ func TestMetricsMatchTheStatus(t *testing.T) {
 	if run.err != nil {
 		t.Fatal(run.err)
 	}
-	fleets, state := o.statusFiles()
+	fleets, state := o.Statuses()
 	if len(fleets) != 3 || state == nil || len(state.Blocklist) == 0 {
 		t.Fatalf("the run left %d fleet statuses and state %+v; the test needs three and a blocklist", len(fleets), state)
 	}

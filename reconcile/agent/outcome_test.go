@@ -79,7 +79,7 @@ func TestRunWithEveryCreateFailingIsNotConverged(t *testing.T) {
 	o := newOrigin(t, 26)
 	for _, f := range []sim.Fault{{Cloud: "aws", Op: "RunInstances"}, {Cloud: "azure", Op: "put"}, {Cloud: "gcp", Op: "instances.insert"}} {
 		f.Kind, f.Rate = sim.FaultQuota, 1
-		if err := o.world.AddFaults(&f); err != nil {
+		if err := o.World.AddFaults(&f); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -90,8 +90,8 @@ func TestRunWithEveryCreateFailingIsNotConverged(t *testing.T) {
 	if run.err != nil {
 		t.Fatalf("the run stopped with %v; the test needs one that finishes", run.err)
 	}
-	if o.creates() == 0 || len(o.world.Instances()) != 0 {
-		t.Fatalf("%d creates, %d instances: the test needs every create to fail", o.creates(), len(o.world.Instances()))
+	if o.Creates() == 0 || len(o.World.Instances()) != 0 {
+		t.Fatalf("%d creates, %d instances: the test needs every create to fail", o.Creates(), len(o.World.Instances()))
 	}
 	if got := reconcile.OutcomeOf(run.res, run.err); got != reconcile.NotConverged {
 		t.Fatalf("outcome %s, want %s", got, reconcile.NotConverged)

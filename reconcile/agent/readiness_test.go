@@ -152,8 +152,8 @@ func TestReadyzFollowsWhetherTheSpecsLoad(t *testing.T) {
 		{"fixed", spec, http.StatusOK, `"ready"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			o.push("fleets/inference.cue", tt.spec, tt.name)
-			s.agent.Trigger(o.url, "test")
+			o.Push("fleets/inference.cue", tt.spec, tt.name)
+			s.agent.Trigger(o.URL, "test")
 			s.nextRun()
 			code, body := s.get("/readyz")
 			if code != tt.code || !strings.Contains(body, tt.body) {

@@ -20,18 +20,18 @@ func TestShutdownMidRunLeavesNoLockAndNoHalfWrittenStatus(t *testing.T) {
 	// is cancelled.
 	for _, f := range []sim.Fault{{Cloud: "aws", Op: "RunInstances"}, {Cloud: "azure", Op: "put"}, {Cloud: "gcp", Op: "instances.insert"}} {
 		f.Kind, f.Rate, f.Latency = sim.FaultLatency, 1, sim.Duration(time.Hour)
-		if err := o.world.AddFaults(&f); err != nil {
+		if err := o.World.AddFaults(&f); err != nil {
 			t.Fatal(err)
 		}
 	}
-	seeded := o.head().Hash
+	seeded := o.Head().Hash
 	log, _ := testLog(t)
 	s := serve(t, o.options(log), nil)
-	waitFor(t, "creates in flight", func() bool { return o.creates() > 0 })
+	waitFor(t, "creates in flight", func() bool { return o.Creates() > 0 })
 
 	// Mid-run: the lock is held, and the specs have loaded, so the agent
 	// is ready although its first run has not ended.
-	if msg := o.lockMessage(); !strings.Contains(msg, "holder: test-agent") || strings.Contains(msg, "released-by") {
+	if msg := o.LockMessage(); !strings.Contains(msg, "holder: test-agent") || strings.Contains(msg, "released-by") {
 		t.Fatalf("the lock mid-run: %q", msg)
 	}
 	if code, body := s.get("/readyz"); code != http.StatusOK {
@@ -45,18 +45,18 @@ func TestShutdownMidRunLeavesNoLockAndNoHalfWrittenStatus(t *testing.T) {
 	if !errors.Is(ev.err, context.Canceled) {
 		t.Errorf("the interrupted run ended with %v, want it cancelled", ev.err)
 	}
-	if msg := o.lockMessage(); !strings.Contains(msg, "released-by: test-agent") {
+	if msg := o.LockMessage(); !strings.Contains(msg, "released-by: test-agent") {
 		t.Errorf("the lock after shutdown: %q, want it released", msg)
 	}
 
 	// The run recorded how it stopped, in one commit: every status file at
 	// the head is whole, every instance the clouds hold is in it, and the
 	// creates cut short are there as failed, for the next run to retry.
-	head := o.head()
+	head := o.Head()
 	if head.Hash == seeded {
 		t.Fatal("the interrupted run recorded nothing")
 	}
-	fleets, state := o.statusFiles()
+	fleets, state := o.Statuses()
 	if len(fleets) != 3 || state == nil {
 		t.Errorf("the status at the head has %d fleets and state %v", len(fleets), state)
 	}
@@ -74,7 +74,7 @@ func TestShutdownMidRunLeavesNoLockAndNoHalfWrittenStatus(t *testing.T) {
 			}
 		}
 	}
-	for _, inst := range o.world.Instances() {
+	for _, inst := range o.World.Instances() {
 		if (inst.State == sim.StatePending || inst.State == sim.StateRunning) && !recorded[inst.ID] && !recorded[inst.Name] {
 			t.Errorf("instance %s runs but the status does not say so", inst.ID)
 		}
@@ -85,14 +85,14 @@ func TestShutdownMidRunLeavesNoLockAndNoHalfWrittenStatus(t *testing.T) {
 
 	// Nothing is left held: another agent takes the lock at once, adopts
 	// or launches what is missing, and converges without duplicates.
-	o.world.ClearFaults()
+	o.World.ClearFaults()
 	opts := o.options(log)
 	opts.Holder = "next-agent"
 	next := serve(t, opts, nil)
 	if ev := next.nextRun(); ev.err != nil {
 		t.Fatalf("the next agent's run: %v", ev.err)
 	}
-	if n := len(o.world.Instances()); n != 20 {
+	if n := len(o.World.Instances()); n != 20 {
 		t.Errorf("%d instances after converging, want 20", n)
 	}
 }

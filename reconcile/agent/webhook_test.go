@@ -38,8 +38,8 @@ func TestSignedPushWebhookTriggersARun(t *testing.T) {
 		t.Fatalf("first run: %v, applied %d", first.err, len(first.res.Applied))
 	}
 
-	o.push("fleets/inference.cue", strings.Replace(exampleSpec(t, "fleets/inference.cue"), "nodes: 6", "nodes: 7", 1), "One more chat node")
-	code, body := s.webhook("push", pushPayload(o.url, "refs/heads/main"), "")
+	o.Push("fleets/inference.cue", strings.Replace(exampleSpec(t, "fleets/inference.cue"), "nodes: 6", "nodes: 7", 1), "One more chat node")
+	code, body := s.webhook("push", pushPayload(o.URL, "refs/heads/main"), "")
 	if code != http.StatusAccepted || !strings.Contains(body, `"triggered"`) {
 		t.Fatalf("push webhook: %d %s", code, body)
 	}
@@ -50,7 +50,7 @@ func TestSignedPushWebhookTriggersARun(t *testing.T) {
 	if len(second.res.Applied) != 1 || second.res.Applied[0].Kind != planner.Create || second.res.Applied[0].Workload != "chat" {
 		t.Errorf("the triggered run applied %+v, want the one new chat node", second.res.Applied)
 	}
-	fleets, _ := o.statusFiles()
+	fleets, _ := o.Statuses()
 	if w := fleets["inference"].Workloads[0]; w.Name != "chat" || w.Desired != 7 || w.Running != 7 {
 		t.Errorf("chat after the triggered run: %+v", w)
 	}
@@ -71,7 +71,7 @@ func TestBadSignatureGets401AndNoRun(t *testing.T) {
 	if first := s.nextRun(); first.err != nil {
 		t.Fatal(first.err)
 	}
-	payload := pushPayload(o.url, "refs/heads/main")
+	payload := pushPayload(o.URL, "refs/heads/main")
 	tampered := bytes.Replace(payload, []byte("refs/heads/main"), []byte("refs/heads/mainx"), 1)
 	for _, tt := range []struct{ name, sig string }{
 		{"missing", noSignature},
@@ -93,7 +93,7 @@ func TestBadSignatureGets401AndNoRun(t *testing.T) {
 		t.Errorf("unsigned ping: %d", code)
 	}
 	h := http.Header{"X-Gpufleet-Signature": {Sign([]byte("wrong"), []byte(`{"repo":"x"}`))}}
-	if code, _ := s.post("/trigger", h, strings.NewReader(`{"repo":"`+o.url+`"}`)); code != http.StatusUnauthorized {
+	if code, _ := s.post("/trigger", h, strings.NewReader(`{"repo":"`+o.URL+`"}`)); code != http.StatusUnauthorized {
 		t.Errorf("badly signed trigger: %d", code)
 	}
 
@@ -124,7 +124,7 @@ func TestOversizedPayloadGets413(t *testing.T) {
 		t.Fatal(first.err)
 	}
 	big := bytes.Repeat([]byte(" "), int(opts.MaxPayload)+1)
-	copy(big, pushPayload(o.url, "refs/heads/main"))
+	copy(big, pushPayload(o.URL, "refs/heads/main"))
 
 	t.Run("declared", func(t *testing.T) {
 		// Only the head goes out: the answer must come without the body.
