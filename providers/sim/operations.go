@@ -7,12 +7,22 @@ import (
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
+// OperationKind is what a long-running operation does.
+type OperationKind string
+
+const (
+	// OperationInsert creates a GCE instance; OperationPut an ARM VM.
+	OperationInsert OperationKind = "insert"
+	OperationPut    OperationKind = "put"
+	OperationDelete OperationKind = "delete"
+)
+
 // Operation is a long-running operation of GCE or ARM: a create or delete
 // that the API accepts at once and finishes later, possibly with an error.
 type Operation struct {
-	ID         string    `json:"id"`
-	Cloud      string    `json:"cloud"`
-	Kind       string    `json:"kind"`
+	ID         string        `json:"id"`
+	Cloud      string        `json:"cloud"`
+	Kind       OperationKind `json:"kind"`
 	InstanceID string    `json:"instanceId"`
 	Name       string    `json:"name,omitempty"`
 	Scope      string    `json:"scope,omitempty"`
@@ -32,7 +42,7 @@ func (op *Operation) snapshot(now time.Time) *Operation {
 	return &c
 }
 
-func (w *World) startOperation(cloud, kind string, inst *Instance, now time.Time, fail *Error) *Operation {
+func (w *World) startOperation(cloud string, kind OperationKind, inst *Instance, now time.Time, fail *Error) *Operation {
 	w.seq++
 	op := &Operation{
 		ID:         fmt.Sprintf("operation-%d-%08x", now.UnixMilli(), w.rng.Uint32()),
@@ -74,7 +84,7 @@ func (w *World) StartDelete(id, token string, fail *Error) (*Operation, error) {
 		inst.State = StateShuttingDown
 		inst.EndedAt = now
 	}
-	op := w.startOperation(inst.Cloud, "delete", inst, now, fail)
+	op := w.startOperation(inst.Cloud, OperationDelete, inst, now, fail)
 	if token != "" {
 		w.tokens[token] = tokenEntry{InstanceID: id, OperationID: op.ID, Expires: now.Add(tokenLifetime)}
 	}
@@ -110,9 +120,9 @@ func (w *World) settle(now time.Time) {
 			inst := w.instances[op.InstanceID]
 			switch {
 			case inst == nil:
-			case op.Kind == "delete" && op.Err == nil:
+			case op.Kind == OperationDelete && op.Err == nil:
 				delete(w.instances, op.InstanceID)
-			case op.Kind == "delete":
+			case op.Kind == OperationDelete:
 				inst.State = StateRunning
 				inst.EndedAt = time.Time{}
 			case op.Err != nil && op.Cloud == catalog.Azure:

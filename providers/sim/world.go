@@ -225,8 +225,8 @@ type LaunchSpec struct {
 	// disk), opaque to the world.
 	Properties map[string]string
 	// Operation, when set, makes the create a long-running operation of
-	// that kind ("insert", "put").
-	Operation string
+	// that kind.
+	Operation OperationKind
 	// AsyncCapacity and AsyncQuota say the cloud reports a stock-out or an
 	// exceeded quota on the operation rather than on the request: GCE does
 	// both, ARM stock-outs only.

@@ -103,7 +103,7 @@ func TestLaunchRefusals(t *testing.T) {
 func TestOperationsSettle(t *testing.T) {
 	w, clock := newWorld(t, Config{OperationTime: time.Minute})
 	s := LaunchSpec{Cloud: "gcp", Zone: "us-central1-a", InstanceType: "a3-highgpu-8g", Market: catalog.Spot,
-		Name: "vm", Scope: "proj", Operation: "insert", AsyncCapacity: true, AsyncQuota: true}
+		Name: "vm", Scope: "proj", Operation: OperationInsert, AsyncCapacity: true, AsyncQuota: true}
 	w.SetCapacity("gcp", "us-central1-a", "a3-highgpu-8g", catalog.Spot, 0)
 	res, err := w.Launch(s)
 	if err != nil {

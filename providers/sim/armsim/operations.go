@@ -43,7 +43,7 @@ func (s *Server) operation(w http.ResponseWriter, r *http.Request, sub, location
 	if op.Done && op.Err != nil {
 		inst, _ := s.world.Get(op.InstanceID)
 		e := s.operationError(op.Err, inst)
-		if op.Kind == "delete" && op.Err.Code == "" {
+		if op.Kind == sim.OperationDelete && op.Err.Code == "" {
 			e = armError{Status: http.StatusInternalServerError, Code: "InternalExecutionError", Message: serverErrorMessage("InternalExecutionError")}
 		}
 		failure = &e

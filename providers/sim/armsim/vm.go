@@ -110,7 +110,7 @@ func (s *Server) createVM(w http.ResponseWriter, r *http.Request, ref vmRef, spe
 		res, err := s.world.Launch(sim.LaunchSpec{
 			Cloud: cloud, Zone: zone, InstanceType: spec.size, Market: spec.market(),
 			Name: ref.key(), Scope: ref.scope(), Tags: spec.tags, Properties: props,
-			Operation: OpPut, AsyncCapacity: last, FailLater: failLater,
+			Operation: sim.OperationPut, AsyncCapacity: last, FailLater: failLater,
 		})
 		var se *sim.Error
 		switch {

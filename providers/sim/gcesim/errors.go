@@ -226,7 +226,7 @@ func (s *Server) operationError(op *sim.Operation, out *computepb.Operation, fc 
 		kind = sim.KindQuota
 	}
 	spec, ok := opErrors[kind]
-	if !ok || op.Kind == "delete" {
+	if !ok || op.Kind == sim.OperationDelete {
 		spec = deleteFailure
 	}
 	code := spec.Code
@@ -235,7 +235,7 @@ func (s *Server) operationError(op *sim.Operation, out *computepb.Operation, fc 
 	}
 	var msg string
 	switch {
-	case op.Kind == "delete":
+	case op.Kind == sim.OperationDelete:
 		msg = "Internal error. Please try again or contact Google Support."
 	case kind == sim.KindQuota:
 		msg = s.quotaMessage(e, fc)

@@ -261,7 +261,7 @@ const defaultDiskSizeGb = 10
 // world launches. It fills in the spec as far as it got, so that faults can
 // still match on the instance type of a request that is then refused.
 func (s *Server) launchSpec(project, zone string, res *computepb.Instance) (sim.LaunchSpec, sim.InstanceType, *apiError) {
-	spec := sim.LaunchSpec{Cloud: cloud, Zone: zone, Scope: scope(project, zone), Name: res.GetName(), Operation: "insert", AsyncCapacity: true, AsyncQuota: true}
+	spec := sim.LaunchSpec{Cloud: cloud, Zone: zone, Scope: scope(project, zone), Name: res.GetName(), Operation: sim.OperationInsert, AsyncCapacity: true, AsyncQuota: true}
 	typeName, typeOK := machineTypeName(res.GetMachineType(), project, zone)
 	spec.InstanceType = typeName
 

@@ -140,7 +140,7 @@ func (s *Server) renderOperation(op *sim.Operation) *computepb.Operation {
 		Id:            proto.Uint64(operationID(op.ID)),
 		Name:          proto.String(op.ID),
 		Zone:          proto.String(zoneURL(project, op.Zone)),
-		OperationType: proto.String(op.Kind),
+		OperationType: proto.String(string(op.Kind)),
 		TargetLink:    proto.String(instanceURL(project, op.Zone, op.Name)),
 		TargetId:      proto.Uint64(numericID(op.InstanceID)),
 		Status:        status.Enum(),
