@@ -23,13 +23,13 @@ type Operation struct {
 	ID         string        `json:"id"`
 	Cloud      string        `json:"cloud"`
 	Kind       OperationKind `json:"kind"`
-	InstanceID string    `json:"instanceId"`
-	Name       string    `json:"name,omitempty"`
-	Scope      string    `json:"scope,omitempty"`
-	Zone       string    `json:"zone"`
-	StartedAt  time.Time `json:"startedAt"`
-	DoneAt     time.Time `json:"doneAt"`
-	Err        *Error    `json:"error,omitempty"`
+	InstanceID string        `json:"instanceId"`
+	Name       string        `json:"name,omitempty"`
+	Scope      string        `json:"scope,omitempty"`
+	Zone       string        `json:"zone"`
+	StartedAt  time.Time     `json:"startedAt"`
+	DoneAt     time.Time     `json:"doneAt"`
+	Err        *Error        `json:"error,omitempty"`
 	// Done is whether the operation has finished, as of the snapshot.
 	Done bool `json:"-"`
 	// Applied is set once the operation's effects reached the instance.
