@@ -98,9 +98,6 @@ type Agent struct {
 	// reconcile runs one reconciliation of a repository; tests replace it
 	// to control when runs start and end.
 	reconcile func(ctx context.Context, w *worker) (*reconcile.Result, error)
-	// afterRun, when set, is called after each run with its outcome.
-	// Tests use it to wait for runs instead of sleeping.
-	afterRun func(w *worker, res *reconcile.Result, err error)
 }
 
 // New checks the options and sets up an agent; Serve runs it.

@@ -55,6 +55,7 @@ func (o *origin) options(log *slog.Logger) Options {
 
 // runEvent is one finished run.
 type runEvent struct {
+	w    *worker
 	repo string
 	res  *reconcile.Result
 	err  error
@@ -62,10 +63,12 @@ type runEvent struct {
 
 // served is an agent serving on loopback.
 type served struct {
-	t      *testing.T
-	agent  *Agent
-	base   string
-	runs   chan runEvent
+	t     *testing.T
+	agent *Agent
+	base  string
+	runs  chan runEvent
+	// seen counts the runs nextRun has returned, by worker.
+	seen   map[*worker]int64
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -78,12 +81,15 @@ func serve(t *testing.T, opts Options, fake func(context.Context, *worker) (*rec
 	if err != nil {
 		t.Fatal(err)
 	}
+	run := a.reconcile
 	if fake != nil {
-		a.reconcile = fake
+		run = fake
 	}
-	s := &served{t: t, agent: a, runs: make(chan runEvent, 64), done: make(chan error, 1)}
-	a.afterRun = func(w *worker, res *reconcile.Result, err error) {
-		s.runs <- runEvent{repo: w.name, res: res, err: err}
+	s := &served{t: t, agent: a, runs: make(chan runEvent, 64), seen: map[*worker]int64{}, done: make(chan error, 1)}
+	a.reconcile = func(ctx context.Context, w *worker) (*reconcile.Result, error) {
+		res, err := run(ctx, w)
+		s.runs <- runEvent{w: w, repo: w.name, res: res, err: err}
+		return res, err
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -110,11 +116,18 @@ func (s *served) stop() error {
 	}
 }
 
-// nextRun waits for the next run to finish.
+// nextRun waits for the next run to finish and the agent to record how it
+// went.
 func (s *served) nextRun() runEvent {
 	s.t.Helper()
 	select {
 	case ev := <-s.runs:
+		s.seen[ev.w]++
+		for deadline := time.Now().Add(guard); ev.w.finished.Load() < s.seen[ev.w]; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				s.t.Fatal("the agent did not record the run")
+			}
+		}
 		return ev
 	case <-time.After(guard):
 		s.t.Fatal("no run finished")

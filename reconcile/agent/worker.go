@@ -24,8 +24,9 @@ type worker struct {
 	// pending holds at most one trigger: any that arrive while it is full
 	// are the same request, and the next run serves them all.
 	pending chan string
-	// triggered counts the triggers accepted; tests read it.
-	triggered atomic.Int64
+	// triggered counts the triggers accepted, and finished the runs whose
+	// outcome is recorded; tests wait on them.
+	triggered, finished atomic.Int64
 
 	mu sync.Mutex
 	// branch is the branch reconciled: the configured one, or the
@@ -224,7 +225,5 @@ func (a *Agent) runOnce(ctx context.Context, w *worker, reason string) {
 	default:
 		log.Error("reconcile failed", "result", result, "took", took.Round(time.Millisecond), "err", err)
 	}
-	if a.afterRun != nil {
-		a.afterRun(w, res, err)
-	}
+	w.finished.Add(1)
 }
