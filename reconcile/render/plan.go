@@ -96,6 +96,9 @@ func placementNote(pl planner.Placement) string {
 	if pl.EgressMicros > 0 {
 		notes = append(notes, fmt.Sprintf("egress %s/node-h", catalog.Money(pl.EgressMicros)))
 	}
+	if pl.Unpriced {
+		notes = append(notes, "price unknown, kept")
+	}
 	if len(notes) == 0 {
 		return ""
 	}
