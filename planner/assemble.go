@@ -49,12 +49,13 @@ func (p *planning) placements(w *workload) []Placement {
 	return out
 }
 
-func (p *planning) assemble(optimal bool, gap int64, components int) *Plan {
+func (p *planning) assemble(result componentResult, components int) *Plan {
 	plan := &Plan{
 		Version:   PlanVersion,
 		Prices:    p.in.Prices,
-		Optimal:   optimal,
-		GapMicros: gap,
+		Optimal:   result.optimal,
+		GapMicros: result.gapMicros,
+		GapNodes:  result.gapNodes,
 		Fleets:    []FleetPlan{},
 		Stats:     SolveStats{Workloads: len(p.workloads), Offers: len(p.offers), Components: components, Solves: p.solves},
 	}

@@ -15,6 +15,12 @@ var benchModels = []string{"H100", "H200", "A100-40GB", "A100-80GB", "L40S", "L4
 // offers of every model in 1, 4 and 8 GPU sizes, most with little room left,
 // so that workloads compete for capacity across the whole catalog.
 func benchInput(workloads, offers, regions int, gang bool, seed uint64) Input {
+	return benchInputRoom(workloads, offers, regions, gang, seed, nil)
+}
+
+// benchInputRoom is benchInput with every offer's room drawn by room, when
+// set: tight capacity everywhere.
+func benchInputRoom(workloads, offers, regions int, gang bool, seed uint64, room func(*rand.Rand) int) Input {
 	r := rand.New(rand.NewPCG(seed, seed+1))
 	clouds := []string{"aws", "azure", "gcp"}
 	in := Input{Defaults: schema.Defaults{MigrationThreshold: 0.1, SpotRiskPremium: 0.15, MaxDeletions: 100}}
@@ -34,6 +40,9 @@ func benchInput(workloads, offers, regions int, gang bool, seed uint64) Input {
 		available := Unlimited
 		if r.IntN(5) != 0 {
 			available = r.IntN(12)
+		}
+		if room != nil {
+			available = room(r)
 		}
 		in.Offers = append(in.Offers, Offer{
 			OfferKey:    OfferKey{cloud, regionName, fmt.Sprintf("%s-%c", regionName, 'a'+zone), fmt.Sprintf("%s.%dx", model, gpus), market},
@@ -108,3 +117,8 @@ func BenchmarkSolve1000x10000(b *testing.B) {
 
 // 100 gangs, each free to go to any of 50 regions, competing for room.
 func BenchmarkSolveGang100x50(b *testing.B) { benchmarkSolve(b, benchInput(100, 10_000, 50, true, 1)) }
+
+// Every offer holds 1 to 6 more nodes: capacity binds everywhere.
+func BenchmarkSolveTight1000x10000(b *testing.B) {
+	benchmarkSolve(b, benchInputRoom(1000, 10_000, 50, false, 1, func(r *rand.Rand) int { return 1 + r.IntN(6) }))
+}

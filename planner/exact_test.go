@@ -405,10 +405,11 @@ func bruteEgressCost(w schema.Workload, o Offer) int64 {
 
 // evaluate checks an assignment (nodes per workload per candidate, beyond
 // fixed ones) against every rule and returns its objective, or false.
-func (b *brute) evaluate(assign [][]int) (int64, bool) {
+func (b *brute) evaluate(assign [][]int) (bruteValue, bool) {
 	used := map[int]int{}
 	pool := map[reservationKey]int{}
 	total := int64(0)
+	value := bruteValue{placed: make([]int64, len(b.levels()))}
 	for wi, w := range b.workloads {
 		placed := 0
 		perCloud, perRegion := map[string]int{}, map[string]int{}
@@ -423,7 +424,7 @@ func (b *brute) evaluate(assign [][]int) (int64, bool) {
 			}
 			add := n - kept
 			if add > 0 && !w.canAdd[j] {
-				return 0, false
+				return bruteValue{}, false
 			}
 			used[w.offers[j]] += add
 			total += int64(kept)*w.keepCost[j] + int64(add)*w.cost[j]
@@ -449,30 +450,30 @@ func (b *brute) evaluate(assign [][]int) (int64, bool) {
 		if w.spec.Spread.MaxPerCloud < 1 {
 			for c, n := range perCloud {
 				if n > max(0, shareOf(w.spec.Spread.MaxPerCloud, nodes)-fixedCloud[c]) {
-					return 0, false
+					return bruteValue{}, false
 				}
 			}
 		}
 		if w.spec.Spread.MaxPerRegion < 1 {
 			for r, n := range perRegion {
 				if n > max(0, shareOf(w.spec.Spread.MaxPerRegion, nodes)-fixedRegion[r]) {
-					return 0, false
+					return bruteValue{}, false
 				}
 			}
 		}
 		if w.spec.Placement.Gang == "region" && placed > 0 {
 			if placed != w.demand || len(perRegion) != 1 {
-				return 0, false
+				return bruteValue{}, false
 			}
 			if w.forcedGang != "" && perRegion[w.forcedGang] == 0 {
-				return 0, false
+				return bruteValue{}, false
 			}
 		}
-		total += int64(w.demand-placed) * (b.maxCost + 1) * int64(w.spec.Priority+1)
+		value.placed[b.levelOf(w.spec.Priority)] += int64(w.kept() + placed)
 	}
 	for i, n := range used {
 		if a := b.in.Offers[i].Available; a != Unlimited && n > a {
-			return 0, false
+			return bruteValue{}, false
 		}
 	}
 	for k, n := range pool {
@@ -480,7 +481,52 @@ func (b *brute) evaluate(assign [][]int) (int64, bool) {
 			total -= int64(min(n, left)) * b.poolRefund[k]
 		}
 	}
-	return total, true
+	value.cost = total
+	return value, true
+}
+
+// bruteValue is an assignment's objective as the rules state it: nodes
+// placed at each priority, highest first, then the cost.
+type bruteValue struct {
+	placed []int64
+	cost   int64
+}
+
+func (a bruteValue) better(o bruteValue) bool {
+	for i := range a.placed {
+		if a.placed[i] != o.placed[i] {
+			return a.placed[i] > o.placed[i]
+		}
+	}
+	return a.cost < o.cost
+}
+
+func (a bruteValue) String() string { return fmt.Sprintf("%v nodes at $%d", a.placed, a.cost) }
+
+// levels are the instance's priorities, highest first.
+func (b *brute) levels() []int {
+	var out []int
+	for _, w := range b.workloads {
+		if !slices.Contains(out, w.spec.Priority) {
+			out = append(out, w.spec.Priority)
+		}
+	}
+	slices.SortFunc(out, func(x, y int) int { return y - x })
+	return out
+}
+
+func (b *brute) levelOf(priority int) int { return slices.Index(b.levels(), priority) }
+
+// kept counts the nodes that stay where they run, outside the flow.
+func (w *bruteWorkload) kept() int {
+	n := 0
+	for _, c := range w.fixed {
+		n += c
+	}
+	for _, c := range w.held {
+		n += c
+	}
+	return n
 }
 
 // priorityMatters reports whether the best assignment changes when every
@@ -500,10 +546,11 @@ func priorityMatters(b *brute) bool {
 // bestAssignmentUnplaced is the unplaced count per workload of the best
 // assignment, as a string for comparison.
 func (b *brute) bestAssignmentUnplaced() string {
-	best, bestAssign := int64(math.MaxInt64), ""
+	var best *bruteValue
+	bestAssign := ""
 	b.enumerate(func(assign [][]int) {
-		if v, ok := b.evaluate(assign); ok && v < best {
-			best = v
+		if v, ok := b.evaluate(assign); ok && (best == nil || v.better(*best)) {
+			best = &v
 			var unplaced []int
 			for wi, w := range b.workloads {
 				n := w.demand
@@ -519,14 +566,14 @@ func (b *brute) bestAssignmentUnplaced() string {
 }
 
 // best enumerates every assignment.
-func (b *brute) best() int64 {
-	best := int64(math.MaxInt64)
+func (b *brute) best() bruteValue {
+	var best *bruteValue
 	b.enumerate(func(assign [][]int) {
-		if v, ok := b.evaluate(assign); ok && v < best {
-			best = v
+		if v, ok := b.evaluate(assign); ok && (best == nil || v.better(*best)) {
+			best = &v
 		}
 	})
-	return best
+	return *best
 }
 
 // enumerate calls visit with every way to share each workload's demand
@@ -616,8 +663,8 @@ func TestSolveMatchesBruteForce(t *testing.T) {
 		if !ok {
 			t.Fatalf("instance %d: the plan breaks a rule\ninput: %+v\nplan: %+v", i, in, plan.Fleets)
 		}
-		if got != want {
-			t.Fatalf("instance %d: plan objective %d, brute force %d\ninput: %+v\nplan: %+v", i, got, want, in, plan.Fleets)
+		if got.better(want) || want.better(got) {
+			t.Fatalf("instance %d: plan objective %v, brute force %v\ninput: %+v\nplan: %+v", i, got, want, in, plan.Fleets)
 		}
 		if !plan.Optimal {
 			t.Fatalf("instance %d: small plan not marked optimal (gap %d)", i, plan.GapMicros)

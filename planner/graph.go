@@ -12,15 +12,21 @@ import (
 
 // The flow network of one component, from source to sink:
 //
-//	source ─(demand)─► W ─(cloud share)─► C ─(region share)─► R ─► offer ─(available)─► sink
-//	                   └──────────────(unplaced, priced by priority)──────────────────────┘
+//	source ─► level ─(demand)─► W ─(cloud share)─► C ─(region share)─► R ─► offer ─(available)─► sink
+//	   └──(forced gang)──────────┘└────────────────(unplaced)────────────────────────────────────┘
 //
-// The cloud layer exists only when a workload limits its share per cloud,
-// the region layer when it limits its share per region or is a gang. An
-// offer with no known capacity limit needs no node of its own: the arc from
-// the workload goes straight to the sink. Reserved capacity adds a pool
-// node between a reserved type's offers and the sink, with a refund arc
-// worth the type's price for as many nodes as were reserved.
+// A level node gathers the workloads of one priority. The cloud layer
+// exists only when a workload limits its share per cloud, the region layer
+// when it limits its share per region or is a gang. An offer with no known
+// capacity limit needs no node of its own: the arc from the workload goes
+// straight to the sink. Reserved capacity adds a pool node between a
+// reserved type's offers and the sink, with a refund arc worth the type's
+// price for as many nodes as were reserved.
+//
+// The objective is lexicographic, and the network is solved for it in two
+// exact phases rather than with a penalty that is usually big enough (see
+// solve): first the most nodes, priority by priority, then the lowest cost
+// of placing exactly those.
 
 // component is a set of workloads that compete for the same limited
 // offers or reservations, solved as one flow problem.
@@ -28,13 +34,26 @@ type component struct {
 	p         *planning
 	workloads []*workload
 	g         *mcf.Graph
-	demand    int64
 	arcs      []candidateArcs
-	unplaced  []mcf.ArcID
 	gangs     []*gangArcs
 	refunds   map[reservationKey]mcf.ArcID
-	// cost of the current solution, including unplaced penalties.
-	cost int64
+	// money is every arc's cost in the second phase, by arc id.
+	money []int64
+	// levels are the component's priorities, highest first; level[wi] is
+	// the index of workload wi's, levelArc the arc from the source to each
+	// level's node.
+	levels   []int
+	level    []int
+	levelArc []mcf.ArcID
+	// entry carries a workload's nodes from its level; forced carries a
+	// gang that must be placed whole straight from the source; unplaced
+	// takes what is not placed, in the first phase only.
+	entry, forced, unplaced []mcf.ArcID
+	// decision is each gang's branch-and-bound decision (undecided,
+	// none, or a region index); forced and none follow from it.
+	decision []int
+	// value of the current solution.
+	value objective
 }
 
 // candidateArcs are the arcs that carry one workload's nodes to one offer.
@@ -46,13 +65,12 @@ type candidateArcs struct {
 const noArc mcf.ArcID = -1
 
 // gangArcs are the handles branch and bound turns to confine a gang to one
-// region: the arcs into each region node and the unplaced arc.
+// region: the arcs into each region node.
 type gangArcs struct {
 	workload int
 	regions  []string
 	into     []mcf.ArcID
 	capacity []int64
-	unplaced mcf.ArcID
 	demand   int64
 }
 
@@ -142,6 +160,18 @@ func (p *planning) build(ws []*workload) *component {
 		return mcf.ArcID(len(arcs) - 1)
 	}
 
+	for _, w := range ws {
+		if !slices.Contains(c.levels, w.spec.Priority) {
+			c.levels = append(c.levels, w.spec.Priority)
+		}
+	}
+	slices.SortFunc(c.levels, func(a, b int) int { return cmp.Compare(b, a) })
+	levelNode := make([]int, len(c.levels))
+	for l := range c.levels {
+		levelNode[l] = newNode()
+		c.levelArc = append(c.levelArc, addArc(source, levelNode[l], 0, 0))
+	}
+
 	offerNode := map[int]int{}
 	poolNode := map[reservationKey]int{}
 	target := func(offer int) int {
@@ -157,18 +187,21 @@ func (p *planning) build(ws []*workload) *component {
 		return sink
 	}
 
+	c.level = make([]int, len(ws))
+	c.entry = make([]mcf.ArcID, len(ws))
+	c.forced = make([]mcf.ArcID, len(ws))
 	c.unplaced = make([]mcf.ArcID, len(ws))
 	c.gangs = make([]*gangArcs, len(ws))
+	c.decision = make([]int, len(ws))
 	for wi, w := range ws {
 		spec := w.spec
 		demand := int64(w.demand)
-		c.demand += demand
+		c.level[wi] = slices.Index(c.levels, spec.Priority)
+		c.decision[wi] = undecided
 		wNode := newNode()
-		addArc(source, wNode, demand, 0)
-		// Unplaced nodes cost more than any placement, and more the higher
-		// the priority, so a shortfall falls on the lowest priority.
-		penalty := p.unplacedPenalty(spec.Priority)
-		c.unplaced[wi] = addArc(wNode, sink, demand, penalty)
+		c.entry[wi] = addArc(levelNode[c.level[wi]], wNode, demand, 0)
+		c.forced[wi] = addArc(source, wNode, 0, 0)
+		c.unplaced[wi] = addArc(wNode, sink, demand, 0)
 
 		fixedCloud, fixedRegion := map[string]int{}, map[string]int{}
 		for _, f := range w.fixed {
@@ -249,9 +282,6 @@ func (p *planning) build(ws []*workload) *component {
 			}
 			c.arcs = append(c.arcs, ca)
 		}
-		if gang != nil {
-			gang.unplaced = c.unplaced[wi]
-		}
 	}
 	for _, k := range slices.SortedFunc(maps.Keys(poolNode), compareReservations) {
 		res := p.reserved[k]
@@ -260,23 +290,16 @@ func (p *planning) build(ws []*workload) *component {
 	}
 
 	c.g = mcf.New(nodes)
-	for _, a := range arcs {
+	c.money = make([]int64, len(arcs))
+	for i, a := range arcs {
 		c.g.AddArc(a.from, a.to, a.cap, a.cost)
+		c.money[i] = a.cost
 	}
 	return c
 }
 
 func compareReservations(a, b reservationKey) int {
 	return cmp.Or(cmp.Compare(a.cloud, b.cloud), cmp.Compare(a.region, b.region), cmp.Compare(a.instanceType, b.instanceType))
-}
-
-// unplacedPenalty is what leaving one node unplaced costs the optimiser:
-// more than any node costs placed, so placing always wins, and more the
-// higher the priority, so a shortfall falls on the lowest priority. It uses
-// the costliest candidate of the whole plan, not of a component, so that
-// the objective is one function of the input however it is split.
-func (p *planning) unplacedPenalty(priority int) int64 {
-	return (p.maxCost + 1) * int64(priority+1)
 }
 
 // shareOf is how many of n nodes a share allows, rounded down, with a

@@ -38,10 +38,13 @@ type PriceInfo struct {
 type Plan struct {
 	Version int       `json:"version"`
 	Prices  PriceInfo `json:"prices"`
-	// Optimal is true when every placement decision was solved exactly;
-	// otherwise GapMicros bounds how far the cost may be from the best.
+	// Optimal is true when the plan is proven best: the most nodes placed,
+	// priority by priority, and at that the lowest cost. Otherwise GapNodes
+	// bounds how many more nodes the best plan might place, and, where it
+	// places no more, GapMicros how much less it might cost.
 	Optimal   bool  `json:"optimal"`
 	GapMicros int64 `json:"gapMicros"`
+	GapNodes  int64 `json:"gapNodes,omitempty"`
 	// CostMicros is the hourly cost of every placed node plus egress.
 	CostMicros int64 `json:"costMicros"`
 	// NowMicros is what the live instances cost per hour now, by the same

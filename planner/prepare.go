@@ -25,9 +25,6 @@ type planning struct {
 	reserved map[reservationKey]*reservation
 	egress   map[string]catalog.Egress
 	solves   int
-	// maxCost is the highest cost of any candidate, for the penalty of
-	// leaving a node unplaced.
-	maxCost int64
 	// gangBudget is the work, in solves times arcs, each component's branch
 	// and bound may spend.
 	gangBudget int
@@ -183,9 +180,6 @@ func (p *planning) prepare() {
 			w := &workload{index: len(p.workloads), fleet: f, spec: &workloads[wi], rejected: map[Reason]int{}, flows: map[int]*flowResult{}}
 			w.live = running[w.key()]
 			p.eligible(w, filters, running[w.key()])
-			for _, c := range w.candidates {
-				p.maxCost = max(p.maxCost, c.cost)
-			}
 			p.workloads = append(p.workloads, w)
 		}
 	}

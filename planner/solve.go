@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 
 	"github.com/gpufleet/gpufleet/planner/mcf"
@@ -36,11 +35,13 @@ func Solve(in Input) (*Plan, error) {
 	if err := p.enforceBudgets(comps, results); err != nil {
 		return nil, err
 	}
-	optimal, gap := true, int64(0)
+	total := componentResult{optimal: true}
 	for _, r := range results {
-		optimal, gap = optimal && r.optimal, gap+r.gap
+		total.optimal = total.optimal && r.optimal
+		total.gapMicros += r.gapMicros
+		total.gapNodes += r.gapNodes
 	}
-	return p.assemble(optimal, gap, len(comps)), nil
+	return p.assemble(total, len(comps)), nil
 }
 
 // reserveFixed lets nodes that must stay where they run use reservations
@@ -70,10 +71,12 @@ func (w *workload) fixedReserved(offer, n int) {
 }
 
 // componentResult says how good a component's solution is: proven optimal,
-// or within gap of the best lower bound.
+// or how far the best bound might still be: gapNodes more nodes placed, or
+// when the bound places as many, gapMicros less per hour.
 type componentResult struct {
-	optimal bool
-	gap     int64
+	optimal   bool
+	gapMicros int64
+	gapNodes  int64
 }
 
 // solveComponent finds the component's optimal flow, with branch and bound
@@ -88,22 +91,118 @@ func (p *planning) solveComponent(ws []*workload) (componentResult, error) {
 		c.extract()
 		return componentResult{optimal: true}, nil
 	}
-	optimal, gap, err := c.branchAndBound()
-	return componentResult{optimal, gap}, err
+	return c.branchAndBound()
 }
 
 var errNoFit = errors.New("does not fit")
 
+// objective is what the planner optimises, lexicographically: first the
+// nodes placed at each priority, highest first (placed[0] is the highest),
+// then the cost per hour. No penalty stands in for a node: one more node of
+// a priority beats any saving, and any number of nodes of lower ones.
+type objective struct {
+	placed []int64
+	cost   int64
+}
+
+// better reports whether a beats b.
+func (a objective) better(b objective) bool {
+	for i := range a.placed {
+		if a.placed[i] != b.placed[i] {
+			return a.placed[i] > b.placed[i]
+		}
+	}
+	return a.cost < b.cost
+}
+
+// gapTo is how far a bound is from a solution no better than it: the nodes
+// it might still place, or when it places the same, the money it might
+// still save.
+func (a objective) gapTo(b objective) (nodes, micros int64) {
+	for i := range a.placed {
+		nodes += a.placed[i] - b.placed[i]
+	}
+	if slices.Equal(a.placed, b.placed) {
+		return 0, b.cost - a.cost
+	}
+	return max(nodes, 1), 0
+}
+
+// solve finds the component's lexicographic optimum under the gangs'
+// current decisions, exactly, in two phases on one network.
+//
+// Phase one places the most nodes, priority by priority. Its arcs cost
+// nothing but the unplaced ones, which cost a priority's rank plus one (1
+// for the lowest priority of the component). A cycle that places one more
+// node of a priority and unplaces one of a lower priority then costs less
+// than zero, the reverse more than zero, and a trade between equal
+// priorities nothing; so the min-cost flow is the lexicographic maximum,
+// with no big numbers to overflow.
+//
+// Phase two finds the cheapest way to place exactly those nodes: the
+// unplaced arcs close, each level's arc carries its count, and the arcs cost
+// money (price, spot premium, egress, keep bonus, refunds).
 func (c *component) solve() error {
 	c.p.solves++
-	res, err := c.g.Solve(0, 1, c.demand)
-	if errors.Is(err, mcf.ErrInfeasible) {
+	g := c.g
+	levelCap := make([]int64, len(c.levels))
+	var demand int64
+	for wi, w := range c.workloads {
+		d := int64(w.demand)
+		entry, forced, unplaced := d, int64(0), d
+		if c.gangs[wi] != nil {
+			switch dec := c.decision[wi]; {
+			case dec == none:
+				entry, unplaced = 0, 0
+			case dec >= 0:
+				entry, forced, unplaced = 0, d, 0
+			}
+		}
+		g.SetCapacity(c.entry[wi], entry)
+		g.SetCapacity(c.forced[wi], forced)
+		g.SetCapacity(c.unplaced[wi], unplaced)
+		levelCap[c.level[wi]] += entry
+		demand += entry + forced
+	}
+	for l, a := range c.levelArc {
+		g.SetCapacity(a, levelCap[l])
+	}
+	for i := range c.money {
+		g.SetCost(mcf.ArcID(i), 0)
+	}
+	for wi := range c.workloads {
+		g.SetCost(c.unplaced[wi], int64(len(c.levels)-c.level[wi]))
+	}
+	if _, err := g.Solve(0, 1, demand); errors.Is(err, mcf.ErrInfeasible) {
+		// A gang told to run whole in a region does not fit there.
 		return errNoFit
+	} else if err != nil {
+		return fmt.Errorf("placing the nodes of %s, %w", c.workloads[0], err)
 	}
+
+	placed := make([]int64, len(c.levels))
+	var total int64
+	for wi := range c.workloads {
+		n := g.Flow(c.entry[wi]) + g.Flow(c.forced[wi]) - g.Flow(c.unplaced[wi])
+		placed[c.level[wi]] += n
+		total += n
+		levelCap[c.level[wi]] -= g.Flow(c.unplaced[wi])
+	}
+	for l, a := range c.levelArc {
+		g.SetCapacity(a, levelCap[l])
+	}
+	for wi := range c.workloads {
+		g.SetCapacity(c.unplaced[wi], 0)
+	}
+	for i, cost := range c.money {
+		g.SetCost(mcf.ArcID(i), cost)
+	}
+	res, err := g.Solve(0, 1, total)
 	if err != nil {
-		return fmt.Errorf("solving placement of %s, %w", c.workloads[0], err)
+		// Phase one just placed these nodes.
+		return fmt.Errorf("pricing the placement of %s, %w", c.workloads[0], err)
 	}
-	c.cost = res.Cost
+	c.value = objective{placed: placed, cost: res.Cost}
 	return nil
 }
 
@@ -156,8 +255,10 @@ func (c *component) extract() {
 
 // Branch and bound over the gangs' region choices. A gang places all of its
 // nodes in one region or none of them; the flow without that rule is a
-// lower bound, so branches whose relaxation costs no less than the best
-// solution found are cut.
+// relaxation, whose optimum no branch below it can beat, so branches whose
+// relaxation is no better than the best solution found are cut. Bounds and
+// solutions compare as objectives: nodes first, priority by priority, then
+// cost.
 
 // decision values for a gang besides a region index.
 const (
@@ -167,26 +268,22 @@ const (
 
 // gangWork bounds branch and bound by solves times arcs over all the
 // components of a plan, so that a huge search stops, deterministically, at
-// a bounded cost (about a second on two cores) and reports its gap rather
-// than running on.
-const gangWork = 6_000_000
+// a bounded cost and reports its gap rather than running on.
+const gangWork = 12_000_000
 
-func (c *component) branchAndBound() (optimal bool, gap int64, err error) {
-	root := make([]int, len(c.gangs))
-	for i := range root {
-		root[i] = undecided
-	}
+func (c *component) branchAndBound() (componentResult, error) {
+	root := slices.Clone(c.decision)
 	c.forceFixedGangs()
 	limit := max(16, c.p.gangBudget/max(1, c.arcCount()))
-	best := int64(math.MaxInt64)
+	var best *objective
 	// Open nodes wait with their parent's bound. The search dives depth
-	// first until it has a solution, then takes the lowest bound first,
-	// which raises the proven bound fastest when the budget runs out.
+	// first until it has a solution, then takes the best bound first,
+	// which tightens the proven bound fastest when the budget runs out.
 	open := &nodeQueue{}
-	next := &bbNode{decisions: root, bound: math.MinInt64}
+	next := &bbNode{decisions: root}
 	for solves := 0; ; {
 		if next == nil {
-			if open.Len() == 0 || open.peek().bound >= best {
+			if open.Len() == 0 || best != nil && !open.peek().bound.better(*best) {
 				break
 			}
 			next = open.pop()
@@ -197,65 +294,71 @@ func (c *component) branchAndBound() (optimal bool, gap int64, err error) {
 		}
 		node := next
 		next = nil
-		c.apply(node.decisions)
+		c.decide(node.decisions)
 		solves++
 		if err := c.solve(); errors.Is(err, errNoFit) {
 			continue
 		} else if err != nil {
-			return false, 0, err
+			return componentResult{}, err
 		}
-		if c.cost >= best {
+		if best != nil && !c.value.better(*best) {
 			continue
 		}
 		g, flows := c.violated(node.decisions)
 		if g < 0 {
-			best = c.cost
+			v := c.value
+			best = &v
 			c.extract()
 			continue
 		}
+		bound := c.value
 		for i, choice := range c.children(g, flows) {
-			child := &bbNode{decisions: slices.Clone(node.decisions), bound: c.cost}
+			child := &bbNode{decisions: slices.Clone(node.decisions), bound: &bound}
 			child.decisions[g] = choice
-			if i == 0 && best == math.MaxInt64 {
+			if i == 0 && best == nil {
 				next = child
 			} else {
 				open.push(child)
 			}
 		}
 	}
-	if best == math.MaxInt64 {
+	if best == nil {
 		// The budget ran out before any solution: leave every undecided
 		// gang unplaced, which always fits.
 		for i, g := range c.gangs {
-			if g != nil {
+			if g != nil && root[i] == undecided {
 				root[i] = none
 			}
 		}
-		c.apply(root)
+		c.decide(root)
 		if err := c.solve(); err != nil {
-			return false, 0, err
+			return componentResult{}, err
 		}
-		best = c.cost
+		v := c.value
+		best = &v
 		c.extract()
 	}
-	if open.Len() == 0 || open.peek().bound >= best {
-		return true, 0, nil
+	if open.Len() == 0 || !open.peek().bound.better(*best) {
+		return componentResult{optimal: true}, nil
 	}
-	if bound := open.peek().bound; bound != math.MinInt64 {
-		return false, best - bound, nil
+	top := open.peek().bound
+	if top == nil {
+		// Not even the root was solved: no bound is known.
+		return componentResult{optimal: false, gapNodes: 1}, nil
 	}
-	// Not even the root was solved: no bound is known.
-	return false, best, nil
+	nodes, micros := top.gapTo(*best)
+	return componentResult{optimal: false, gapNodes: nodes, gapMicros: micros}, nil
 }
 
 type bbNode struct {
 	decisions []int
-	bound     int64
-	seq       int
+	// bound is the parent's relaxation: nil for the root.
+	bound *objective
+	seq   int
 }
 
-// nodeQueue is a min-heap of open nodes by bound, ties by creation order so
-// the search is deterministic.
+// nodeQueue is a heap of open nodes, the best bound first, ties by creation
+// order so the search is deterministic.
 type nodeQueue struct {
 	nodes []*bbNode
 	seq   int
@@ -265,7 +368,15 @@ func (q *nodeQueue) Len() int { return len(q.nodes) }
 
 func (q *nodeQueue) less(i, j int) bool {
 	a, b := q.nodes[i], q.nodes[j]
-	return a.bound < b.bound || (a.bound == b.bound && a.seq < b.seq)
+	switch {
+	case a.bound == nil || b.bound == nil:
+		return a.bound == nil && b.bound != nil || a.seq < b.seq && (a.bound == nil) == (b.bound == nil)
+	case a.bound.better(*b.bound):
+		return true
+	case b.bound.better(*a.bound):
+		return false
+	}
+	return a.seq < b.seq
 }
 
 func (q *nodeQueue) push(n *bbNode) {
@@ -333,8 +444,10 @@ func (c *component) forceFixedGangs() {
 	}
 }
 
-// apply sets the capacities that enforce the gangs' decisions.
-func (c *component) apply(decisions []int) {
+// decide sets the gangs' decisions: the region a gang is confined to, or
+// that it does not run.
+func (c *component) decide(decisions []int) {
+	copy(c.decision, decisions)
 	for i, g := range c.gangs {
 		if g == nil {
 			continue
@@ -347,11 +460,6 @@ func (c *component) apply(decisions []int) {
 			}
 			c.g.SetCapacity(arc, capacity)
 		}
-		unplaced := g.demand
-		if d >= 0 {
-			unplaced = 0
-		}
-		c.g.SetCapacity(g.unplaced, unplaced)
 	}
 }
 
@@ -374,8 +482,11 @@ func (c *component) violated(decisions []int) (int, []int64) {
 			}
 			top = max(top, flows[r])
 		}
-		unplaced := c.g.Flow(g.unplaced)
-		if unplaced == g.demand || (unplaced == 0 && regions == 1) {
+		placed := int64(0)
+		for _, f := range flows {
+			placed += f
+		}
+		if placed == 0 || (placed == g.demand && regions == 1) {
 			continue
 		}
 		if share := float64(top) / float64(g.demand); share < bestShare {

@@ -136,6 +136,15 @@ func (g *Graph) SetCapacity(a ArcID, capacity int64) {
 	g.solved = false
 }
 
+// SetCost changes the cost of arc a in O(1), to solve the same graph for
+// another objective. It panics if a was not returned by AddArc since the
+// last Reset.
+func (g *Graph) SetCost(a ArcID, cost int64) {
+	g.arc(a)
+	g.arcs[a].cost = cost
+	g.solved = false
+}
+
 // Flow returns the flow on arc a found by the last Solve, or 0 if that Solve
 // failed or the graph has changed since. It panics if a was not returned by
 // AddArc since the last Reset.
