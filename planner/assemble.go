@@ -237,6 +237,8 @@ func (p *planning) shortfall(w *workload, missing int) *Shortfall {
 		case spreadRoom < spec.Nodes:
 			s.Cause = CauseSpread
 			s.Message = fmt.Sprintf("the spread limits (%d per cloud, %d per region) leave room for %d of %d nodes", perCloud, perRegion, spreadRoom, spec.Nodes)
+		case w.budgetCause != "":
+			s.Cause, s.Message = CauseBudget, w.budgetCause
 		default:
 			s.Cause = CausePriority
 			s.Message = "the capacity it could use went to workloads of higher priority"

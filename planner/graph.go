@@ -50,10 +50,21 @@ type component struct {
 	// takes what is not placed, in the first phase only.
 	entry, forced, unplaced []mcf.ArcID
 	// decision is each gang's branch-and-bound decision (undecided,
-	// none, or a region index); forced and none follow from it.
-	decision []int
-	// value of the current solution.
-	value objective
+	// none, or a region index); entryCap and forcedCap follow from it.
+	decision            []int
+	entryCap, forcedCap []int64
+	// budget is the one fleet budget of the component, if it has one.
+	budget *componentBudget
+	// value of the current solution, and bound the best that the
+	// relaxation it solves could still reach: below value only when a
+	// budget was met by a Lagrangian search that left a gap.
+	value, bound objective
+	// inexact says some solve left such a gap, of up to gap.
+	inexact bool
+	gap     int64
+	// budgetBinds says the budget placed fewer nodes than the component
+	// could hold.
+	budgetBinds bool
 }
 
 // candidateArcs are the arcs that carry one workload's nodes to one offer.
@@ -74,8 +85,8 @@ type gangArcs struct {
 	demand   int64
 }
 
-// components splits the workloads into groups that share no limited offer
-// and no reservation. Each can be solved on its own, which keeps graphs
+// components splits the workloads into groups that share no limited offer,
+// no reservation and no budget. Each can be solved on its own, which keeps graphs
 // small and lets a gang's branch and bound touch only its rivals.
 func (p *planning) components() [][]*workload {
 	parent := make([]int, len(p.workloads)+len(p.offers)+len(p.reserved))
@@ -96,6 +107,18 @@ func (p *planning) components() [][]*workload {
 		}
 	}
 	pools := p.poolIndex()
+	// A budget couples every workload of its fleet.
+	budgeted := map[string]int{}
+	for _, w := range p.workloads {
+		if w.fleet.Budget == nil {
+			continue
+		}
+		if first, ok := budgeted[w.fleet.Name]; ok {
+			union(first, w.index)
+		} else {
+			budgeted[w.fleet.Name] = w.index
+		}
+	}
 	for _, w := range p.workloads {
 		for _, c := range w.candidates {
 			o := &p.offers[c.offer]
@@ -193,6 +216,8 @@ func (p *planning) build(ws []*workload) *component {
 	c.unplaced = make([]mcf.ArcID, len(ws))
 	c.gangs = make([]*gangArcs, len(ws))
 	c.decision = make([]int, len(ws))
+	c.entryCap = make([]int64, len(ws))
+	c.forcedCap = make([]int64, len(ws))
 	for wi, w := range ws {
 		spec := w.spec
 		demand := int64(w.demand)
@@ -295,6 +320,7 @@ func (p *planning) build(ws []*workload) *component {
 		c.g.AddArc(a.from, a.to, a.cap, a.cost)
 		c.money[i] = a.cost
 	}
+	c.budget = p.componentBudget(c, len(arcs))
 	return c
 }
 

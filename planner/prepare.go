@@ -65,9 +65,11 @@ type workload struct {
 	reservedFixed map[int]int
 	// demand is what the flow must place: desired minus fixed minus shed.
 	demand int
-	// shed nodes were dropped to meet the fleet's budget.
-	shed      int
-	shedCause string
+	// shed nodes were dropped to meet the fleet's budget; budgetCause,
+	// when set, says the budget held the workload to what it was placed.
+	shed        int
+	shedCause   string
+	budgetCause string
 	// live counts the workload's running and pending nodes by offer.
 	live map[OfferKey]int
 	// result

@@ -28,7 +28,12 @@ func Solve(in Input) (*Plan, error) {
 	results := make([]componentResult, len(comps))
 	for i, ws := range comps {
 		var err error
-		if results[i], err = p.solveComponent(ws); err != nil {
+		results[i], err = p.solveComponent(ws, true)
+		if errors.Is(err, errBudgetInexact) {
+			results[i], err = p.solveComponent(ws, false)
+			results[i].shedding = true
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -77,21 +82,38 @@ type componentResult struct {
 	optimal   bool
 	gapMicros int64
 	gapNodes  int64
+	// shedding says the component's budget is met by shedding nodes.
+	shedding bool
 }
 
 // solveComponent finds the component's optimal flow, with branch and bound
-// when it holds gangs.
-func (p *planning) solveComponent(ws []*workload) (componentResult, error) {
+// when it holds gangs. With budgets false it leaves budgets aside, for
+// enforceBudgets to shed nodes.
+func (p *planning) solveComponent(ws []*workload, budgets bool) (componentResult, error) {
 	c := p.build(ws)
+	if !budgets {
+		c.budget = nil
+	}
 	hasGang := slices.ContainsFunc(c.gangs, func(g *gangArcs) bool { return g != nil })
+	var res componentResult
 	if !hasGang {
 		if err := c.solve(); err != nil {
 			return componentResult{}, err
 		}
 		c.extract()
-		return componentResult{optimal: true}, nil
+		res = componentResult{optimal: true}
+	} else {
+		var err error
+		if res, err = c.branchAndBound(); err != nil {
+			return componentResult{}, err
+		}
 	}
-	return c.branchAndBound()
+	c.markBudget()
+	if c.inexact {
+		res.optimal = false
+		res.gapMicros = max(res.gapMicros, c.gap)
+	}
+	return res, nil
 }
 
 var errNoFit = errors.New("does not fit")
@@ -131,41 +153,92 @@ func (a objective) gapTo(b objective) (nodes, micros int64) {
 // solve finds the component's lexicographic optimum under the gangs'
 // current decisions, exactly, in two phases on one network.
 //
-// Phase one places the most nodes, priority by priority. Its arcs cost
-// nothing but the unplaced ones, which cost a priority's rank plus one (1
-// for the lowest priority of the component). A cycle that places one more
-// node of a priority and unplaces one of a lower priority then costs less
-// than zero, the reverse more than zero, and a trade between equal
-// priorities nothing; so the min-cost flow is the lexicographic maximum,
-// with no big numbers to overflow.
-//
-// Phase two finds the cheapest way to place exactly those nodes: the
-// unplaced arcs close, each level's arc carries its count, and the arcs cost
+// Phase one places the most nodes, priority by priority (lexMax). Phase
+// two finds the cheapest way to place exactly those nodes (route): each
+// level's arc carries its count, nothing goes unplaced, and the arcs cost
 // money (price, spot premium, egress, keep bonus, refunds).
+//
+// A fleet over its budget is then solved for under it (underBudget).
 func (c *component) solve() error {
 	c.p.solves++
+	c.setDecisions()
+	placed, err := c.lexMax(nil, len(c.levels))
+	if err != nil {
+		return err
+	}
+	cost, err := c.route(placed, c.money)
+	if err != nil {
+		// Phase one just placed these nodes.
+		return fmt.Errorf("pricing the placement of %s, %w", c.workloads[0], err)
+	}
+	c.value = objective{placed: placed, cost: cost}
+	c.bound = c.value
+	if c.budget == nil || c.flowCost(c.budget.actual) <= c.budget.limit {
+		return nil
+	}
+	if !c.budget.exact {
+		return errBudgetInexact
+	}
+	return c.underBudget(placed)
+}
+
+// setDecisions sets each workload's arcs for the gangs' decisions: a gang
+// told where to run enters straight from the source and must be placed
+// whole; one told not to run gets nothing.
+func (c *component) setDecisions() {
 	g := c.g
-	levelCap := make([]int64, len(c.levels))
-	var demand int64
 	for wi, w := range c.workloads {
 		d := int64(w.demand)
-		entry, forced, unplaced := d, int64(0), d
+		entry, forced := d, int64(0)
 		if c.gangs[wi] != nil {
 			switch dec := c.decision[wi]; {
 			case dec == none:
-				entry, unplaced = 0, 0
+				entry = 0
 			case dec >= 0:
-				entry, forced, unplaced = 0, d, 0
+				entry, forced = 0, d
 			}
 		}
 		g.SetCapacity(c.entry[wi], entry)
 		g.SetCapacity(c.forced[wi], forced)
-		g.SetCapacity(c.unplaced[wi], unplaced)
-		levelCap[c.level[wi]] += entry
-		demand += entry + forced
+		c.entryCap[wi], c.forcedCap[wi] = entry, forced
+	}
+}
+
+// lexMax places the most nodes, priority by priority, with the levels
+// before upTo holding exactly the counts in fixed (all levels free when
+// fixed is nil) and those after it placing only forced gangs. It returns
+// the nodes placed at each level.
+//
+// Its arcs cost nothing but the unplaced ones, which cost a priority's
+// rank plus one (1 for the lowest priority of the component). A cycle that
+// places one more node of a priority and unplaces one of a lower priority
+// then costs less than zero, the reverse more than zero, and a trade
+// between equal priorities nothing; so the min-cost flow is the
+// lexicographic maximum, with no big numbers to overflow.
+func (c *component) lexMax(fixed []int64, upTo int) ([]int64, error) {
+	g := c.g
+	levelCap := make([]int64, len(c.levels))
+	var demand int64
+	for wi := range c.workloads {
+		l := c.level[wi]
+		entry := c.entryCap[wi]
+		if fixed == nil || l >= upTo {
+			if fixed != nil && l > upTo {
+				entry = 0
+			}
+			levelCap[l] += entry
+		}
+		g.SetCapacity(c.unplaced[wi], entry)
+		demand += c.forcedCap[wi]
+	}
+	for l := range fixed {
+		if l < upTo {
+			levelCap[l] = fixed[l] - c.forcedAt(l)
+		}
 	}
 	for l, a := range c.levelArc {
 		g.SetCapacity(a, levelCap[l])
+		demand += levelCap[l]
 	}
 	for i := range c.money {
 		g.SetCost(mcf.ArcID(i), 0)
@@ -175,35 +248,60 @@ func (c *component) solve() error {
 	}
 	if _, err := g.Solve(0, 1, demand); errors.Is(err, mcf.ErrInfeasible) {
 		// A gang told to run whole in a region does not fit there.
-		return errNoFit
+		return nil, errNoFit
 	} else if err != nil {
-		return fmt.Errorf("placing the nodes of %s, %w", c.workloads[0], err)
+		return nil, fmt.Errorf("placing the nodes of %s, %w", c.workloads[0], err)
 	}
-
 	placed := make([]int64, len(c.levels))
-	var total int64
 	for wi := range c.workloads {
-		n := g.Flow(c.entry[wi]) + g.Flow(c.forced[wi]) - g.Flow(c.unplaced[wi])
-		placed[c.level[wi]] += n
-		total += n
-		levelCap[c.level[wi]] -= g.Flow(c.unplaced[wi])
+		placed[c.level[wi]] += g.Flow(c.entry[wi]) + g.Flow(c.forced[wi]) - g.Flow(c.unplaced[wi])
 	}
+	return placed, nil
+}
+
+// forcedAt is how many nodes gangs told where to run bring to level l.
+func (c *component) forcedAt(l int) int64 {
+	n := int64(0)
+	for wi := range c.workloads {
+		if c.level[wi] == l {
+			n += c.forcedCap[wi]
+		}
+	}
+	return n
+}
+
+// route places exactly counts[l] nodes at each level at the least total of
+// costs (indexed by arc), and returns that total. ErrInfeasible says the
+// counts do not fit.
+func (c *component) route(counts []int64, costs []int64) (int64, error) {
+	g := c.g
+	var total int64
 	for l, a := range c.levelArc {
-		g.SetCapacity(a, levelCap[l])
+		g.SetCapacity(a, counts[l]-c.forcedAt(l))
+		total += counts[l]
 	}
 	for wi := range c.workloads {
 		g.SetCapacity(c.unplaced[wi], 0)
 	}
-	for i, cost := range c.money {
+	for i, cost := range costs {
 		g.SetCost(mcf.ArcID(i), cost)
 	}
 	res, err := g.Solve(0, 1, total)
 	if err != nil {
-		// Phase one just placed these nodes.
-		return fmt.Errorf("pricing the placement of %s, %w", c.workloads[0], err)
+		return 0, err
 	}
-	c.value = objective{placed: placed, cost: res.Cost}
-	return nil
+	return res.Cost, nil
+}
+
+// flowCost totals costs (indexed by arc) over the current flow.
+func (c *component) flowCost(costs []int64) int64 {
+	total := int64(0)
+	for i, cost := range costs {
+		if cost != 0 {
+			total += cost * c.g.Flow(mcf.ArcID(i))
+		}
+	}
+	return total
 }
 
 // extract copies the current flow into the workloads' results.
@@ -301,17 +399,19 @@ func (c *component) branchAndBound() (componentResult, error) {
 		} else if err != nil {
 			return componentResult{}, err
 		}
-		if best != nil && !c.value.better(*best) {
+		if best != nil && !c.bound.better(*best) {
 			continue
 		}
 		g, flows := c.violated(node.decisions)
 		if g < 0 {
-			v := c.value
-			best = &v
-			c.extract()
+			if best == nil || c.value.better(*best) {
+				v := c.value
+				best = &v
+				c.extract()
+			}
 			continue
 		}
-		bound := c.value
+		bound := c.bound
 		for i, choice := range c.children(g, flows) {
 			child := &bbNode{decisions: slices.Clone(node.decisions), bound: &bound}
 			child.decisions[g] = choice

@@ -1,0 +1,681 @@
+package planner
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gpufleet/gpufleet/schema"
+	"github.com/gpufleet/gpufleet/schema/catalog"
+)
+
+// The cross-check: the planner against an integer program written here
+// from the rules alone — who may run where, capacity, spread, gangs,
+// reservations, egress, budgets and the lexicographic objective — and
+// solved by CBC, a solver that shares none of the planner's code or
+// modelling. Priorities are solved one after the other, each level's count
+// fixed before the next, then the cost; the answer must equal the
+// planner's exactly, and a plan the planner calls optimal must never be
+// beaten.
+
+// milpInstance is a random planning problem of one of three kinds.
+func milpInstance(r *rand.Rand, kind int) Input {
+	zones := []struct{ cloud, region, zone string }{
+		{"aws", "us-east-1", "us-east-1a"}, {"aws", "us-east-1", "us-east-1b"}, {"aws", "eu-west-1", "eu-west-1a"},
+		{"gcp", "us-central1", "us-central1-a"}, {"gcp", "us-central1", "us-central1-b"}, {"gcp", "europe-west4", "europe-west4-a"},
+	}
+	types := []struct {
+		name, model string
+		gpus        int
+	}{{"big", "H100", 8}, {"mid", "L4", 4}}
+	in := Input{Egress: []catalog.Egress{
+		{Cloud: "aws", InterRegionMicrosPerGB: 20_000, InternetMicrosPerGB: 90_000},
+		{Cloud: "gcp", InterRegionMicrosPerGB: 20_000, InternetMicrosPerGB: 120_000},
+	}}
+	in.Defaults = schema.Defaults{
+		MigrationThreshold: []float64{0, 0.1, 0.3}[r.IntN(3)],
+		SpotRiskPremium:    []float64{0, 0.15}[r.IntN(2)],
+		MaxDeletions:       100,
+	}
+	// kind 0: small; 1: larger; 2: tight, every offer with room for 1 or 2.
+	nOffers, nWorkloads := 4+r.IntN(5), 1+r.IntN(4)
+	if kind > 0 {
+		nOffers, nWorkloads = 10+r.IntN(14), 3+r.IntN(6)
+	}
+	seen := map[OfferKey]bool{}
+	for len(in.Offers) < nOffers {
+		z := zones[r.IntN(len(zones))]
+		t := types[0]
+		if r.IntN(4) == 0 {
+			t = types[1]
+		}
+		market := []catalog.Market{catalog.OnDemand, catalog.Spot}[r.IntN(2)]
+		k := OfferKey{z.cloud, z.region, z.zone, t.name, market}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		avail := Unlimited
+		switch {
+		case kind == 2:
+			avail = 1 + r.IntN(2)
+		case r.IntN(3) != 0:
+			avail = r.IntN(6)
+		}
+		in.Offers = append(in.Offers, Offer{OfferKey: k, GPUModel: t.model, GPUs: t.gpus, PriceMicros: int64(1+r.IntN(40)) * 250_000, Available: avail})
+	}
+	for _, o := range in.Offers {
+		if r.IntN(12) == 0 {
+			in.Blocked = append(in.Blocked, o.OfferKey)
+		}
+		if o.Market == catalog.OnDemand && r.IntN(6) == 0 {
+			in.Reservations = append(in.Reservations, schema.Reservation{Cloud: o.Cloud, Region: o.Region, InstanceType: o.InstanceType, Count: 1 + r.IntN(3)})
+		}
+	}
+	// A budget binds a fleet of its own; two fleets otherwise.
+	fleets := 1 + r.IntN(2)
+	budget := r.IntN(4) == 0
+	if budget {
+		fleets = 1
+	}
+	for f := range fleets {
+		fl := schema.Fleet{Name: fmt.Sprintf("f%d", f), Owner: "team"}
+		if budget {
+			b := float64(5 + r.IntN(60))
+			fl.Budget = &b
+		}
+		in.Fleets = append(in.Fleets, fl)
+	}
+	for i := range nWorkloads {
+		t := types[0]
+		if r.IntN(4) == 0 {
+			t = types[1]
+		}
+		w := workloadSpec(fmt.Sprintf("w%d", i), t.model, t.gpus, 1+r.IntN(4))
+		w.Priority = r.IntN(3) * 10
+		w.Capacity = []string{schema.CapacityOnDemand, schema.CapacitySpot, schema.CapacitySpotFallback}[r.IntN(3)]
+		w.Placement.Clouds = [][]string{{"aws", "gcp"}, {"aws", "gcp"}, {"aws"}, {"gcp"}}[r.IntN(4)]
+		w.Placement.Regions.Allow = [][]string{{"*"}, {"*"}, {"us-*"}, {"*-1", "europe-*"}}[r.IntN(4)]
+		switch r.IntN(4) {
+		case 0:
+			w.Placement.Gang = "region"
+		case 1:
+			w.Spread.MaxPerCloud = []float64{0.5, 0.67}[r.IntN(2)]
+			w.Spread.MaxPerRegion = []float64{1, 0.5}[r.IntN(2)]
+		}
+		if r.IntN(3) == 0 {
+			z := zones[r.IntN(len(zones))]
+			w.Data = &schema.Data{Cloud: z.cloud, Region: z.region, SizeGB: float64(r.IntN(3000))}
+		}
+		f := &in.Fleets[r.IntN(len(in.Fleets))]
+		f.Workloads = append(f.Workloads, w)
+		// Running nodes, kept or moved at the keep bonus.
+		for range r.IntN(3) {
+			o := in.Offers[r.IntN(len(in.Offers))]
+			state := []State{StateRunning, StateRunning, StatePending}[r.IntN(3)]
+			in.Observed = append(in.Observed, Instance{ID: fmt.Sprintf("i-%d", len(in.Observed)), OfferKey: o.OfferKey, Fleet: f.Name, Workload: w.Name, State: state})
+		}
+	}
+	return in
+}
+
+// rules are the costs and permissions of an instance, from the documented
+// rules, for the MILP and for pricing the planner's answer.
+type rules struct {
+	in Input
+	// per workload: the eligible offers, what a node costs there new and
+	// kept, and how many run there now.
+	ws []ruleWorkload
+	// reservation pools: on-demand offers of a (cloud, region, type).
+	pools []rulePool
+}
+
+type ruleWorkload struct {
+	fleet   string
+	spec    schema.Workload
+	offers  []int
+	add     []bool // a new node may go there
+	cost    []int64
+	keep    []int64
+	actual  []int64 // price and egress: what a budget counts
+	running []int
+}
+
+type rulePool struct {
+	cloud, region, typ string
+	count              int
+	refund             int64
+}
+
+func newRules(in Input) *rules {
+	ru := &rules{in: in}
+	blocked := map[OfferKey]bool{}
+	for _, k := range in.Blocked {
+		blocked[k] = true
+	}
+	egress := map[string]catalog.Egress{}
+	for _, e := range in.Egress {
+		egress[e.Cloud] = e
+	}
+	for _, f := range in.Fleets {
+		for _, spec := range f.Workloads {
+			w := ruleWorkload{fleet: f.Name, spec: spec}
+			for i, o := range in.Offers {
+				if o.GPUModel != spec.GPU.Model || o.GPUs != spec.GPU.PerNode || !slices.Contains(spec.Placement.Clouds, o.Cloud) ||
+					!schema.MatchRegion(o.Region, spec.Placement.Regions.Allow, spec.Placement.Regions.Deny) || !ruleMarket(spec.Capacity, o.Market) {
+					continue
+				}
+				running := 0
+				for _, inst := range in.Observed {
+					if inst.Fleet == f.Name && inst.Workload == spec.Name && inst.OfferKey == o.OfferKey && inst.State.Live() {
+						running++
+					}
+				}
+				e := int64(0)
+				if d := spec.Data; d != nil && d.SizeGB > 0 && !(d.Cloud == o.Cloud && d.Region == o.Region) {
+					rate := egress[d.Cloud].InternetMicrosPerGB
+					if d.Cloud == o.Cloud {
+						rate = egress[d.Cloud].InterRegionMicrosPerGB
+					}
+					e = int64(math.Round(d.SizeGB * float64(rate) / math.Max(spec.RunHours, 1)))
+				}
+				cost := o.PriceMicros + e
+				if o.Market == catalog.Spot {
+					cost += int64(math.Round(float64(o.PriceMicros) * in.Defaults.SpotRiskPremium))
+				}
+				w.offers = append(w.offers, i)
+				w.add = append(w.add, !blocked[o.OfferKey] && o.Available != 0)
+				w.cost = append(w.cost, cost)
+				w.keep = append(w.keep, cost-int64(math.Round(float64(cost)*in.Defaults.MigrationThreshold)))
+				w.actual = append(w.actual, o.PriceMicros+e)
+				w.running = append(w.running, running)
+			}
+			ru.ws = append(ru.ws, w)
+		}
+	}
+	for _, res := range in.Reservations {
+		i := slices.IndexFunc(ru.pools, func(p rulePool) bool {
+			return p.cloud == res.Cloud && p.region == res.Region && p.typ == res.InstanceType
+		})
+		if i < 0 {
+			ru.pools = append(ru.pools, rulePool{cloud: res.Cloud, region: res.Region, typ: res.InstanceType, refund: math.MaxInt64})
+			i = len(ru.pools) - 1
+		}
+		ru.pools[i].count += res.Count
+	}
+	for i := range ru.pools {
+		p := &ru.pools[i]
+		for _, o := range in.Offers {
+			if o.Cloud == p.cloud && o.Region == p.region && o.InstanceType == p.typ && o.Market == catalog.OnDemand {
+				p.refund = min(p.refund, o.PriceMicros)
+			}
+		}
+	}
+	ru.pools = slices.DeleteFunc(ru.pools, func(p rulePool) bool { return p.refund == math.MaxInt64 })
+	return ru
+}
+
+// ruleMarket is the capacity setting as the schema documents it.
+func ruleMarket(capacity string, m catalog.Market) bool {
+	switch capacity {
+	case schema.CapacitySpot:
+		return m == catalog.Spot
+	case schema.CapacitySpotFallback:
+		return m == catalog.Spot || m == catalog.OnDemand
+	}
+	return m == catalog.OnDemand
+}
+
+// ruleShare is the most nodes of n a share of them allows: 0.5 of 3 is 1.
+func ruleShare(share float64, n int) int {
+	for k := n; k >= 0; k-- {
+		if float64(k) <= share*float64(n)+1e-9 {
+			return k
+		}
+	}
+	return 0
+}
+
+func (ru *rules) levels() []int {
+	var out []int
+	for _, w := range ru.ws {
+		if !slices.Contains(out, w.spec.Priority) {
+			out = append(out, w.spec.Priority)
+		}
+	}
+	slices.SortFunc(out, func(a, b int) int { return b - a })
+	return out
+}
+
+func (ru *rules) inPool(o Offer, p rulePool) bool {
+	return o.Market == catalog.OnDemand && o.Cloud == p.cloud && o.Region == p.region && o.InstanceType == p.typ
+}
+
+// lp writes the integer program: placed nodes of level fixed to counts for
+// the levels before it, and the objective: the nodes of level, or, with
+// level past the last, the cost.
+func (ru *rules) lp(level int, counts []int64) string {
+	var b strings.Builder
+	levels := ru.levels()
+	sum := func(terms []string) string {
+		if len(terms) == 0 {
+			return "0 zero"
+		}
+		return strings.Join(terms, " + ")
+	}
+	placedOf := func(wi int) []string {
+		var t []string
+		for j := range ru.ws[wi].offers {
+			t = append(t, fmt.Sprintf("a_%d_%d", wi, j), fmt.Sprintf("k_%d_%d", wi, j))
+		}
+		return t
+	}
+	levelTerms := func(l int) []string {
+		var t []string
+		for wi, w := range ru.ws {
+			if w.spec.Priority == levels[l] {
+				t = append(t, placedOf(wi)...)
+			}
+		}
+		return t
+	}
+	if level < len(levels) {
+		fmt.Fprintf(&b, "Maximize\n obj: %s\n", sum(levelTerms(level)))
+	} else {
+		b.WriteString("Minimize\n obj: 0 zero")
+		for wi, w := range ru.ws {
+			for j := range w.offers {
+				fmt.Fprintf(&b, " + %d a_%d_%d + %d k_%d_%d", w.cost[j], wi, j, w.keep[j], wi, j)
+			}
+		}
+		for pi, p := range ru.pools {
+			fmt.Fprintf(&b, " - %d r_%d", p.refund, pi)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("Subject To\n zero_is: zero = 0\n")
+	for l := range level {
+		fmt.Fprintf(&b, " level%d: %s = %d\n", l, sum(levelTerms(l)), counts[l])
+	}
+	offerUse := map[int][]string{}
+	for wi, w := range ru.ws {
+		spec := w.spec
+		fmt.Fprintf(&b, " demand%d: %s <= %d\n", wi, sum(placedOf(wi)), spec.Nodes)
+		for j, oi := range w.offers {
+			offerUse[oi] = append(offerUse[oi], fmt.Sprintf("a_%d_%d", wi, j))
+		}
+		byCloud, byRegion := map[string][]string{}, map[string][]string{}
+		var regions []string
+		for j, oi := range w.offers {
+			o := ru.in.Offers[oi]
+			byCloud[o.Cloud] = append(byCloud[o.Cloud], fmt.Sprintf("a_%d_%d", wi, j), fmt.Sprintf("k_%d_%d", wi, j))
+			if _, ok := byRegion[o.Region]; !ok {
+				regions = append(regions, o.Region)
+			}
+			byRegion[o.Region] = append(byRegion[o.Region], fmt.Sprintf("a_%d_%d", wi, j), fmt.Sprintf("k_%d_%d", wi, j))
+		}
+		if spec.Spread.MaxPerCloud < 1 {
+			for _, c := range slices.Sorted(func(yield func(string) bool) {
+				for c := range byCloud {
+					if !yield(c) {
+						return
+					}
+				}
+			}) {
+				fmt.Fprintf(&b, " cloud%d_%s: %s <= %d\n", wi, c, sum(byCloud[c]), ruleShare(spec.Spread.MaxPerCloud, spec.Nodes))
+			}
+		}
+		if spec.Spread.MaxPerRegion < 1 {
+			for ri, reg := range regions {
+				fmt.Fprintf(&b, " region%d_%d: %s <= %d\n", wi, ri, sum(byRegion[reg]), ruleShare(spec.Spread.MaxPerRegion, spec.Nodes))
+			}
+		}
+		if spec.Gang() {
+			var zs []string
+			for ri, reg := range regions {
+				fmt.Fprintf(&b, " gang%d_%d: %s - %d z_%d_%d = 0\n", wi, ri, sum(byRegion[reg]), spec.Nodes, wi, ri)
+				zs = append(zs, fmt.Sprintf("z_%d_%d", wi, ri))
+			}
+			if len(zs) > 0 {
+				fmt.Fprintf(&b, " onegang%d: %s <= 1\n", wi, sum(zs))
+			}
+		}
+	}
+	for _, oi := range slices.Sorted(func(yield func(int) bool) {
+		for oi := range offerUse {
+			if !yield(oi) {
+				return
+			}
+		}
+	}) {
+		if a := ru.in.Offers[oi].Available; a != Unlimited {
+			fmt.Fprintf(&b, " room%d: %s <= %d\n", oi, sum(offerUse[oi]), a)
+		}
+	}
+	for pi, p := range ru.pools {
+		var t []string
+		for wi, w := range ru.ws {
+			for j, oi := range w.offers {
+				if ru.inPool(ru.in.Offers[oi], p) {
+					t = append(t, fmt.Sprintf("a_%d_%d", wi, j), fmt.Sprintf("k_%d_%d", wi, j))
+				}
+			}
+		}
+		fmt.Fprintf(&b, " pool%d: r_%d - %s <= 0\n", pi, pi, strings.ReplaceAll(sum(t), " + ", " - "))
+	}
+	for fi, f := range ru.in.Fleets {
+		if f.Budget == nil {
+			continue
+		}
+		fmt.Fprintf(&b, " budget%d: 0 zero", fi)
+		for wi, w := range ru.ws {
+			if w.fleet != f.Name {
+				continue
+			}
+			for j := range w.offers {
+				fmt.Fprintf(&b, " + %d a_%d_%d + %d k_%d_%d", w.actual[j], wi, j, w.actual[j], wi, j)
+			}
+		}
+		for pi, p := range ru.pools {
+			fmt.Fprintf(&b, " - %d r_%d", p.refund, pi)
+		}
+		fmt.Fprintf(&b, " <= %d\n", catalog.Micros(*f.Budget))
+	}
+	b.WriteString("Bounds\n zero = 0\n")
+	var general, binary []string
+	for wi, w := range ru.ws {
+		for j := range w.offers {
+			if !w.add[j] {
+				fmt.Fprintf(&b, " a_%d_%d = 0\n", wi, j)
+			}
+			keep := 0
+			if w.spec.Movable {
+				keep = w.running[j]
+			}
+			fmt.Fprintf(&b, " 0 <= k_%d_%d <= %d\n", wi, j, keep)
+			general = append(general, fmt.Sprintf("a_%d_%d", wi, j), fmt.Sprintf("k_%d_%d", wi, j))
+		}
+		if w.spec.Gang() {
+			regions := map[string]bool{}
+			for _, oi := range w.offers {
+				if o := ru.in.Offers[oi]; !regions[o.Region] {
+					regions[o.Region] = true
+					binary = append(binary, fmt.Sprintf("z_%d_%d", wi, len(regions)-1))
+				}
+			}
+		}
+	}
+	for pi, p := range ru.pools {
+		fmt.Fprintf(&b, " 0 <= r_%d <= %d\n", pi, p.count)
+		general = append(general, fmt.Sprintf("r_%d", pi))
+	}
+	if len(general) > 0 {
+		fmt.Fprintf(&b, "General\n %s\n", strings.Join(general, " "))
+	}
+	if len(binary) > 0 {
+		fmt.Fprintf(&b, "Binary\n %s\n", strings.Join(binary, " "))
+	}
+	b.WriteString("End\n")
+	return wrapLP(b.String())
+}
+
+// wrapLP breaks long lines between terms: CBC's reader refuses very long
+// ones.
+func wrapLP(model string) string {
+	var out strings.Builder
+	for _, line := range strings.Split(model, "\n") {
+		for len(line) > 200 {
+			cut := strings.LastIndexAny(line[:200], "+-")
+			if cut <= 0 {
+				break
+			}
+			out.WriteString(line[:cut] + "\n")
+			line = "  " + line[cut:]
+		}
+		out.WriteString(line + "\n")
+	}
+	return out.String()
+}
+
+// cbcSolve solves an LP file and returns the value of every variable.
+func cbcSolve(t *testing.T, cbc, dir, model string) (map[string]float64, bool) {
+	t.Helper()
+	f, err := os.CreateTemp(dir, "model-*.lp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(model)
+	f.Close()
+	solution := f.Name() + ".sol"
+	out, err := exec.Command(cbc, f.Name(), "-solve", "-solu", solution).CombinedOutput()
+	if err != nil {
+		t.Fatalf("cbc: %v\n%s\n%s", err, out, model)
+	}
+	data, err := os.ReadFile(solution)
+	if err != nil {
+		t.Fatalf("cbc wrote no solution: %v\n%s\n%s", err, out, model)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	if !sc.Scan() {
+		t.Fatalf("empty solution file")
+	}
+	status := sc.Text()
+	if strings.HasPrefix(status, "Infeasible") {
+		return nil, false
+	}
+	if !strings.HasPrefix(status, "Optimal") {
+		t.Fatalf("cbc did not prove optimality: %s\n%s", status, model)
+	}
+	values := map[string]float64{}
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 3 {
+			v, err := strconv.ParseFloat(fields[2], 64)
+			if err != nil {
+				t.Fatalf("solution line %q: %v", sc.Text(), err)
+			}
+			values[fields[1]] = v
+		}
+	}
+	os.Remove(f.Name())
+	os.Remove(solution)
+	return values, true
+}
+
+// milpOptimum solves the instance lexicographically with CBC: each
+// priority's count, then the cost, as integers.
+func (ru *rules) milpOptimum(t *testing.T, cbc, dir string) bruteValue {
+	t.Helper()
+	levels := ru.levels()
+	var counts []int64
+	for l := range levels {
+		values, ok := cbcSolve(t, cbc, dir, ru.lp(l, counts))
+		if !ok {
+			t.Fatalf("level %d infeasible", l)
+		}
+		n := int64(0)
+		for name, v := range values {
+			if strings.HasPrefix(name, "a_") || strings.HasPrefix(name, "k_") {
+				if w := ru.ws[workloadOf(name)]; w.spec.Priority == levels[l] {
+					n += int64(math.Round(v))
+				}
+			}
+		}
+		counts = append(counts, n)
+	}
+	values, ok := cbcSolve(t, cbc, dir, ru.lp(len(levels), counts))
+	if !ok {
+		t.Fatal("cost stage infeasible")
+	}
+	cost := int64(0)
+	for name, v := range values {
+		n := int64(math.Round(v))
+		parts := strings.Split(name, "_")
+		switch parts[0] {
+		case "a", "k":
+			wi, _ := strconv.Atoi(parts[1])
+			j, _ := strconv.Atoi(parts[2])
+			if parts[0] == "a" {
+				cost += n * ru.ws[wi].cost[j]
+			} else {
+				cost += n * ru.ws[wi].keep[j]
+			}
+		case "r":
+			pi, _ := strconv.Atoi(parts[1])
+			cost -= n * ru.pools[pi].refund
+		}
+	}
+	return bruteValue{placed: counts, cost: cost}
+}
+
+func workloadOf(variable string) int {
+	wi, _ := strconv.Atoi(strings.Split(variable, "_")[1])
+	return wi
+}
+
+// valueOf prices a plan by the rules: its nodes per priority and its cost,
+// and fails if it breaks one.
+func (ru *rules) valueOf(t *testing.T, plan *Plan) bruteValue {
+	t.Helper()
+	levels := ru.levels()
+	v := bruteValue{placed: make([]int64, len(levels))}
+	used := map[OfferKey]int{}
+	pool := make([]int, len(ru.pools))
+	fleetCost := map[string]int64{}
+	for _, w := range ru.ws {
+		wp := plan.Workload(w.fleet, w.spec.Name)
+		regions := map[string]bool{}
+		for _, pl := range wp.Placements {
+			j := slices.IndexFunc(w.offers, func(oi int) bool { return ru.in.Offers[oi].OfferKey == pl.Offer })
+			if j < 0 {
+				t.Fatalf("%s placed on %s, which the rules do not allow", w.spec.Name, pl.Offer)
+			}
+			kept := pl.Kept
+			if kept > w.running[j] || (kept > 0 && !w.spec.Movable) || (pl.Count > kept && !w.add[j]) {
+				t.Fatalf("%s: %d kept of %d running, %d new on %s", w.spec.Name, kept, w.running[j], pl.Count-kept, pl.Offer)
+			}
+			used[pl.Offer] += pl.Count - kept
+			v.cost += int64(kept)*w.keep[j] + int64(pl.Count-kept)*w.cost[j]
+			fleetCost[w.fleet] += int64(pl.Count) * w.actual[j]
+			regions[pl.Offer.Region] = true
+			v.placed[slices.Index(levels, w.spec.Priority)] += int64(pl.Count)
+			for pi, p := range ru.pools {
+				if ru.inPool(ru.in.Offers[w.offers[j]], p) {
+					pool[pi] += pl.Count
+				}
+			}
+		}
+		if w.spec.Gang() && wp.Placed > 0 && (wp.Placed != w.spec.Nodes || len(regions) != 1) {
+			t.Fatalf("gang %s split or partial: %+v", w.spec.Name, wp.Placements)
+		}
+	}
+	for _, o := range ru.in.Offers {
+		if o.Available != Unlimited && used[o.OfferKey] > o.Available {
+			t.Fatalf("%d new nodes on %s, room for %d", used[o.OfferKey], o.OfferKey, o.Available)
+		}
+	}
+	for pi, p := range ru.pools {
+		reserved := int64(min(pool[pi], p.count))
+		v.cost -= reserved * p.refund
+		for _, f := range ru.in.Fleets {
+			fleetCost[f.Name] -= reserved * p.refund // budgets are on single-fleet instances
+		}
+	}
+	for _, f := range ru.in.Fleets {
+		if f.Budget != nil && fleetCost[f.Name] > catalog.Micros(*f.Budget) {
+			t.Fatalf("fleet %s costs %d, over its budget of %v", f.Name, fleetCost[f.Name], *f.Budget)
+		}
+	}
+	return v
+}
+
+// TestSolveMatchesAnIntegerProgram compares the planner with CBC on
+// GPUFLEET_MILP_INSTANCES seeded instances (1,000 by default, 200 with
+// -short). CI installs coinor-cbc; without it the test says so and skips.
+func TestSolveMatchesAnIntegerProgram(t *testing.T) {
+	cbc, err := exec.LookPath("cbc")
+	if err != nil {
+		t.Skip("cbc is not installed (Debian: apt-get install coinor-cbc): skipping the cross-check against an integer program")
+	}
+	instances := 1000
+	if testing.Short() {
+		instances = 200
+	}
+	if v, err := strconv.Atoi(os.Getenv("GPUFLEET_MILP_INSTANCES")); err == nil {
+		instances = v
+	}
+	dir := t.TempDir()
+	type outcome struct {
+		optimal, shortfall, gang, budget, reserved bool
+	}
+	results := make([]outcome, instances)
+	var wg sync.WaitGroup
+	jobs := make(chan int)
+	for range 2 {
+		wg.Go(func() {
+			for i := range jobs {
+				t.Run(fmt.Sprint(i), func(t *testing.T) {
+					r := rand.New(rand.NewPCG(uint64(i), 31))
+					in := milpInstance(r, i%3)
+					plan, err := Solve(in)
+					if err != nil {
+						t.Fatal(err)
+					}
+					ru := newRules(in)
+					got := ru.valueOf(t, plan)
+					want := ru.milpOptimum(t, cbc, filepath.Join(dir))
+					if got.better(want) {
+						t.Fatalf("the plan (%v) beats the integer program (%v): one of them breaks a rule", got, want)
+					}
+					if plan.Optimal && want.better(got) {
+						t.Fatalf("plan %v marked optimal, the integer program finds %v", got, want)
+					}
+					o := outcome{optimal: plan.Optimal, budget: in.Fleets[0].Budget != nil}
+					for _, w := range ru.ws {
+						o.gang = o.gang || w.spec.Gang()
+					}
+					for _, f := range plan.Fleets {
+						for _, w := range f.Workloads {
+							o.shortfall = o.shortfall || w.Shortfall != nil
+							for _, pl := range w.Placements {
+								o.reserved = o.reserved || pl.Reserved > 0
+							}
+						}
+					}
+					results[i] = o
+				})
+			}
+		})
+	}
+	for i := range instances {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	var optimal, shortfall, gang, budget, reserved int
+	for _, o := range results {
+		for _, c := range []struct {
+			on bool
+			n  *int
+		}{{o.optimal, &optimal}, {o.shortfall, &shortfall}, {o.gang, &gang}, {o.budget, &budget}, {o.reserved, &reserved}} {
+			if c.on {
+				*c.n++
+			}
+		}
+	}
+	t.Logf("%d instances: %d proven optimal, %d with a shortfall, %d with gangs, %d with budgets, %d using reservations",
+		instances, optimal, shortfall, gang, budget, reserved)
+	if optimal < instances*9/10 {
+		t.Errorf("only %d of %d plans proven optimal", optimal, instances)
+	}
+}
