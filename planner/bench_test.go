@@ -15,12 +15,17 @@ var benchModels = []string{"H100", "H200", "A100-40GB", "A100-80GB", "L40S", "L4
 // offers of every model in 1, 4 and 8 GPU sizes, most with little room left,
 // so that workloads compete for capacity across the whole catalog.
 func benchInput(workloads, offers, regions int, gang bool, seed uint64) Input {
-	return benchInputRoom(workloads, offers, regions, gang, seed, nil)
+	gangEvery := 0
+	if gang {
+		gangEvery = 1
+	}
+	return benchInputRoom(workloads, offers, regions, gangEvery, seed, nil)
 }
 
-// benchInputRoom is benchInput with every offer's room drawn by room, when
-// set: tight capacity everywhere.
-func benchInputRoom(workloads, offers, regions int, gang bool, seed uint64, room func(*rand.Rand) int) Input {
+// benchInputRoom is benchInput with every gangEvery-th workload a gang (none
+// for 0), and every offer's room drawn by room, when set: tight capacity
+// everywhere.
+func benchInputRoom(workloads, offers, regions, gangEvery int, seed uint64, room func(*rand.Rand) int) Input {
 	r := rand.New(rand.NewPCG(seed, seed+1))
 	clouds := []string{"aws", "azure", "gcp"}
 	in := Input{Defaults: schema.Defaults{MigrationThreshold: 0.1, SpotRiskPremium: 0.15, MaxDeletions: 100}}
@@ -60,7 +65,7 @@ func benchInputRoom(workloads, offers, regions int, gang bool, seed uint64, room
 		w := workloadSpec(fmt.Sprintf("w%04d", i), benchModels[r.IntN(len(benchModels))], []int{1, 4, 8}[r.IntN(3)], 1+r.IntN(16))
 		w.Priority = r.IntN(100)
 		w.Capacity = []string{schema.CapacityOnDemand, schema.CapacitySpot, schema.CapacitySpotFallback}[r.IntN(3)]
-		if gang {
+		if gangEvery > 0 && i%gangEvery == 0 {
 			w.Placement.Gang = "region"
 			w.GPU.PerNode = 8
 			w.Nodes = 2 + r.IntN(7)
@@ -108,6 +113,8 @@ func benchmarkSolve(b *testing.B, in Input) {
 	b.ReportMetric(float64(placed)/float64(max(1, desired)), "placed/desired")
 	b.ReportMetric(float64(plan.CostMicros)/1e6, "$/h")
 	b.ReportMetric(100*float64(plan.GapMicros)/float64(max(1, plan.CostMicros)), "gap%")
+	b.ReportMetric(float64(plan.GapNodes), "gap-nodes")
+	b.ReportMetric(float64(placed), "placed")
 }
 
 func BenchmarkSolve100x10000(b *testing.B) { benchmarkSolve(b, benchInput(100, 10_000, 50, false, 1)) }
@@ -120,5 +127,21 @@ func BenchmarkSolveGang100x50(b *testing.B) { benchmarkSolve(b, benchInput(100, 
 
 // Every offer holds 1 to 6 more nodes: capacity binds everywhere.
 func BenchmarkSolveTight1000x10000(b *testing.B) {
-	benchmarkSolve(b, benchInputRoom(1000, 10_000, 50, false, 1, func(r *rand.Rand) int { return 1 + r.IntN(6) }))
+	benchmarkSolve(b, benchInputRoom(1000, 10_000, 50, 0, 1, func(r *rand.Rand) int { return 1 + r.IntN(6) }))
+}
+
+// A quarter of the workloads are gangs, and every offer holds 1 or 2 more
+// nodes: gangs and everything else compete for scarce room.
+func BenchmarkSolveMixedGangs200x5000(b *testing.B) { benchmarkSolve(b, mixedGangs()) }
+
+func mixedGangs() Input {
+	in := benchInputRoom(200, 5000, 50, 4, 1, func(r *rand.Rand) int { return 1 + r.IntN(2) })
+	// Three priorities, so that CBC can be given the same lexicographic
+	// objective in a few stages (milp_test.go).
+	for f := range in.Fleets {
+		for w := range in.Fleets[f].Workloads {
+			in.Fleets[f].Workloads[w].Priority = in.Fleets[f].Workloads[w].Priority % 3 * 50
+		}
+	}
+	return in
 }

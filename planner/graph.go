@@ -65,6 +65,9 @@ type component struct {
 	// budgetBinds says the budget placed fewer nodes than the component
 	// could hold.
 	budgetBinds bool
+	// rootFlow is each gang's flow into each region in the root
+	// relaxation: where moving it is worth a try.
+	rootFlow [][]int64
 }
 
 // candidateArcs are the arcs that carry one workload's nodes to one offer.
@@ -307,6 +310,9 @@ func (p *planning) build(ws []*workload) *component {
 			}
 			c.arcs = append(c.arcs, ca)
 		}
+		if gang != nil {
+			p.closeSmallRegions(w, gang)
+		}
 	}
 	for _, k := range slices.SortedFunc(maps.Keys(poolNode), compareReservations) {
 		res := p.reserved[k]
@@ -326,6 +332,31 @@ func (p *planning) build(ws []*workload) *component {
 
 func compareReservations(a, b reservationKey) int {
 	return cmp.Or(cmp.Compare(a.cloud, b.cloud), cmp.Compare(a.region, b.region), cmp.Compare(a.instanceType, b.instanceType))
+}
+
+// closeSmallRegions closes to a gang the regions whose offers, with the
+// gang's nodes already running there, cannot hold all of it: it never runs
+// there whole, and letting the relaxation put part of it there only
+// weakens the bound.
+func (p *planning) closeSmallRegions(w *workload, g *gangArcs) {
+	room := map[string]int64{}
+	for _, cand := range w.candidates {
+		o := &p.offers[cand.offer]
+		n := int64(cand.running)
+		if !p.blocked[o.OfferKey] {
+			if o.Available == Unlimited {
+				n = mcf.Inf
+			} else {
+				n += int64(o.Available)
+			}
+		}
+		room[o.Region] = min(mcf.Inf, room[o.Region]+min(n, mcf.Inf-room[o.Region]))
+	}
+	for r, region := range g.regions {
+		if room[region] < g.demand {
+			g.capacity[r] = 0
+		}
+	}
 }
 
 // shareOf is how many of n nodes a share allows, rounded down, with a

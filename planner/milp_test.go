@@ -133,6 +133,9 @@ func milpInstance(r *rand.Rand, kind int) Input {
 // rules, for the MILP and for pricing the planner's answer.
 type rules struct {
 	in Input
+	// fixOp holds each earlier level's count in later stages: "=" for a
+	// proven count, ">=" for one found in limited time.
+	fixOp string
 	// per workload: the eligible offers, what a node costs there new and
 	// kept, and how many run there now.
 	ws []ruleWorkload
@@ -158,7 +161,7 @@ type rulePool struct {
 }
 
 func newRules(in Input) *rules {
-	ru := &rules{in: in}
+	ru := &rules{in: in, fixOp: "="}
 	blocked := map[OfferKey]bool{}
 	for _, k := range in.Blocked {
 		blocked[k] = true
@@ -305,7 +308,7 @@ func (ru *rules) lp(level int, counts []int64) string {
 	}
 	b.WriteString("Subject To\n zero_is: zero = 0\n")
 	for l := range level {
-		fmt.Fprintf(&b, " level%d: %s = %d\n", l, sum(levelTerms(l)), counts[l])
+		fmt.Fprintf(&b, " level%d: %s %s %d\n", l, sum(levelTerms(l)), ru.fixOp, counts[l])
 	}
 	offerUse := map[int][]string{}
 	for wi, w := range ru.ws {
@@ -450,6 +453,14 @@ func wrapLP(model string) string {
 // cbcSolve solves an LP file and returns the value of every variable.
 func cbcSolve(t *testing.T, cbc, dir, model string) (map[string]float64, bool) {
 	t.Helper()
+	values, ok, _ := cbcSolveWithin(t, cbc, dir, model, 0)
+	return values, ok
+}
+
+// cbcSolveWithin is cbcSolve stopping after seconds (0 for no limit), with
+// the best solution found then, and whether it was proven optimal.
+func cbcSolveWithin(t *testing.T, cbc, dir, model string, seconds int) (map[string]float64, bool, bool) {
+	t.Helper()
 	f, err := os.CreateTemp(dir, "model-*.lp")
 	if err != nil {
 		t.Fatal(err)
@@ -457,7 +468,11 @@ func cbcSolve(t *testing.T, cbc, dir, model string) (map[string]float64, bool) {
 	f.WriteString(model)
 	f.Close()
 	solution := f.Name() + ".sol"
-	out, err := exec.Command(cbc, f.Name(), "-solve", "-solu", solution).CombinedOutput()
+	args := []string{f.Name()}
+	if seconds > 0 {
+		args = append(args, "-sec", strconv.Itoa(seconds))
+	}
+	out, err := exec.Command(cbc, append(args, "-solve", "-solu", solution)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("cbc: %v\n%s\n%s", err, out, model)
 	}
@@ -471,9 +486,10 @@ func cbcSolve(t *testing.T, cbc, dir, model string) (map[string]float64, bool) {
 	}
 	status := sc.Text()
 	if strings.HasPrefix(status, "Infeasible") {
-		return nil, false
+		return nil, false, false
 	}
-	if !strings.HasPrefix(status, "Optimal") {
+	proven := strings.HasPrefix(status, "Optimal")
+	if !proven && (seconds == 0 || !strings.HasPrefix(status, "Stopped on time")) {
 		t.Fatalf("cbc did not prove optimality: %s\n%s", status, model)
 	}
 	values := map[string]float64{}
@@ -489,7 +505,7 @@ func cbcSolve(t *testing.T, cbc, dir, model string) (map[string]float64, bool) {
 	}
 	os.Remove(f.Name())
 	os.Remove(solution)
-	return values, true
+	return values, true, proven
 }
 
 // milpOptimum solves the instance lexicographically with CBC: each
@@ -677,5 +693,74 @@ func TestSolveMatchesAnIntegerProgram(t *testing.T) {
 		instances, optimal, shortfall, gang, budget, reserved)
 	if optimal < instances*9/10 {
 		t.Errorf("only %d of %d plans proven optimal", optimal, instances)
+	}
+}
+
+// TestMixedGangsAgainstCBC gives BenchmarkSolveMixedGangs200x5000's
+// instance to CBC for GPUFLEET_CBC_SECONDS (skipped when unset), shared
+// between its stages, and compares what the two find: the planner must
+// place at least as many nodes, priority by priority, and at no higher
+// cost where it places as many.
+func TestMixedGangsAgainstCBC(t *testing.T) {
+	seconds, err := strconv.Atoi(os.Getenv("GPUFLEET_CBC_SECONDS"))
+	if err != nil {
+		t.Skip("set GPUFLEET_CBC_SECONDS to give CBC that long on the mixed-gangs instance")
+	}
+	cbc, err := exec.LookPath("cbc")
+	if err != nil {
+		t.Skip("cbc is not installed")
+	}
+	in := mixedGangs()
+	plan, err := Solve(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ru := newRules(in)
+	ru.fixOp = ">="
+	got := ru.valueOf(t, plan)
+	t.Logf("planner: %v, optimal %v, gap %d nodes, $%d", got, plan.Optimal, plan.GapNodes, plan.GapMicros)
+	dir := t.TempDir()
+	levels := ru.levels()
+	stage := seconds / (len(levels) + 1)
+	var counts []int64
+	for l := range levels {
+		values, ok, proven := cbcSolveWithin(t, cbc, dir, ru.lp(l, counts), stage)
+		if !ok {
+			t.Fatalf("level %d: no solution", l)
+		}
+		n := int64(0)
+		for name, v := range values {
+			if (strings.HasPrefix(name, "a_") || strings.HasPrefix(name, "k_")) && ru.ws[workloadOf(name)].spec.Priority == levels[l] {
+				n += int64(math.Round(v))
+			}
+		}
+		counts = append(counts, n)
+		t.Logf("cbc, priority %d: %d nodes (proven %v)", levels[l], n, proven)
+	}
+	values, ok, proven := cbcSolveWithin(t, cbc, dir, ru.lp(len(levels), counts), stage)
+	if !ok {
+		t.Fatal("cost stage: no solution")
+	}
+	want := bruteValue{placed: counts}
+	for name, v := range values {
+		n := int64(math.Round(v))
+		parts := strings.Split(name, "_")
+		switch parts[0] {
+		case "a", "k":
+			wi, _ := strconv.Atoi(parts[1])
+			j, _ := strconv.Atoi(parts[2])
+			if parts[0] == "a" {
+				want.cost += n * ru.ws[wi].cost[j]
+			} else {
+				want.cost += n * ru.ws[wi].keep[j]
+			}
+		case "r":
+			pi, _ := strconv.Atoi(parts[1])
+			want.cost -= n * ru.pools[pi].refund
+		}
+	}
+	t.Logf("cbc in %d s: %v (cost stage proven %v)", seconds, want, proven)
+	if want.better(got) {
+		t.Errorf("CBC finds %v, better than the planner's %v", want, got)
 	}
 }

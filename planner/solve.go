@@ -1,7 +1,6 @@
 package planner
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -24,17 +23,36 @@ func Solve(in Input) (*Plan, error) {
 			gangComponents++
 		}
 	}
-	p.gangBudget = gangWork / max(1, gangComponents)
+	share := gangWork / max(1, gangComponents)
 	results := make([]componentResult, len(comps))
-	for i, ws := range comps {
+	solve := func(i int, work int) error {
+		p.gangBudget = work
 		var err error
-		results[i], err = p.solveComponent(ws, true)
+		results[i], err = p.solveComponent(comps[i], true)
 		if errors.Is(err, errBudgetInexact) {
-			results[i], err = p.solveComponent(ws, false)
+			results[i], err = p.solveComponent(comps[i], false)
 			results[i].shedding = true
 		}
-		if err != nil {
+		return err
+	}
+	left := gangWork
+	var unfinished []int
+	for i := range comps {
+		if err := solve(i, share); err != nil {
 			return nil, err
+		}
+		left -= results[i].work
+		if results[i].outOfWork {
+			unfinished = append(unfinished, i)
+		}
+	}
+	// What easy components left over goes to the searches that ran out,
+	// which start again with it.
+	if left > 0 {
+		for _, i := range unfinished {
+			if err := solve(i, share+left/len(unfinished)); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if err := p.enforceBudgets(comps, results); err != nil {
@@ -84,6 +102,10 @@ type componentResult struct {
 	gapNodes  int64
 	// shedding says the component's budget is met by shedding nodes.
 	shedding bool
+	// work is what the search spent, in solves times arcs, and outOfWork
+	// says it stopped for want of more.
+	work      int
+	outOfWork bool
 }
 
 // solveComponent finds the component's optimal flow, with branch and bound
@@ -160,16 +182,35 @@ func (a objective) gapTo(b objective) (nodes, micros int64) {
 //
 // A fleet over its budget is then solved for under it (underBudget).
 func (c *component) solve() error {
+	return c.solveFrom(nil)
+}
+
+// solveFrom is solve given the counts a less constrained relaxation placed,
+// nil if none is known. No tighter relaxation places more; so when those
+// counts still fit, they are its phase one, and that phase is skipped.
+func (c *component) solveFrom(hint []int64) error {
 	c.p.solves++
 	c.setDecisions()
-	placed, err := c.lexMax(nil, len(c.levels))
-	if err != nil {
-		return err
+	var placed []int64
+	var cost int64
+	var err error
+	if hint != nil && c.fitsForced(hint) {
+		placed = hint
+		cost, err = c.route(placed, c.money)
+		if errors.Is(err, mcf.ErrInfeasible) {
+			placed = nil
+		} else if err != nil {
+			return fmt.Errorf("pricing the placement of %s, %w", c.workloads[0], err)
+		}
 	}
-	cost, err := c.route(placed, c.money)
-	if err != nil {
-		// Phase one just placed these nodes.
-		return fmt.Errorf("pricing the placement of %s, %w", c.workloads[0], err)
+	if placed == nil {
+		if placed, err = c.lexMax(nil, len(c.levels)); err != nil {
+			return err
+		}
+		if cost, err = c.route(placed, c.money); err != nil {
+			// Phase one just placed these nodes.
+			return fmt.Errorf("pricing the placement of %s, %w", c.workloads[0], err)
+		}
 	}
 	c.value = objective{placed: placed, cost: cost}
 	c.bound = c.value
@@ -180,6 +221,17 @@ func (c *component) solve() error {
 		return errBudgetInexact
 	}
 	return c.underBudget(placed)
+}
+
+// fitsForced reports whether counts leave room at each level for the
+// gangs told where to run: a hint from before their decision may not.
+func (c *component) fitsForced(counts []int64) bool {
+	for l := range c.levels {
+		if counts[l] < c.forcedAt(l) {
+			return false
+		}
+	}
+	return true
 }
 
 // setDecisions sets each workload's arcs for the gangs' decisions: a gang
@@ -370,67 +422,116 @@ const (
 const gangWork = 12_000_000
 
 func (c *component) branchAndBound() (componentResult, error) {
-	root := slices.Clone(c.decision)
 	c.forceFixedGangs()
 	limit := max(16, c.p.gangBudget/max(1, c.arcCount()))
 	var best *objective
-	// Open nodes wait with their parent's bound. The search dives depth
-	// first until it has a solution, then takes the best bound first,
-	// which tightens the proven bound fastest when the budget runs out.
+	solved := 0
+	// evaluate solves a node's relaxation when it is made, so that it waits
+	// with its own bound, and reports whether it stays open: it fits, is
+	// not integral, and may beat the best solution. An integral one is a
+	// solution, polished by improve.
+	evaluate := func(n *bbNode) (bool, error) {
+		c.decide(n)
+		solved++
+		var hint []int64
+		if n.parent != nil {
+			hint = n.parent.bound.placed
+		}
+		if err := c.solveFrom(hint); errors.Is(err, errNoFit) {
+			return false, nil
+		} else if err != nil {
+			return false, err
+		}
+		b := c.bound
+		n.bound = &b
+		if n.parent == nil {
+			c.rootFlow = make([][]int64, len(c.gangs))
+			for i, gang := range c.gangs {
+				if gang != nil {
+					c.rootFlow[i] = make([]int64, len(gang.into))
+					for r, arc := range gang.into {
+						c.rootFlow[i][r] = c.g.Flow(arc)
+					}
+				}
+			}
+		}
+		if best != nil && !c.bound.better(*best) {
+			return false, nil
+		}
+		n.branchGang, n.branchRegion = c.violated()
+		if n.branchGang >= 0 {
+			return true, nil
+		}
+		if best == nil || c.value.better(*best) {
+			v := c.value
+			best = &v
+			c.extract()
+			// A new solution is worth polishing: the search then cuts more
+			// with a better one.
+			spent, err := c.improve(best, limit-solved)
+			solved += spent
+			return false, err
+		}
+		return false, nil
+	}
+	// The search dives first, placing each gang where the relaxation put
+	// most of it, until it has a solution; then it takes the best bound
+	// first, which tightens the proven bound fastest when the budget runs
+	// out.
 	open := &nodeQueue{}
-	next := &bbNode{decisions: root}
-	for solves := 0; ; {
-		if next == nil {
+	root := &bbNode{}
+	if stays, err := evaluate(root); err != nil {
+		return componentResult{}, err
+	} else if stays {
+		open.push(root)
+	}
+	var dive *bbNode
+	for solved < limit {
+		node := dive
+		dive = nil
+		if node == nil {
 			if open.Len() == 0 || best != nil && !open.peek().bound.better(*best) {
 				break
 			}
-			next = open.pop()
+			node = open.pop()
 		}
-		if solves >= limit {
-			open.push(next)
-			break
-		}
-		node := next
-		next = nil
-		c.decide(node.decisions)
-		solves++
-		if err := c.solve(); errors.Is(err, errNoFit) {
-			continue
-		} else if err != nil {
-			return componentResult{}, err
-		}
-		if best != nil && !c.bound.better(*best) {
+		if best != nil && !node.bound.better(*best) {
 			continue
 		}
-		g, flows := c.violated(node.decisions)
-		if g < 0 {
-			if best == nil || c.value.better(*best) {
-				v := c.value
-				best = &v
-				c.extract()
+		// Two branches: the gang runs whole in the region the relaxation
+		// gave most of it, or anywhere but there.
+		g, r := node.branchGang, node.branchRegion
+		children := []*bbNode{{parent: node, gang: g, region: r}}
+		if c.gangs[g].capacity[r] >= c.gangs[g].demand {
+			children = append([]*bbNode{{parent: node, gang: g, region: r, place: true}}, children...)
+		}
+		for _, child := range children {
+			stays, err := evaluate(child)
+			if err != nil {
+				return componentResult{}, err
 			}
-			continue
-		}
-		bound := c.bound
-		for i, choice := range c.children(g, flows) {
-			child := &bbNode{decisions: slices.Clone(node.decisions), bound: &bound}
-			child.decisions[g] = choice
-			if i == 0 && best == nil {
-				next = child
+			if !stays {
+				continue
+			}
+			if best == nil && dive == nil && child.place {
+				dive = child
 			} else {
 				open.push(child)
 			}
 		}
 	}
+	if dive != nil {
+		open.push(dive)
+	}
 	if best == nil {
 		// The budget ran out before any solution: leave every undecided
 		// gang unplaced, which always fits.
+		c.decide(&bbNode{})
 		for i, g := range c.gangs {
-			if g != nil && root[i] == undecided {
-				root[i] = none
+			if g != nil && c.decision[i] == undecided {
+				c.decision[i] = none
 			}
 		}
-		c.decide(root)
 		if err := c.solve(); err != nil {
 			return componentResult{}, err
 		}
@@ -438,23 +539,146 @@ func (c *component) branchAndBound() (componentResult, error) {
 		best = &v
 		c.extract()
 	}
+	work := solved * c.arcCount()
 	if open.Len() == 0 || !open.peek().bound.better(*best) {
-		return componentResult{optimal: true}, nil
+		return componentResult{optimal: true, work: work}, nil
 	}
-	top := open.peek().bound
-	if top == nil {
-		// Not even the root was solved: no bound is known.
-		return componentResult{optimal: false, gapNodes: 1}, nil
-	}
-	nodes, micros := top.gapTo(*best)
-	return componentResult{optimal: false, gapNodes: nodes, gapMicros: micros}, nil
+	nodes, micros := open.peek().bound.gapTo(*best)
+	return componentResult{optimal: false, gapNodes: nodes, gapMicros: micros, work: work, outOfWork: true}, nil
 }
 
+// improve searches around a solution, whose flow is the current one, for a
+// better one: each gang moved to another region that can hold it, or
+// placed where it was not, the others as they are, taking any move that
+// is better, until none is or the solves run out. It keeps best and the
+// extracted flow the best found, and returns the solves it spent.
+func (c *component) improve(best *objective, solves int) (int, error) {
+	// Where each gang runs in the solution.
+	at := make([]int, len(c.gangs))
+	for i, g := range c.gangs {
+		if g == nil {
+			continue
+		}
+		at[i] = none
+		for r, arc := range g.into {
+			if c.g.Flow(arc) > 0 {
+				at[i] = r
+			}
+		}
+	}
+	// Every region that can hold a gang, when there are few; where the
+	// first relaxation put some of it otherwise, since each try costs a
+	// solve.
+	moves := 0
+	for _, g := range c.gangs {
+		if g != nil {
+			moves += len(g.regions)
+		}
+	}
+	worth := func(i, r int) bool {
+		g := c.gangs[i]
+		return g.capacity[r] >= g.demand && (moves <= maxMoves || c.rootFlow[i] != nil && c.rootFlow[i][r] > 0)
+	}
+	spent := 0
+	try := func(trial []int) (bool, error) {
+		spent++
+		c.assign(trial)
+		if err := c.solveFrom(best.placed); errors.Is(err, errNoFit) {
+			return false, nil
+		} else if err != nil {
+			return false, err
+		}
+		if !c.value.better(*best) {
+			return false, nil
+		}
+		*best = c.value
+		c.extract()
+		return true, nil
+	}
+	for improved := true; improved; {
+		improved = false
+		for i, g := range c.gangs {
+			if g == nil {
+				continue
+			}
+			for r := range g.regions {
+				if r == at[i] || !worth(i, r) {
+					continue
+				}
+				if spent >= solves {
+					return spent, nil
+				}
+				trial := slices.Clone(at)
+				trial[i] = r
+				if ok, err := c.tryMove(try, trial); err != nil {
+					return spent, err
+				} else if ok {
+					at, improved = trial, true
+				}
+			}
+		}
+		// Two gangs trading regions.
+		for i := range c.gangs {
+			for j := i + 1; j < len(c.gangs); j++ {
+				if c.gangs[i] == nil || c.gangs[j] == nil || at[i] < 0 || at[j] < 0 || moves > maxMoves {
+					continue
+				}
+				ri := slices.Index(c.gangs[j].regions, c.gangs[i].regions[at[i]])
+				rj := slices.Index(c.gangs[i].regions, c.gangs[j].regions[at[j]])
+				if ri < 0 || rj < 0 || ri == at[j] || !worth(i, rj) || !worth(j, ri) {
+					continue
+				}
+				if spent >= solves {
+					return spent, nil
+				}
+				trial := slices.Clone(at)
+				trial[i], trial[j] = rj, ri
+				if ok, err := c.tryMove(try, trial); err != nil {
+					return spent, err
+				} else if ok {
+					at, improved = trial, true
+				}
+			}
+		}
+	}
+	return spent, nil
+}
+
+// maxMoves is how many gang-region pairs a component may have for the
+// local search to try them all, and trades between pairs of gangs.
+const maxMoves = 200
+
+func (c *component) tryMove(try func([]int) (bool, error), trial []int) (bool, error) {
+	return try(trial)
+}
+
+// assign decides every gang: the region it runs whole in, or none.
+func (c *component) assign(at []int) {
+	c.decide(&bbNode{})
+	for i, g := range c.gangs {
+		if g == nil {
+			continue
+		}
+		c.decision[i] = at[i]
+		for r, arc := range g.into {
+			if at[i] == none || r != at[i] {
+				c.g.SetCapacity(arc, 0)
+			}
+		}
+	}
+}
+
+// bbNode is a node of the search: its parent's, and one more decision about
+// one gang's region, to place it there or never there.
 type bbNode struct {
-	decisions []int
-	// bound is the parent's relaxation: nil for the root.
-	bound *objective
-	seq   int
+	parent       *bbNode
+	gang, region int
+	place        bool
+	// bound is the node's relaxation, and branchGang and branchRegion the
+	// gang it splits the most and where most of it went.
+	bound                    *objective
+	branchGang, branchRegion int
+	seq                      int
 }
 
 // nodeQueue is a heap of open nodes, the best bound first, ties by creation
@@ -544,70 +768,60 @@ func (c *component) forceFixedGangs() {
 	}
 }
 
-// decide sets the gangs' decisions: the region a gang is confined to, or
-// that it does not run.
-func (c *component) decide(decisions []int) {
-	copy(c.decision, decisions)
+// decide sets the gangs' decisions along a node's path: the region a gang
+// runs whole in, and the regions it may not use.
+func (c *component) decide(node *bbNode) {
 	for i, g := range c.gangs {
 		if g == nil {
 			continue
 		}
-		d := decisions[i]
+		c.decision[i] = undecided
 		for r, arc := range g.into {
-			capacity := g.capacity[r]
-			if d == none || (d >= 0 && d != r) {
-				capacity = 0
+			c.g.SetCapacity(arc, g.capacity[r])
+		}
+	}
+	for n := node; n != nil && n.parent != nil; n = n.parent {
+		g := c.gangs[n.gang]
+		if !n.place {
+			c.g.SetCapacity(g.into[n.region], 0)
+			continue
+		}
+		c.decision[n.gang] = n.region
+		for r, arc := range g.into {
+			if r != n.region {
+				c.g.SetCapacity(arc, 0)
 			}
-			c.g.SetCapacity(arc, capacity)
 		}
 	}
 }
 
 // violated returns the undecided gang the current flow splits the most
-// (the smallest share in its biggest region), with its flow per region; -1
-// if no gang is split or placed in part.
-func (c *component) violated(decisions []int) (int, []int64) {
-	best, bestShare := -1, 2.0
-	var bestFlows []int64
+// (the smallest share in its biggest region), or places in part, and the
+// region holding most of it; -1 if every gang is whole or absent.
+func (c *component) violated() (gang, region int) {
+	gang, region = -1, -1
+	bestShare := 2.0
 	for i, g := range c.gangs {
-		if g == nil || decisions[i] != undecided {
+		if g == nil || c.decision[i] != undecided {
 			continue
 		}
-		flows := make([]int64, len(g.into))
-		regions, top := 0, int64(0)
+		regions, top, topRegion, placed := 0, int64(0), -1, int64(0)
 		for r, arc := range g.into {
-			flows[r] = c.g.Flow(arc)
-			if flows[r] > 0 {
+			f := c.g.Flow(arc)
+			if f > 0 {
 				regions++
 			}
-			top = max(top, flows[r])
-		}
-		placed := int64(0)
-		for _, f := range flows {
+			if f > top {
+				top, topRegion = f, r
+			}
 			placed += f
 		}
 		if placed == 0 || (placed == g.demand && regions == 1) {
 			continue
 		}
 		if share := float64(top) / float64(g.demand); share < bestShare {
-			best, bestShare, bestFlows = i, share, flows
+			gang, region, bestShare = i, topRegion, share
 		}
 	}
-	return best, bestFlows
-}
-
-// children orders a gang's choices: regions that can hold it, those the
-// relaxation favoured first, then none at all.
-func (c *component) children(g int, flows []int64) []int {
-	gang := c.gangs[g]
-	var regions []int
-	for r := range gang.regions {
-		if gang.capacity[r] >= gang.demand {
-			regions = append(regions, r)
-		}
-	}
-	slices.SortStableFunc(regions, func(a, b int) int {
-		return cmp.Or(cmp.Compare(flows[b], flows[a]), cmp.Compare(gang.regions[a], gang.regions[b]))
-	})
-	return append(regions, none)
+	return gang, region
 }
