@@ -50,9 +50,20 @@ type component struct {
 	// takes what is not placed, in the first phase only.
 	entry, forced, unplaced []mcf.ArcID
 	// decision is each gang's branch-and-bound decision (undecided,
-	// none, or a region index); entryCap and forcedCap follow from it.
-	decision            []int
+	// none, or a region index), and excluded the regions it may not use;
+	// entryCap and forcedCap follow from them.
+	decision []int
+	excluded [][]bool
+	// banned are the regions the search has proven no better plan puts
+	// each gang in (see probe).
+	banned [][]bool
+	// regionPenalty and leastPenalty are what gangBound found, fill its scratch.
+	regionPenalty       [][]int64
+	leastPenalty        []int64
+	fill                []boundedCost
 	entryCap, forcedCap []int64
+	// openCapacity is each arc's capacity with no decision made, at most.
+	openCapacity []int64
 	// budget is the one fleet budget of the component, if it has one.
 	budget *componentBudget
 	// value of the current solution, and bound the best that the
@@ -86,6 +97,21 @@ type gangArcs struct {
 	into     []mcf.ArcID
 	capacity []int64
 	demand   int64
+	// nodes are the arcs that carry the gang's nodes to the offers of
+	// each region, with the most each can carry; see gangBound.
+	nodes [][]boundedArc
+}
+
+// boundedArc is an arc and the most flow it can carry in any plan, which
+// may be less than its capacity in the graph.
+type boundedArc struct {
+	arc  mcf.ArcID
+	most int64
+}
+
+func (g *gangArcs) addNodes(region string, arc mcf.ArcID, most int64) {
+	r := slices.Index(g.regions, region)
+	g.nodes[r] = append(g.nodes[r], boundedArc{arc, most})
 }
 
 // components splits the workloads into groups that share no limited offer,
@@ -282,6 +308,7 @@ func (p *planning) build(ws []*workload) *component {
 					gang.regions = append(gang.regions, o.Region)
 					gang.capacity = append(gang.capacity, capacity)
 					gang.into = append(gang.into, arc)
+					gang.nodes = append(gang.nodes, nil)
 				}
 			}
 			return n
@@ -302,11 +329,21 @@ func (p *planning) build(ws []*workload) *component {
 			}
 			if !p.blocked[o.OfferKey] && o.Available != 0 {
 				ca.add = addArc(from, to, mcf.Inf, cand.cost)
+				if gang != nil {
+					most := demand
+					if o.Available != Unlimited {
+						most = min(most, int64(o.Available))
+					}
+					gang.addNodes(o.Region, ca.add, most)
+				}
 			}
 			if cand.running > 0 && spec.Movable {
 				// Keeping a running node needs no new capacity, so the arc
 				// skips the offer's node.
 				ca.keep = addArc(from, target(cand.offer), int64(cand.running), cand.keepCost)
+				if gang != nil {
+					gang.addNodes(o.Region, ca.keep, min(demand, int64(cand.running)))
+				}
 			}
 			c.arcs = append(c.arcs, ca)
 		}
@@ -322,9 +359,22 @@ func (p *planning) build(ws []*workload) *component {
 
 	c.g = mcf.New(nodes)
 	c.money = make([]int64, len(arcs))
+	c.openCapacity = make([]int64, len(arcs))
 	for i, a := range arcs {
 		c.g.AddArc(a.from, a.to, a.cap, a.cost)
 		c.money[i] = a.cost
+		c.openCapacity[i] = a.cap
+	}
+	c.excluded = make([][]bool, len(ws))
+	c.banned = make([][]bool, len(ws))
+	c.regionPenalty = make([][]int64, len(ws))
+	c.leastPenalty = make([]int64, len(ws))
+	for wi, gang := range c.gangs {
+		if gang != nil {
+			c.excluded[wi] = make([]bool, len(gang.into))
+			c.banned[wi] = make([]bool, len(gang.into))
+			c.regionPenalty[wi] = make([]int64, len(gang.into))
+		}
 	}
 	c.budget = p.componentBudget(c, len(arcs))
 	return c

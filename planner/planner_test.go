@@ -64,6 +64,27 @@ func TestSolveIsDeterministic(t *testing.T) {
 	}
 }
 
+// TestGangSearchIsDeterministic solves an instance whose gangs need a real
+// search, with the offers in other orders: the search, its warm starts and
+// its neighbourhoods must give the same plan every time.
+func TestGangSearchIsDeterministic(t *testing.T) {
+	in := benchInputRoom(100, 2000, 20, 3, 5, func(r *rand.Rand) int { return 1 + r.IntN(2) })
+	first := solve(t, in)
+	if first.Stats.Solves < 100 {
+		t.Fatalf("only %d solves: the instance does not exercise the search", first.Stats.Solves)
+	}
+	want := planJSON(t, first)
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range 3 {
+		shuffled := in
+		shuffled.Offers = slices.Clone(in.Offers)
+		r.Shuffle(len(shuffled.Offers), func(a, b int) { shuffled.Offers[a], shuffled.Offers[b] = shuffled.Offers[b], shuffled.Offers[a] })
+		if got := planJSON(t, solve(t, shuffled)); !bytes.Equal(got, want) {
+			t.Fatalf("run %d: plan differs from the first run", i)
+		}
+	}
+}
+
 // observe turns a plan into the instances it would leave running.
 func observe(plan *Plan) []Instance {
 	var out []Instance

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/bits"
 	"slices"
 
 	"github.com/gpufleet/gpufleet/planner/mcf"
@@ -234,11 +235,10 @@ func (c *component) fitsForced(counts []int64) bool {
 	return true
 }
 
-// setDecisions sets each workload's arcs for the gangs' decisions: a gang
-// told where to run enters straight from the source and must be placed
-// whole; one told not to run gets nothing.
+// setDecisions works out each workload's entry and forced counts from the
+// gangs' decisions: a gang told where to run enters straight from the
+// source and must be placed whole; one told not to run gets nothing.
 func (c *component) setDecisions() {
-	g := c.g
 	for wi, w := range c.workloads {
 		d := int64(w.demand)
 		entry, forced := d, int64(0)
@@ -250,10 +250,41 @@ func (c *component) setDecisions() {
 				entry, forced = 0, d
 			}
 		}
-		g.SetCapacity(c.entry[wi], entry)
-		g.SetCapacity(c.forced[wi], forced)
 		c.entryCap[wi], c.forcedCap[wi] = entry, forced
 	}
+}
+
+// closeDecided puts the gangs' decisions into the graph as capacities: a
+// gang's arcs into the regions it may not use closed, and its nodes
+// entering from its level or, when it is told where to run, the source.
+func (c *component) closeDecided() {
+	g := c.g
+	for wi := range c.workloads {
+		g.SetCapacity(c.entry[wi], c.entryCap[wi])
+		g.SetCapacity(c.forced[wi], c.forcedCap[wi])
+		gang := c.gangs[wi]
+		if gang == nil {
+			continue
+		}
+		for r, arc := range gang.into {
+			capacity := gang.capacity[r]
+			if !c.mayUse(wi, r) {
+				capacity = 0
+			}
+			g.SetCapacity(arc, capacity)
+		}
+	}
+}
+
+// mayUse reports whether the decisions let gang wi run in its region r.
+func (c *component) mayUse(wi, r int) bool {
+	switch dec := c.decision[wi]; {
+	case dec == none:
+		return false
+	case dec >= 0:
+		return dec == r
+	}
+	return !c.excluded[wi][r] && !c.banned[wi][r]
 }
 
 // lexMax places the most nodes, priority by priority, with the levels
@@ -269,6 +300,7 @@ func (c *component) setDecisions() {
 // lexicographic maximum, with no big numbers to overflow.
 func (c *component) lexMax(fixed []int64, upTo int) ([]int64, error) {
 	g := c.g
+	c.closeDecided()
 	levelCap := make([]int64, len(c.levels))
 	var demand int64
 	for wi := range c.workloads {
@@ -325,12 +357,26 @@ func (c *component) forcedAt(l int) int64 {
 // route places exactly counts[l] nodes at each level at the least total of
 // costs (indexed by arc), and returns that total. ErrInfeasible says the
 // counts do not fit.
+//
+// It prices the gangs' decisions in rather than closing arcs (see
+// penalty), so that the capacities stay those of the relaxation and one
+// route after another, as branch and bound makes them, starts from the
+// last one's flow. Where the penalty would not fit in int64 it closes
+// arcs instead.
 func (c *component) route(counts []int64, costs []int64) (int64, error) {
 	g := c.g
 	var total int64
-	for l, a := range c.levelArc {
-		g.SetCapacity(a, counts[l]-c.forcedAt(l))
-		total += counts[l]
+	for _, n := range counts {
+		total += n
+	}
+	m, priced := c.penalty(counts, costs)
+	if priced {
+		c.openDecided(counts)
+	} else {
+		c.closeDecided()
+		for l, a := range c.levelArc {
+			g.SetCapacity(a, counts[l]-c.forcedAt(l))
+		}
 	}
 	for wi := range c.workloads {
 		g.SetCapacity(c.unplaced[wi], 0)
@@ -338,11 +384,129 @@ func (c *component) route(counts []int64, costs []int64) (int64, error) {
 	for i, cost := range costs {
 		g.SetCost(mcf.ArcID(i), cost)
 	}
+	var forced int64
+	if priced {
+		forced = c.priceDecided(costs, m)
+	}
 	res, err := g.Solve(0, 1, total)
 	if err != nil {
 		return 0, err
 	}
-	return res.Cost, nil
+	if priced && !c.keepsDecisions() {
+		return 0, fmt.Errorf("routing %d nodes with the gangs as decided, %w", total, mcf.ErrInfeasible)
+	}
+	// Every forced gang is whole, so its penalty is -m per node.
+	return res.Cost + forced*m, nil
+}
+
+// penalty returns m, the price of breaking a decision by one node, larger
+// than the difference in cost between any two routes of the counts: no
+// flow that breaks one is the cheapest if one that keeps them all exists.
+// A route costs at most the sum over arcs of |cost| times what the arc can
+// carry, at most the total placed since the network has no cycles. It
+// reports false if m and the flow's cost with it might not fit in int64.
+func (c *component) penalty(counts []int64, costs []int64) (int64, bool) {
+	const limit = 1 << 58
+	var total int64
+	for _, n := range counts {
+		total += n
+	}
+	var spread int64
+	for i, cost := range costs {
+		if cost == 0 {
+			continue
+		}
+		hi, lo := bits.Mul64(uint64(max(cost, -cost)), uint64(min(c.routeCapacity(mcf.ArcID(i)), total)))
+		if hi != 0 || lo >= limit || spread+int64(lo) >= limit {
+			return 0, false
+		}
+		spread += int64(lo)
+	}
+	m := 2*spread + 1
+	// The graph's costs must sum to less than mcf's bound, and the route's
+	// cost, with every penalised arc carrying the total, fit in int64.
+	arcs := int64(0)
+	for _, gang := range c.gangs {
+		if gang != nil {
+			arcs += int64(len(gang.into)) + 1
+		}
+	}
+	hi, lo := bits.Mul64(uint64(m), uint64(arcs*(total+1)+1))
+	if hi != 0 || lo >= limit || m >= limit/(arcs+1) {
+		return 0, false
+	}
+	return m, true
+}
+
+// routeCapacity is what arc a can carry when route prices decisions in.
+func (c *component) routeCapacity(a mcf.ArcID) int64 {
+	return c.openCapacity[a]
+}
+
+// openDecided sets the capacities of the relaxation with no decision made:
+// each level carrying its count, every gang free to enter from its level
+// and to use every region that can hold it.
+func (c *component) openDecided(counts []int64) {
+	g := c.g
+	for l, a := range c.levelArc {
+		g.SetCapacity(a, counts[l])
+	}
+	for wi, w := range c.workloads {
+		g.SetCapacity(c.entry[wi], int64(w.demand))
+		g.SetCapacity(c.forced[wi], 0)
+		if gang := c.gangs[wi]; gang != nil {
+			for r, arc := range gang.into {
+				g.SetCapacity(arc, gang.capacity[r])
+			}
+		}
+	}
+}
+
+// priceDecided adds the penalty m to every arc a decision closes, and takes
+// it off every node of a gang told where to run, so that the cheapest route
+// places it whole. It returns the nodes so forced.
+func (c *component) priceDecided(costs []int64, m int64) int64 {
+	g := c.g
+	var forced int64
+	for wi, gang := range c.gangs {
+		if gang == nil {
+			continue
+		}
+		switch dec := c.decision[wi]; {
+		case dec == none:
+			g.SetCost(c.entry[wi], costs[c.entry[wi]]+m)
+		case dec >= 0:
+			g.SetCost(c.entry[wi], costs[c.entry[wi]]-m)
+			forced += gang.demand
+		}
+		for r, arc := range gang.into {
+			if c.decision[wi] != none && !c.mayUse(wi, r) {
+				g.SetCost(arc, costs[arc]+m)
+			}
+		}
+	}
+	return forced
+}
+
+// keepsDecisions reports whether the current flow keeps every decision:
+// no node through a closed arc, every gang told where to run placed whole.
+func (c *component) keepsDecisions() bool {
+	for wi, gang := range c.gangs {
+		if gang == nil {
+			continue
+		}
+		entry := c.g.Flow(c.entry[wi])
+		switch dec := c.decision[wi]; {
+		case dec == none && entry > 0, dec >= 0 && entry < gang.demand:
+			return false
+		}
+		for r, arc := range gang.into {
+			if !c.mayUse(wi, r) && c.g.Flow(arc) > 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // flowCost totals costs (indexed by arc) over the current flow.
@@ -401,427 +565,4 @@ func (c *component) extract() {
 			}
 		}
 	}
-}
-
-// Branch and bound over the gangs' region choices. A gang places all of its
-// nodes in one region or none of them; the flow without that rule is a
-// relaxation, whose optimum no branch below it can beat, so branches whose
-// relaxation is no better than the best solution found are cut. Bounds and
-// solutions compare as objectives: nodes first, priority by priority, then
-// cost.
-
-// decision values for a gang besides a region index.
-const (
-	undecided = -1
-	none      = -2
-)
-
-// gangWork bounds branch and bound by solves times arcs over all the
-// components of a plan, so that a huge search stops, deterministically, at
-// a bounded cost and reports its gap rather than running on.
-const gangWork = 12_000_000
-
-func (c *component) branchAndBound() (componentResult, error) {
-	c.forceFixedGangs()
-	limit := max(16, c.p.gangBudget/max(1, c.arcCount()))
-	var best *objective
-	solved := 0
-	// evaluate solves a node's relaxation when it is made, so that it waits
-	// with its own bound, and reports whether it stays open: it fits, is
-	// not integral, and may beat the best solution. An integral one is a
-	// solution, polished by improve.
-	evaluate := func(n *bbNode) (bool, error) {
-		c.decide(n)
-		solved++
-		var hint []int64
-		if n.parent != nil {
-			hint = n.parent.bound.placed
-		}
-		if err := c.solveFrom(hint); errors.Is(err, errNoFit) {
-			return false, nil
-		} else if err != nil {
-			return false, err
-		}
-		b := c.bound
-		n.bound = &b
-		if n.parent == nil {
-			c.rootFlow = make([][]int64, len(c.gangs))
-			for i, gang := range c.gangs {
-				if gang != nil {
-					c.rootFlow[i] = make([]int64, len(gang.into))
-					for r, arc := range gang.into {
-						c.rootFlow[i][r] = c.g.Flow(arc)
-					}
-				}
-			}
-		}
-		if best != nil && !c.bound.better(*best) {
-			return false, nil
-		}
-		n.branchGang, n.branchRegion = c.violated()
-		if n.branchGang >= 0 {
-			return true, nil
-		}
-		if best == nil || c.value.better(*best) {
-			v := c.value
-			best = &v
-			c.extract()
-			// A new solution is worth polishing: the search then cuts more
-			// with a better one.
-			spent, err := c.improve(best, limit-solved)
-			solved += spent
-			return false, err
-		}
-		return false, nil
-	}
-	// The search dives first, placing each gang where the relaxation put
-	// most of it, until it has a solution; then it takes the best bound
-	// first, which tightens the proven bound fastest when the budget runs
-	// out.
-	open := &nodeQueue{}
-	root := &bbNode{}
-	if stays, err := evaluate(root); err != nil {
-		return componentResult{}, err
-	} else if stays {
-		open.push(root)
-	}
-	var dive *bbNode
-	for solved < limit {
-		node := dive
-		dive = nil
-		if node == nil {
-			if open.Len() == 0 || best != nil && !open.peek().bound.better(*best) {
-				break
-			}
-			node = open.pop()
-		}
-		if best != nil && !node.bound.better(*best) {
-			continue
-		}
-		// Two branches: the gang runs whole in the region the relaxation
-		// gave most of it, or anywhere but there.
-		g, r := node.branchGang, node.branchRegion
-		children := []*bbNode{{parent: node, gang: g, region: r}}
-		if c.gangs[g].capacity[r] >= c.gangs[g].demand {
-			children = append([]*bbNode{{parent: node, gang: g, region: r, place: true}}, children...)
-		}
-		for _, child := range children {
-			stays, err := evaluate(child)
-			if err != nil {
-				return componentResult{}, err
-			}
-			if !stays {
-				continue
-			}
-			if best == nil && dive == nil && child.place {
-				dive = child
-			} else {
-				open.push(child)
-			}
-		}
-	}
-	if dive != nil {
-		open.push(dive)
-	}
-	if best == nil {
-		// The budget ran out before any solution: leave every undecided
-		// gang unplaced, which always fits.
-		c.decide(&bbNode{})
-		for i, g := range c.gangs {
-			if g != nil && c.decision[i] == undecided {
-				c.decision[i] = none
-			}
-		}
-		if err := c.solve(); err != nil {
-			return componentResult{}, err
-		}
-		v := c.value
-		best = &v
-		c.extract()
-	}
-	work := solved * c.arcCount()
-	if open.Len() == 0 || !open.peek().bound.better(*best) {
-		return componentResult{optimal: true, work: work}, nil
-	}
-	nodes, micros := open.peek().bound.gapTo(*best)
-	return componentResult{optimal: false, gapNodes: nodes, gapMicros: micros, work: work, outOfWork: true}, nil
-}
-
-// improve searches around a solution, whose flow is the current one, for a
-// better one: each gang moved to another region that can hold it, or
-// placed where it was not, the others as they are, taking any move that
-// is better, until none is or the solves run out. It keeps best and the
-// extracted flow the best found, and returns the solves it spent.
-func (c *component) improve(best *objective, solves int) (int, error) {
-	// Where each gang runs in the solution.
-	at := make([]int, len(c.gangs))
-	for i, g := range c.gangs {
-		if g == nil {
-			continue
-		}
-		at[i] = none
-		for r, arc := range g.into {
-			if c.g.Flow(arc) > 0 {
-				at[i] = r
-			}
-		}
-	}
-	// Every region that can hold a gang, when there are few; where the
-	// first relaxation put some of it otherwise, since each try costs a
-	// solve.
-	moves := 0
-	for _, g := range c.gangs {
-		if g != nil {
-			moves += len(g.regions)
-		}
-	}
-	worth := func(i, r int) bool {
-		g := c.gangs[i]
-		return g.capacity[r] >= g.demand && (moves <= maxMoves || c.rootFlow[i] != nil && c.rootFlow[i][r] > 0)
-	}
-	spent := 0
-	try := func(trial []int) (bool, error) {
-		spent++
-		c.assign(trial)
-		if err := c.solveFrom(best.placed); errors.Is(err, errNoFit) {
-			return false, nil
-		} else if err != nil {
-			return false, err
-		}
-		if !c.value.better(*best) {
-			return false, nil
-		}
-		*best = c.value
-		c.extract()
-		return true, nil
-	}
-	for improved := true; improved; {
-		improved = false
-		for i, g := range c.gangs {
-			if g == nil {
-				continue
-			}
-			for r := range g.regions {
-				if r == at[i] || !worth(i, r) {
-					continue
-				}
-				if spent >= solves {
-					return spent, nil
-				}
-				trial := slices.Clone(at)
-				trial[i] = r
-				if ok, err := c.tryMove(try, trial); err != nil {
-					return spent, err
-				} else if ok {
-					at, improved = trial, true
-				}
-			}
-		}
-		// Two gangs trading regions.
-		for i := range c.gangs {
-			for j := i + 1; j < len(c.gangs); j++ {
-				if c.gangs[i] == nil || c.gangs[j] == nil || at[i] < 0 || at[j] < 0 || moves > maxMoves {
-					continue
-				}
-				ri := slices.Index(c.gangs[j].regions, c.gangs[i].regions[at[i]])
-				rj := slices.Index(c.gangs[i].regions, c.gangs[j].regions[at[j]])
-				if ri < 0 || rj < 0 || ri == at[j] || !worth(i, rj) || !worth(j, ri) {
-					continue
-				}
-				if spent >= solves {
-					return spent, nil
-				}
-				trial := slices.Clone(at)
-				trial[i], trial[j] = rj, ri
-				if ok, err := c.tryMove(try, trial); err != nil {
-					return spent, err
-				} else if ok {
-					at, improved = trial, true
-				}
-			}
-		}
-	}
-	return spent, nil
-}
-
-// maxMoves is how many gang-region pairs a component may have for the
-// local search to try them all, and trades between pairs of gangs.
-const maxMoves = 200
-
-func (c *component) tryMove(try func([]int) (bool, error), trial []int) (bool, error) {
-	return try(trial)
-}
-
-// assign decides every gang: the region it runs whole in, or none.
-func (c *component) assign(at []int) {
-	c.decide(&bbNode{})
-	for i, g := range c.gangs {
-		if g == nil {
-			continue
-		}
-		c.decision[i] = at[i]
-		for r, arc := range g.into {
-			if at[i] == none || r != at[i] {
-				c.g.SetCapacity(arc, 0)
-			}
-		}
-	}
-}
-
-// bbNode is a node of the search: its parent's, and one more decision about
-// one gang's region, to place it there or never there.
-type bbNode struct {
-	parent       *bbNode
-	gang, region int
-	place        bool
-	// bound is the node's relaxation, and branchGang and branchRegion the
-	// gang it splits the most and where most of it went.
-	bound                    *objective
-	branchGang, branchRegion int
-	seq                      int
-}
-
-// nodeQueue is a heap of open nodes, the best bound first, ties by creation
-// order so the search is deterministic.
-type nodeQueue struct {
-	nodes []*bbNode
-	seq   int
-}
-
-func (q *nodeQueue) Len() int { return len(q.nodes) }
-
-func (q *nodeQueue) less(i, j int) bool {
-	a, b := q.nodes[i], q.nodes[j]
-	switch {
-	case a.bound == nil || b.bound == nil:
-		return a.bound == nil && b.bound != nil || a.seq < b.seq && (a.bound == nil) == (b.bound == nil)
-	case a.bound.better(*b.bound):
-		return true
-	case b.bound.better(*a.bound):
-		return false
-	}
-	return a.seq < b.seq
-}
-
-func (q *nodeQueue) push(n *bbNode) {
-	n.seq = q.seq
-	q.seq++
-	q.nodes = append(q.nodes, n)
-	for i := len(q.nodes) - 1; i > 0; {
-		parent := (i - 1) / 2
-		if !q.less(i, parent) {
-			break
-		}
-		q.nodes[i], q.nodes[parent] = q.nodes[parent], q.nodes[i]
-		i = parent
-	}
-}
-
-func (q *nodeQueue) peek() *bbNode { return q.nodes[0] }
-
-func (q *nodeQueue) pop() *bbNode {
-	top := q.nodes[0]
-	last := len(q.nodes) - 1
-	q.nodes[0] = q.nodes[last]
-	q.nodes = q.nodes[:last]
-	for i := 0; ; {
-		l, r, small := 2*i+1, 2*i+2, i
-		if l < len(q.nodes) && q.less(l, small) {
-			small = l
-		}
-		if r < len(q.nodes) && q.less(r, small) {
-			small = r
-		}
-		if small == i {
-			break
-		}
-		q.nodes[i], q.nodes[small] = q.nodes[small], q.nodes[i]
-		i = small
-	}
-	return top
-}
-
-func (c *component) arcCount() int {
-	n := len(c.arcs)*2 + len(c.workloads)*2
-	return n
-}
-
-// forceFixedGangs confines a gang with nodes that must stay where they run
-// to their region: the rest of it may join them there, or not run.
-func (c *component) forceFixedGangs() {
-	for i, g := range c.gangs {
-		w := c.workloads[i]
-		if g == nil || len(w.fixed)+len(w.held) == 0 {
-			continue
-		}
-		var region string
-		if len(w.fixed) > 0 {
-			region = c.p.offers[w.fixed[0].offer].Region
-		} else {
-			region = w.held[0].offer.Region
-		}
-		for r := range g.regions {
-			if g.regions[r] != region {
-				g.capacity[r] = 0
-			}
-		}
-	}
-}
-
-// decide sets the gangs' decisions along a node's path: the region a gang
-// runs whole in, and the regions it may not use.
-func (c *component) decide(node *bbNode) {
-	for i, g := range c.gangs {
-		if g == nil {
-			continue
-		}
-		c.decision[i] = undecided
-		for r, arc := range g.into {
-			c.g.SetCapacity(arc, g.capacity[r])
-		}
-	}
-	for n := node; n != nil && n.parent != nil; n = n.parent {
-		g := c.gangs[n.gang]
-		if !n.place {
-			c.g.SetCapacity(g.into[n.region], 0)
-			continue
-		}
-		c.decision[n.gang] = n.region
-		for r, arc := range g.into {
-			if r != n.region {
-				c.g.SetCapacity(arc, 0)
-			}
-		}
-	}
-}
-
-// violated returns the undecided gang the current flow splits the most
-// (the smallest share in its biggest region), or places in part, and the
-// region holding most of it; -1 if every gang is whole or absent.
-func (c *component) violated() (gang, region int) {
-	gang, region = -1, -1
-	bestShare := 2.0
-	for i, g := range c.gangs {
-		if g == nil || c.decision[i] != undecided {
-			continue
-		}
-		regions, top, topRegion, placed := 0, int64(0), -1, int64(0)
-		for r, arc := range g.into {
-			f := c.g.Flow(arc)
-			if f > 0 {
-				regions++
-			}
-			if f > top {
-				top, topRegion = f, r
-			}
-			placed += f
-		}
-		if placed == 0 || (placed == g.demand && regions == 1) {
-			continue
-		}
-		if share := float64(top) / float64(g.demand); share < bestShare {
-			gang, region, bestShare = i, topRegion, share
-		}
-	}
-	return gang, region
 }

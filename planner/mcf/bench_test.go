@@ -3,6 +3,7 @@ package mcf
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -91,12 +92,35 @@ func BenchmarkSolve(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
+				g.warm = false // a cold start every time
 				if _, err := g.Solve(0, 1, demand); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ReportMetric(float64(len(arcs)), "arcs")
 			b.ReportMetric(float64(g.basis.pivots), "pivots")
+		})
+		// A warm start after one used arc is priced out, and back.
+		b.Run(p.String()+"/warm", func(b *testing.B) {
+			g, ids := buildGraph(n, arcs)
+			if _, err := g.Solve(0, 1, demand); err != nil {
+				b.Fatal(err)
+			}
+			used := slices.IndexFunc(ids, func(a ArcID) bool { return g.Flow(a) > 0 && arcs[a].cost > 0 })
+			pivots := 0
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				cost := arcs[used].cost
+				if i%2 == 0 {
+					cost += 1 << 40
+				}
+				g.SetCost(ids[used], cost)
+				if _, err := g.Solve(0, 1, demand); err != nil {
+					b.Fatal(err)
+				}
+				pivots = max(pivots, g.basis.pivots)
+			}
+			b.ReportMetric(float64(pivots), "pivots")
 		})
 		b.Run(p.String()+"/build+solve", func(b *testing.B) {
 			b.ReportAllocs()

@@ -67,11 +67,22 @@ type Graph struct {
 	// solved says the basis holds the answer of the last Solve, for Flow
 	// and ReducedCost.
 	solved bool
+	// warm says the basis holds an optimal tree for the current arcs and
+	// capacities and the request last, so that a Solve after changing only
+	// costs can start from it: its flow is still feasible.
+	warm bool
+	last request
 	// basis is the network simplex's working state, kept between Solves so
 	// that solving again allocates nothing.
 	basis simplex
 	// pot holds the potentials checkCycles finds, for the starting tree.
 	pot []int64
+}
+
+// request is what a Solve was asked for.
+type request struct {
+	source, sink int
+	demand       int64
 }
 
 type arc struct {
@@ -94,7 +105,7 @@ func (g *Graph) Reset(n int) {
 	g.n = n
 	g.arcs = g.arcs[:0]
 	g.err = nil
-	g.solved = false
+	g.solved, g.warm = false, false
 	if n < 0 || n > maxNodes {
 		g.n = 0
 		g.err = fmt.Errorf("creating a graph of %d nodes, %w", n, ErrInvalid)
@@ -118,12 +129,13 @@ func (g *Graph) AddArc(from, to int, capacity, cost int64) ArcID {
 		g.fail(fmt.Errorf("adding arc %d, more than %d arcs, %w", id, maxArcs, ErrInvalid))
 	}
 	g.arcs = append(g.arcs, arc{from: int32(from), to: int32(to), capacity: capacity, cost: cost})
-	g.solved = false
+	g.solved, g.warm = false, false
 	return id
 }
 
 // SetCapacity changes the capacity of arc a in O(1): the cheap way to solve
-// variants of one graph, such as closing an arc with capacity 0. A negative
+// variants of one graph, such as closing an arc with capacity 0. Setting
+// the capacity an arc already has changes nothing. A negative
 // capacity is reported by the next Solve. It panics if a was not returned by
 // AddArc since the last Reset, like an out-of-range slice index.
 func (g *Graph) SetCapacity(a ArcID, capacity int64) {
@@ -132,13 +144,16 @@ func (g *Graph) SetCapacity(a ArcID, capacity int64) {
 		g.fail(fmt.Errorf("setting arc %d to capacity %d, %w", a, capacity, ErrInvalid))
 		capacity = 0
 	}
-	g.arcs[a].capacity = capacity
-	g.solved = false
+	if g.arcs[a].capacity != capacity {
+		g.arcs[a].capacity = capacity
+		g.solved, g.warm = false, false
+	}
 }
 
 // SetCost changes the cost of arc a in O(1), to solve the same graph for
-// another objective. It panics if a was not returned by AddArc since the
-// last Reset.
+// another objective. The last optimal flow stays feasible, so the next
+// Solve starts from it (see Solve). It panics if a was not returned by
+// AddArc since the last Reset.
 func (g *Graph) SetCost(a ArcID, cost int64) {
 	g.arc(a)
 	g.arcs[a].cost = cost

@@ -339,3 +339,91 @@ func checkBasis(t *testing.T, g *Graph) {
 		t.Fatalf("%d arcs in the tree, want %d", inTreeCount, s.n)
 	}
 }
+
+// TestWarmStartMatchesAFreshGraph changes costs between Solves, as branch
+// and bound does when it prices a choice out, and checks every warm Solve
+// against a cold Solve of a fresh graph with the same arcs: the same cost,
+// a valid basis, and no negative cycle left in the residual network.
+func TestWarmStartMatchesAFreshGraph(t *testing.T) {
+	warm := 0
+	for seed := uint64(0); seed < 5000 && warm < 2000; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		n, arcs := randomLayered(rng)
+		source, sink := 0, n-1
+		demand := int64(1 + rng.IntN(6))
+		g, ids := buildGraph(n, arcs)
+		if _, err := g.Solve(source, sink, demand); errors.Is(err, ErrInfeasible) {
+			continue
+		} else if err != nil {
+			t.Fatalf("seed %d: Solve() error = %v", seed, err)
+		}
+		for round := range 10 {
+			for range 1 + rng.IntN(4) {
+				i := rng.IntN(len(arcs))
+				arcs[i].cost = int64(rng.IntN(60) - 8)
+				if rng.IntN(4) == 0 {
+					arcs[i].cost = 1000 // priced out
+				}
+				g.SetCost(ids[i], arcs[i].cost)
+			}
+			wasWarm := g.warm
+			res, err := g.Solve(source, sink, demand)
+			if err != nil {
+				t.Fatalf("seed %d round %d: warm Solve() error = %v", seed, round, err)
+			}
+			if wasWarm {
+				warm++
+			}
+			checkBasis(t, g)
+			got := flows(g, ids)
+			checkFlow(t, n, arcs, got, source, sink, demand)
+			checkReducedCosts(t, g, arcs, ids)
+			fresh, _ := buildGraph(n, arcs)
+			want, err := fresh.Solve(source, sink, demand)
+			if err != nil {
+				t.Fatalf("seed %d round %d: cold Solve() error = %v", seed, round, err)
+			}
+			if res.Cost != want.Cost || dot(arcs, got) != res.Cost {
+				t.Fatalf("seed %d round %d: warm cost %d (flows %d), cold %d", seed, round, res.Cost, dot(arcs, got), want.Cost)
+			}
+			if residualHasNegativeCycle(n, arcs, got) {
+				t.Fatalf("seed %d round %d: warm flow is not minimal", seed, round)
+			}
+		}
+	}
+	if warm < 2000 {
+		t.Fatalf("only %d Solves started warm", warm)
+	}
+}
+
+// TestWarmStartOnlyAfterCostChanges checks that a Solve after a capacity
+// change, another demand or a failure starts cold.
+func TestWarmStartOnlyAfterCostChanges(t *testing.T) {
+	arcs := []testArc{{0, 1, 2, 1}, {0, 2, 2, 2}, {1, 3, 2, 1}, {2, 3, 2, 1}, {0, 3, 4, 10}}
+	g, ids := buildGraph(4, arcs)
+	step := func(name string, change func(), wantWarm bool) {
+		t.Helper()
+		change()
+		if g.warm != wantWarm {
+			t.Errorf("%s: warm = %v, want %v", name, g.warm, wantWarm)
+		}
+		g.Solve(0, 3, 3)
+	}
+	step("first", func() {}, false)
+	step("cost", func() { g.SetCost(ids[0], 5) }, true)
+	step("same capacity", func() { g.SetCapacity(ids[1], 2) }, true)
+	step("capacity", func() { g.SetCapacity(ids[1], 1) }, false)
+	step("failure", func() { g.Solve(0, 3, 99) }, false)
+	step("arc", func() { g.AddArc(1, 2, 1, 1) }, false)
+	// Another demand than the last Solve's starts cold, and is right.
+	for _, demand := range []int64{2, 3, 1} {
+		res, err := g.Solve(0, 3, demand)
+		fresh, _ := buildGraph(4, append(slices.Clone(arcs), testArc{1, 2, 1, 1}))
+		fresh.SetCost(0, 5)
+		fresh.SetCapacity(1, 1)
+		want, werr := fresh.Solve(0, 3, demand)
+		if err != nil || werr != nil || res.Cost != want.Cost {
+			t.Errorf("demand %d: %v, %v; a fresh graph gives %v, %v", demand, res, err, want, werr)
+		}
+	}
+}

@@ -75,12 +75,14 @@ func (s *simplex) run() error {
 // entering returns a non-tree arc whose reduced cost, signed by its state,
 // is negative, or -1 if there is none and the flow is optimal.
 func (s *simplex) entering() int32 {
-	total := len(s.state)
+	state, cost, tail, head, pot := s.state, s.cost, s.tail, s.head, s.potential
+	total := len(state)
+	cost, tail, head = cost[:total], tail[:total], head[:total]
 	best, bestCost := int32(-1), int64(0)
 	e, left := s.next, s.block
 	for range total {
-		if st := s.state[e]; st != inTree {
-			c := int64(st) * (s.cost[e] + s.potential[s.tail[e]] - s.potential[s.head[e]])
+		if st := state[e]; st != inTree {
+			c := int64(st) * (cost[e] + pot[tail[e]] - pot[head[e]])
 			if c < bestCost {
 				best, bestCost = int32(e), c
 			}

@@ -183,3 +183,29 @@ func (s *simplex) layout() {
 		s.last[v] = order[i+int(s.size[v])-1]
 	}
 }
+
+// reprice loads the graph's costs into the tree of the last Solve, whose
+// flow and capacities are unchanged, and recomputes the potentials along
+// the thread, parents before children: O(arcs + n). The tree stays strongly
+// feasible, since that depends on flows alone, and every artificial arc
+// still carries nothing, at a cost above any route of the new costs.
+func (s *simplex) reprice(g *Graph, artificialCost int64) {
+	for i, a := range g.arcs {
+		s.cost[i] = a.cost
+	}
+	for v := range s.n {
+		s.cost[s.m+v] = artificialCost
+	}
+	root := int32(s.n)
+	s.potential[root] = 0
+	for v := s.thread[root]; v != root; v = s.thread[v] {
+		p, e := s.parent[v], s.pred[v]
+		if s.upward[v] {
+			s.potential[v] = s.potential[p] - s.cost[e]
+		} else {
+			s.potential[v] = s.potential[p] + s.cost[e]
+		}
+	}
+	s.next = 0
+	s.pivots = 0
+}
