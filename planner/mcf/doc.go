@@ -2,5 +2,6 @@
 // node to another through a graph of capacitated, integer-cost arcs. It is
 // the optimiser under the planner: placements become arcs, and the flow on
 // each arc says how many nodes to put there. Results are integral and depend
-// only on the graph and the order it was built in.
+// only on the graph, the order it was built in and the Solves before on the
+// same Graph: a Solve after only costs changed starts from the last flow.
 package mcf
