@@ -705,7 +705,8 @@ func TestSolveMatchesAnIntegerProgram(t *testing.T) {
 }
 
 // TestMixedGangsAgainstCBC gives BenchmarkSolveMixedGangs200x5000's
-// instance to CBC for up to five minutes (GPUFLEET_CBC_SECONDS), shared
+// instance (or GPUFLEET_MIXED_SEED's from the same generator) to CBC for
+// up to five minutes (GPUFLEET_CBC_SECONDS), shared
 // between its stages, and compares what the two find: the planner must
 // place at least as many nodes, priority by priority, and at no higher
 // cost where it places as many; and if CBC proves a better plan, the
@@ -723,7 +724,11 @@ func TestMixedGangsAgainstCBC(t *testing.T) {
 	if err != nil {
 		t.Skip("cbc is not installed (Debian: apt-get install coinor-cbc): skipping the cross-check against an integer program")
 	}
-	in := mixedGangs()
+	seed := uint64(1)
+	if v, err := strconv.ParseUint(os.Getenv("GPUFLEET_MIXED_SEED"), 10, 64); err == nil {
+		seed = v // another instance from the same generator
+	}
+	in := mixedGangs(seed)
 	plan, err := Solve(in)
 	if err != nil {
 		t.Fatal(err)
@@ -775,5 +780,10 @@ func TestMixedGangsAgainstCBC(t *testing.T) {
 	t.Logf("cbc in %d s: %v (cost stage proven %v)", seconds, want, proven)
 	if want.better(got) {
 		t.Errorf("CBC finds %v, better than the planner's %v", want, got)
+	}
+	// A proven optimum must lie within the gap the plan reports.
+	if proven && slices.Equal(got.placed, want.placed) && got.cost-plan.GapMicros > want.cost {
+		t.Errorf("the plan's bound, $%d, is above CBC's proven optimum of $%d: its gap of $%d is too small",
+			got.cost-plan.GapMicros, want.cost, plan.GapMicros)
 	}
 }

@@ -169,6 +169,7 @@ func (s *search) evaluate(n *bbNode) (bool, error) {
 	n.branchGang, n.branchRegion = c.violated()
 	if n.branchGang >= 0 && c.budget == nil {
 		b.cost += c.gangBound()
+		c.branchOnDearest(n)
 	}
 	n.bound = &b
 	if s.root == nil {
@@ -626,6 +627,41 @@ func (c *component) decide(node *bbNode) {
 	}
 }
 
+// branchOnDearest makes the node branch on the gang whose keeping whole
+// costs the most by its penalty (gangBound), when any costs more than
+// nothing: the branch that moves the bound most. The region is still the
+// one holding most of it.
+func (c *component) branchOnDearest(n *bbNode) {
+	dearest := int64(0)
+	for i, g := range c.gangs {
+		if g == nil || c.decision[i] != undecided || c.leastPenalty[i] <= dearest {
+			continue
+		}
+		if r, split := c.split(i); split {
+			dearest = c.leastPenalty[i]
+			n.branchGang, n.branchRegion = i, r
+		}
+	}
+}
+
+// split reports whether the current flow splits gang i or places only
+// part of it, and the region holding most of it.
+func (c *component) split(i int) (int, bool) {
+	g := c.gangs[i]
+	regions, top, topRegion, placed := 0, int64(0), -1, int64(0)
+	for r, arc := range g.into {
+		f := c.g.Flow(arc)
+		if f > 0 {
+			regions++
+		}
+		if f > top {
+			top, topRegion = f, r
+		}
+		placed += f
+	}
+	return topRegion, placed > 0 && (placed < g.demand || regions > 1)
+}
+
 // violated returns the undecided gang the current flow splits the most
 // (the smallest share in its biggest region), or places in part, and the
 // region holding most of it; -1 if every gang is whole or absent.
@@ -636,22 +672,12 @@ func (c *component) violated() (gang, region int) {
 		if g == nil || c.decision[i] != undecided {
 			continue
 		}
-		regions, top, topRegion, placed := 0, int64(0), -1, int64(0)
-		for r, arc := range g.into {
-			f := c.g.Flow(arc)
-			if f > 0 {
-				regions++
-			}
-			if f > top {
-				top, topRegion = f, r
-			}
-			placed += f
-		}
-		if placed == 0 || (placed == g.demand && regions == 1) {
+		r, split := c.split(i)
+		if !split {
 			continue
 		}
-		if share := float64(top) / float64(g.demand); share < bestShare {
-			gang, region, bestShare = i, topRegion, share
+		if share := float64(c.g.Flow(g.into[r])) / float64(g.demand); share < bestShare {
+			gang, region, bestShare = i, r, share
 		}
 	}
 	return gang, region
