@@ -20,6 +20,7 @@ const (
 	RejectRegion       Reason = "region not allowed"
 	RejectZone         Reason = "zone not allowed"
 	RejectMarket       Reason = "capacity type not allowed"
+	RejectNotOffered   Reason = "not offered in the zone"
 	RejectBadPrice     Reason = "bad price data"
 	RejectOverMaxPrice Reason = "over max price"
 	RejectBlocklisted  Reason = "blocklisted"
@@ -48,6 +49,7 @@ func (p *planning) filters() []filter {
 			return len(w.Placement.Zones) == 0 || slices.Contains(w.Placement.Zones, o.Zone)
 		}},
 		{RejectMarket, func(w *schema.Workload, o *Offer, _ bool) bool { return marketAllowed(w.Capacity, o.Market) }},
+		{RejectNotOffered, func(_ *schema.Workload, o *Offer, running bool) bool { return running || !o.NotOffered }},
 		{RejectBadPrice, func(_ *schema.Workload, o *Offer, _ bool) bool { return ValidPrice(*o) }},
 		{RejectOverMaxPrice, func(w *schema.Workload, o *Offer, _ bool) bool {
 			return w.MaxPricePerNodeHour == nil || o.PriceMicros <= catalog.Micros(*w.MaxPricePerNodeHour)

@@ -63,6 +63,11 @@ type Offer struct {
 	// Available is how many more nodes the offer can take, or Unlimited.
 	// Nodes already running on it are not counted against it.
 	Available int `json:"available"`
+	// NotOffered says the zone does not offer the type at all, as the
+	// cloud's offerings API reports.
+	NotOffered bool `json:"notOffered,omitempty"`
+	// Quotas is what each node counts against (see Quota).
+	Quotas []QuotaCount `json:"quotas,omitempty"`
 }
 
 // Expand turns catalog prices into zone-level offers for the given regions
@@ -99,6 +104,7 @@ func Expand(cat *catalog.Catalog, regions map[string][]string) []Offer {
 			MemoryGiB:   o.MemoryGiB,
 			PriceMicros: o.PriceMicros,
 			Available:   Unlimited,
+			Quotas:      quotaCounts(cat, o.Cloud, o.InstanceType, o.Market),
 		})
 	}
 	for k, o := range regional {

@@ -25,6 +25,10 @@ type Input struct {
 	Blocked []OfferKey
 	Egress  []catalog.Egress
 	Prices  PriceInfo
+	// Quotas are the clouds' limits the offers count against (Offer.Quotas);
+	// a quota an offer names that is not here is not known, and not
+	// planned against.
+	Quotas []Quota
 }
 
 // PriceInfo says where a plan's prices came from.

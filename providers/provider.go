@@ -26,6 +26,33 @@ type Provider interface {
 	// Delete removes an owned instance. Deleting one that is already gone
 	// succeeds.
 	Delete(ctx context.Context, inst Instance) error
+	// Capacity reads the account's quotas and which instance types each
+	// zone offers, in the configured regions, for the quotas and types the
+	// catalog knows. A quota or offerings API that is denied, fails, or
+	// answers what cannot be read does not fail the call: that limit or
+	// zone is left out (never guessed) and a warning says what and why,
+	// naming the permission a denial lacked. Only a cancelled context
+	// fails it.
+	Capacity(ctx context.Context) (Capacity, error)
+}
+
+// Capacity is what a cloud says limits the account, beside prices.
+type Capacity struct {
+	// Quotas are the limits read, with their use where the cloud reports
+	// it, sorted by region and name.
+	Quotas []planner.Quota
+	// Offerings lists, for each zone the cloud answered for, the instance
+	// types of the catalog it offers there, sorted. A zone not listed is
+	// not known: every type is planned there as before.
+	Offerings []ZoneOffering
+	// Warnings say what could not be read, and why.
+	Warnings []string
+}
+
+// ZoneOffering is what one zone offers.
+type ZoneOffering struct {
+	Zone  string   `json:"zone"`
+	Types []string `json:"types"`
 }
 
 // Instance is an instance gpufleet owns, as the planner sees it.

@@ -39,7 +39,7 @@ fleets: big: {
 func BenchmarkConverge1000Nodes(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
-		e := newEnvFrom(b, sim.Config{Seed: 1, Capacity: 5000, GPUQuota: 100000}, bigFleet)
+		e := newEnvFrom(b, sim.Config{Seed: 1, Capacity: 5000, Quota: 100000}, bigFleet)
 		b.StartTimer()
 		res := e.mustRun(nil)
 		b.StopTimer()

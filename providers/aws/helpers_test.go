@@ -38,7 +38,7 @@ type backend struct {
 // faults a case injects stand in its way.
 func emulator(t testing.TB, cat *catalog.Catalog) backend {
 	t.Helper()
-	world, err := sim.New(sim.Config{Catalog: cat, Capacity: 1 << 20, GPUQuota: 1 << 20})
+	world, err := sim.New(sim.Config{Catalog: cat, Capacity: 1 << 20, Quota: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}

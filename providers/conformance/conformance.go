@@ -206,19 +206,15 @@ func (s *suite) stockOut() {
 
 func (s *suite) quota() {
 	o := s.h.Offer
-	model := s.gpuModel(o)
-	s.h.World.SetGPUQuota(o.Cloud, o.Region, model, 0)
-	defer s.h.World.SetGPUQuota(o.Cloud, o.Region, model, 100000)
+	q, ok := s.h.World.QuotaFor(o.Cloud, o.Region, o.InstanceType, o.Market)
+	s.check(ok, "the emulator knows no quota %s counts against", o)
+	s.h.World.SetQuota(o.Cloud, q.Region, q.Name, 0)
+	defer s.h.World.SetQuota(o.Cloud, q.Region, q.Name, q.Limit)
 	req := s.request(o, "conf-quota")
 	_, err := s.h.Provider.Create(s.ctx(), req)
 	s.classified(err, providers.ErrQuota, req)
 }
 
-func (s *suite) gpuModel(o planner.OfferKey) string {
-	typ, ok := s.h.World.Type(o.Cloud, o.Zone, o.InstanceType, o.Market)
-	s.check(ok, "the emulator does not offer %s", o)
-	return typ.GPUModel
-}
 
 func (s *suite) throttling() {
 	before := s.h.World.Calls()

@@ -37,6 +37,7 @@ type Provider struct {
 	offersErrs   []error
 	offerFailure map[planner.OfferKey]*offerFailure
 	hold         *Hold
+	capacity     providers.Capacity
 }
 
 // New is a fake cloud selling what the embedded price catalog lists for it

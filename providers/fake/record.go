@@ -13,10 +13,11 @@ import (
 type Method string
 
 const (
-	MethodOffers Method = "Offers"
-	MethodList   Method = "List"
-	MethodCreate Method = "Create"
-	MethodDelete Method = "Delete"
+	MethodOffers   Method = "Offers"
+	MethodList     Method = "List"
+	MethodCreate   Method = "Create"
+	MethodDelete   Method = "Delete"
+	MethodCapacity Method = "Capacity"
 )
 
 // Call is one call the fake received, with what it was asked and how it

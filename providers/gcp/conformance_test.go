@@ -56,7 +56,7 @@ func newBackend(t *testing.T, world sim.Config, wrap func(http.Handler) http.Han
 	t.Helper()
 	// Enough capacity and quota for the paging case's 1,001 instances.
 	world.Capacity = max(world.Capacity, 2000)
-	world.GPUQuota = max(world.GPUQuota, 100000)
+	world.Quota = max(world.Quota, 100000)
 	w, err := sim.New(world)
 	if err != nil {
 		t.Fatal(err)

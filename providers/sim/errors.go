@@ -27,9 +27,12 @@ type Error struct {
 	// fault file); otherwise the front picks its cloud's usual code.
 	Code    string
 	Message string
-	// Quota details, for the clouds that report them.
-	Limit, Used, Requested int
-	Region, GPUModel       string
+	// Quota details, for the clouds that report them: the quota's name,
+	// description and unit (catalog.Quota), where it applies ("" for a
+	// global quota), its limit, what was in use and what was asked for.
+	Limit, Used, Requested        int
+	Region                        string
+	Quota, QuotaDescription, Unit string
 }
 
 func (e *Error) Error() string {

@@ -12,7 +12,7 @@ import (
 
 // stateVersion is the format of the state file; a file of another version
 // is refused rather than misread.
-const stateVersion = 1
+const stateVersion = 2
 
 type stateFile struct {
 	Version    int                   `json:"version"`
@@ -23,6 +23,7 @@ type stateFile struct {
 	Operations []*Operation          `json:"operations"`
 	Capacity   []capacityEntry       `json:"capacity,omitempty"`
 	Quota      []quotaEntry          `json:"quota,omitempty"`
+	Unoffered  []offeringKey         `json:"unoffered,omitempty"`
 	Faults     []*Fault              `json:"faults,omitempty"`
 	Calls      map[string]int        `json:"calls,omitempty"`
 }
@@ -34,7 +35,7 @@ type capacityEntry struct {
 
 type quotaEntry struct {
 	quotaKey
-	GPUs int `json:"gpus"`
+	Limit int `json:"limit"`
 }
 
 func (w *World) load(path string) error {
@@ -72,7 +73,10 @@ func (w *World) load(path string) error {
 		w.capacity[c.capacityKey] = c.Count
 	}
 	for _, q := range st.Quota {
-		w.quota[q.quotaKey] = q.GPUs
+		w.quota[q.quotaKey] = q.Limit
+	}
+	for _, k := range st.Unoffered {
+		w.unoffered[k] = true
 	}
 	w.faults = st.Faults
 	if st.Calls != nil {
@@ -105,7 +109,13 @@ func (w *World) marshal() ([]byte, error) {
 		st.Quota = append(st.Quota, quotaEntry{k, n})
 	}
 	slices.SortFunc(st.Quota, func(a, b quotaEntry) int {
-		return cmp.Or(cmp.Compare(a.Cloud, b.Cloud), cmp.Compare(a.Region, b.Region), cmp.Compare(a.GPUModel, b.GPUModel))
+		return cmp.Or(cmp.Compare(a.Cloud, b.Cloud), cmp.Compare(a.Region, b.Region), cmp.Compare(a.Name, b.Name))
+	})
+	for k := range w.unoffered {
+		st.Unoffered = append(st.Unoffered, k)
+	}
+	slices.SortFunc(st.Unoffered, func(a, b offeringKey) int {
+		return cmp.Or(cmp.Compare(a.Cloud, b.Cloud), cmp.Compare(a.Zone, b.Zone), cmp.Compare(a.InstanceType, b.InstanceType))
 	})
 	return json.MarshalIndent(st, "", " ")
 }

@@ -28,9 +28,10 @@ type Config struct {
 	// Capacity is the number of instances of one type and market each zone
 	// can hold, unless SetCapacity says otherwise. Zero means 64.
 	Capacity int
-	// GPUQuota is the number of GPUs of one model each region allows per
-	// cloud. Zero means 1024.
-	GPUQuota int
+	// Quota is the limit of every quota the catalog names (see
+	// catalog.UsesFor), in its own unit, vCPUs or GPUs, unless SetQuota
+	// says otherwise. Zero means 1<<20, no limit in practice.
+	Quota int
 	// PendingFor is how long a new instance stays pending before running.
 	PendingFor time.Duration
 	// OperationTime is how long a long-running operation (GCE, ARM) takes.
@@ -57,9 +58,12 @@ type World struct {
 	operations map[string]*Operation
 	capacity   map[capacityKey]int
 	quota      map[quotaKey]int
-	faults     []*Fault
-	calls      map[string]int
-	seq        uint64
+	// unoffered are the instance types a zone does not offer, though its
+	// region's catalog lists them.
+	unoffered map[offeringKey]bool
+	faults    []*Fault
+	calls     map[string]int
+	seq       uint64
 
 	// changes counts what callers changed; saved is the count the state
 	// file holds. Sync waits on them, so only callers whose changes are not
@@ -80,8 +84,13 @@ type capacityKey struct {
 	Market                    catalog.Market
 }
 
+// quotaKey names a quota in one region, or Region "" for a global one.
 type quotaKey struct {
-	Cloud, Region, GPUModel string
+	Cloud, Region, Name string
+}
+
+type offeringKey struct {
+	Cloud, Zone, InstanceType string
 }
 
 type tokenEntry struct {
@@ -110,8 +119,8 @@ func New(cfg Config) (*World, error) {
 	if cfg.Capacity == 0 {
 		cfg.Capacity = 64
 	}
-	if cfg.GPUQuota == 0 {
-		cfg.GPUQuota = 1024
+	if cfg.Quota == 0 {
+		cfg.Quota = 1 << 20
 	}
 	if cfg.PreemptedVisibleFor == 0 {
 		cfg.PreemptedVisibleFor = 10 * time.Minute
@@ -128,6 +137,7 @@ func New(cfg Config) (*World, error) {
 		operations: map[string]*Operation{},
 		capacity:   map[capacityKey]int{},
 		quota:      map[quotaKey]int{},
+		unoffered:  map[offeringKey]bool{},
 		calls:      map[string]int{},
 	}
 	if cfg.StatePath != "" {
@@ -169,8 +179,14 @@ type InstanceType struct {
 // Type looks an instance type up in a zone for a market. It reports false
 // when the zone does not offer it.
 func (w *World) Type(cloud, zone, name string, market catalog.Market) (InstanceType, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.typeIn(cloud, zone, name, market)
+}
+
+func (w *World) typeIn(cloud, zone, name string, market catalog.Market) (InstanceType, bool) {
 	region, ok := w.ZoneRegion(cloud, zone)
-	if !ok {
+	if !ok || w.unoffered[offeringKey{cloud, zone, name}] {
 		return InstanceType{}, false
 	}
 	for _, o := range w.cat.Offers {
@@ -179,6 +195,40 @@ func (w *World) Type(cloud, zone, name string, market catalog.Market) (InstanceT
 		}
 	}
 	return InstanceType{}, false
+}
+
+// SetOffered says whether a zone offers an instance type its region's
+// catalog lists: a zone that does not refuses creates of it as the cloud
+// does, and its offerings APIs leave it out.
+func (w *World) SetOffered(cloud, zone, instanceType string, offered bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	k := offeringKey{cloud, zone, instanceType}
+	if offered {
+		delete(w.unoffered, k)
+	} else {
+		w.unoffered[k] = true
+	}
+	w.changed()
+}
+
+// Offered lists the instance types a zone offers, for a market, sorted.
+func (w *World) Offered(cloud, zone string, market catalog.Market) []InstanceType {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []InstanceType
+	seen := map[string]bool{}
+	for _, o := range w.cat.Offers {
+		if o.Cloud != cloud || o.Market != market || seen[o.InstanceType] {
+			continue
+		}
+		if t, ok := w.typeIn(cloud, zone, o.InstanceType, market); ok {
+			seen[o.InstanceType] = true
+			out = append(out, t)
+		}
+	}
+	slices.SortFunc(out, func(a, b InstanceType) int { return cmp.Compare(a.Name, b.Name) })
+	return out
 }
 
 // TypeExists reports whether a cloud has an instance type anywhere.
@@ -195,12 +245,91 @@ func (w *World) SetCapacity(cloud, zone, instanceType string, market catalog.Mar
 	w.changed()
 }
 
-// SetGPUQuota sets how many GPUs of a model a cloud's region allows.
-func (w *World) SetGPUQuota(cloud, region, gpuModel string, n int) {
+// SetQuota sets the limit of a quota in a cloud's region, or of a global
+// one for region "", in the quota's unit.
+func (w *World) SetQuota(cloud, region, name string, limit int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.quota[quotaKey{cloud, region, gpuModel}] = n
+	w.quota[quotaKey{cloud, region, name}] = limit
 	w.changed()
+}
+
+// QuotaUsage is a quota as the world counts it: its limit, and what the
+// cloud's pending and running instances use of it.
+type QuotaUsage struct {
+	catalog.Quota
+	// Region is where it applies; "" for a global quota.
+	Region      string
+	Limit, Used int
+}
+
+// Quotas returns every quota the catalog names for a cloud in a region,
+// with the cloud's global ones, sorted by name.
+func (w *World) Quotas(cloud, region string) []QuotaUsage {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.expire(w.clock.Now())
+	var out []QuotaUsage
+	for _, q := range w.cat.Quotas {
+		if q.Cloud != cloud {
+			continue
+		}
+		k := quotaKey{cloud, region, q.Name}
+		if q.Scope == catalog.GlobalScope {
+			k.Region = ""
+		}
+		out = append(out, QuotaUsage{Quota: q, Region: k.Region, Limit: w.quotaOf(k), Used: w.quotaUsed(k)})
+	}
+	slices.SortFunc(out, func(a, b QuotaUsage) int { return cmp.Compare(a.Name, b.Name) })
+	return out
+}
+
+// QuotaFor is the first quota a create of a type in a region counts
+// against, as it stands: what a front names when a fault, which carries
+// none, says a quota ran out.
+func (w *World) QuotaFor(cloud, region, instanceType string, market catalog.Market) (QuotaUsage, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, u := range w.cat.UsesOf(cloud, instanceType, market) {
+		if q, k, ok := w.quotaKeyOf(u, region); ok {
+			return QuotaUsage{Quota: q, Region: k.Region, Limit: w.quotaOf(k), Used: w.quotaUsed(k)}, true
+		}
+	}
+	return QuotaUsage{}, false
+}
+
+func (w *World) quotaKeyOf(u catalog.QuotaUse, region string) (catalog.Quota, quotaKey, bool) {
+	q, ok := w.cat.QuotaNamed(u.Cloud, u.Quota)
+	if !ok {
+		return catalog.Quota{}, quotaKey{}, false
+	}
+	k := quotaKey{u.Cloud, region, u.Quota}
+	if q.Scope == catalog.GlobalScope {
+		k.Region = ""
+	}
+	return q, k, true
+}
+
+// overQuota returns the error a create of typ in region meets if one of
+// its quotas has too little left, or nil.
+func (w *World) overQuota(cloud, region string, typ InstanceType, market catalog.Market) *Error {
+	for _, u := range w.cat.UsesOf(cloud, typ.Name, market) {
+		q, k, ok := w.quotaKeyOf(u, region)
+		if !ok {
+			continue
+		}
+		used, limit := w.quotaUsed(k), w.quotaOf(k)
+		if used+u.Per <= limit {
+			continue
+		}
+		where := "in " + region
+		if k.Region == "" {
+			where = "globally"
+		}
+		return &Error{Kind: KindQuota, Message: fmt.Sprintf("%s (%s) %s: limit %d %s, in use %d, requested %d", q.Name, q.Description, where, limit, q.Unit, used, u.Per),
+			Limit: limit, Used: used, Requested: u.Per, Region: k.Region, Quota: q.Name, QuotaDescription: q.Description, Unit: string(q.Unit)}
+	}
+	return nil
 }
 
 // LaunchSpec is what a front asks the world to create.
@@ -278,7 +407,7 @@ func (w *World) Launch(spec LaunchSpec) (LaunchResult, error) {
 	if !ok {
 		return LaunchResult{}, &Error{Kind: KindUnknownZone, Message: fmt.Sprintf("zone %q does not exist", spec.Zone)}
 	}
-	typ, ok := w.Type(spec.Cloud, spec.Zone, spec.InstanceType, spec.Market)
+	typ, ok := w.typeIn(spec.Cloud, spec.Zone, spec.InstanceType, spec.Market)
 	if !ok {
 		if !w.TypeExists(spec.Cloud, spec.InstanceType) {
 			return LaunchResult{}, &Error{Kind: KindUnknownType, Message: fmt.Sprintf("instance type %q does not exist", spec.InstanceType)}
@@ -296,9 +425,8 @@ func (w *World) Launch(spec LaunchSpec) (LaunchResult, error) {
 	if fail == nil {
 		if used, limit := w.used(spec.Cloud, spec.Zone, spec.InstanceType, spec.Market), w.capacityOf(spec.Cloud, spec.Zone, spec.InstanceType, spec.Market); used >= limit {
 			fail = &Error{Kind: KindCapacity, Message: fmt.Sprintf("no %s %s capacity left in %s", spec.Market, spec.InstanceType, spec.Zone)}
-		} else if used, limit := w.gpusUsed(spec.Cloud, region, typ.GPUModel), w.quotaOf(spec.Cloud, region, typ.GPUModel); used+typ.GPUs > limit {
-			fail = &Error{Kind: KindQuota, Message: fmt.Sprintf("%s GPUs in %s: limit %d, in use %d, requested %d", typ.GPUModel, region, limit, used, typ.GPUs),
-				Limit: limit, Used: used, Requested: typ.GPUs, Region: region, GPUModel: typ.GPUModel}
+		} else if over := w.overQuota(spec.Cloud, region, typ, spec.Market); over != nil {
+			fail = over
 		}
 		// Clouds without operations refuse at once; the others accept and
 		// fail the operation, as GCE does for stock-outs.
@@ -508,12 +636,19 @@ func (w *World) used(cloud, zone, instanceType string, market catalog.Market) in
 	return n
 }
 
-func (w *World) gpusUsed(cloud, region, model string) int {
+// quotaUsed is what the cloud's pending and running instances count
+// against a quota.
+func (w *World) quotaUsed(k quotaKey) int {
 	n := 0
 	now := w.clock.Now()
 	for _, inst := range w.instances {
-		if inst.Cloud == cloud && inst.Region == region && inst.GPUModel == model && w.holdsCapacity(inst, now) {
-			n += inst.GPUs
+		if inst.Cloud != k.Cloud || k.Region != "" && inst.Region != k.Region || !w.holdsCapacity(inst, now) {
+			continue
+		}
+		for _, u := range w.cat.UsesOf(inst.Cloud, inst.InstanceType, inst.Market) {
+			if u.Quota == k.Name {
+				n += u.Per
+			}
 		}
 	}
 	return n
@@ -526,11 +661,11 @@ func (w *World) capacityOf(cloud, zone, instanceType string, market catalog.Mark
 	return w.cfg.Capacity
 }
 
-func (w *World) quotaOf(cloud, region, model string) int {
-	if n, ok := w.quota[quotaKey{cloud, region, model}]; ok {
+func (w *World) quotaOf(k quotaKey) int {
+	if n, ok := w.quota[k]; ok {
 		return n
 	}
-	return w.cfg.GPUQuota
+	return w.cfg.Quota
 }
 
 // expire applies the passage of time: EC2's terminated instances vanish

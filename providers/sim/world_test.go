@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -73,7 +74,7 @@ func TestLaunchTokens(t *testing.T) {
 }
 
 func TestLaunchRefusals(t *testing.T) {
-	w, _ := newWorld(t, Config{Capacity: 1, GPUQuota: 16})
+	w, _ := newWorld(t, Config{Capacity: 1})
 	if _, err := w.Launch(spec("a")); err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func TestLaunchRefusals(t *testing.T) {
 		{"unknown type", func(s *LaunchSpec) { s.InstanceType = "p9.96xlarge" }, KindUnknownType},
 		{"not offered there", func(s *LaunchSpec) { s.Zone = "eu-west-1a" }, KindUnsupported},
 	}
-	w.SetGPUQuota("aws", "us-east-1", "H100", 8)
+	w.SetQuota("aws", "us-east-1", "L-417A185B", 192) // one p5.48xlarge
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := spec("b-" + tt.name)
@@ -256,5 +257,77 @@ func TestSaveLeavesNoTemporaryFiles(t *testing.T) {
 	}
 	if len(entries) != 1 || entries[0].Name() != "state.json" {
 		t.Errorf("directory holds %v, want only state.json", entries)
+	}
+}
+
+// Quotas count each live instance's vCPUs or GPUs, as the catalog says: a
+// global quota across regions, usage rising with launches and falling
+// when instances end, and a create that would pass a limit refused with
+// the quota's name, limit and use.
+func TestQuotasCountWhatRuns(t *testing.T) {
+	w, _ := newWorld(t, Config{})
+	w.SetQuota("gcp", "", "GPUS_ALL_REGIONS", 12)
+	launch := func(zone, typ, token string) error {
+		_, err := w.Launch(LaunchSpec{Cloud: "gcp", Zone: zone, InstanceType: typ, Market: catalog.OnDemand, Name: token, Scope: "p", Token: token})
+		return err
+	}
+	if err := launch("us-central1-a", "a3-highgpu-8g", "a"); err != nil {
+		t.Fatal(err)
+	}
+	usage := func(region, name string) QuotaUsage {
+		t.Helper()
+		for _, q := range w.Quotas("gcp", region) {
+			if q.Name == name {
+				return q
+			}
+		}
+		t.Fatalf("no quota %s in %s", name, region)
+		return QuotaUsage{}
+	}
+	if q := usage("us-central1", "NVIDIA_H100_GPUS"); q.Used != 8 || q.Region != "us-central1" {
+		t.Errorf("NVIDIA_H100_GPUS in us-central1: %+v, want 8 used", q)
+	}
+	if q := usage("europe-west4", "GPUS_ALL_REGIONS"); q.Used != 8 || q.Limit != 12 || q.Region != "" {
+		t.Errorf("GPUS_ALL_REGIONS seen from europe-west4: %+v, want 8 of 12, global", q)
+	}
+	// Another region, the same global quota: 8 more GPUs do not fit.
+	err := launch("europe-west4-a", "a3-highgpu-8g", "b")
+	var e *Error
+	if !errors.As(err, &e) || e.Kind != KindQuota || e.Quota != "GPUS_ALL_REGIONS" || e.Region != "" || e.Limit != 12 || e.Used != 8 || e.Requested != 8 {
+		t.Fatalf("second H100 node: %v (%+v), want GPUS_ALL_REGIONS 8 of 12 used, 8 asked", err, e)
+	}
+	// Four L4 GPUs still fit.
+	if err := launch("europe-west4-a", "g2-standard-48", "c"); err != nil {
+		t.Fatalf("4 L4 GPUs with 4 left: %v", err)
+	}
+	inst, _ := w.ByName("gcp", "p", "a")
+	if _, err := w.Terminate(inst.ID); err != nil {
+		t.Fatal(err)
+	}
+	w.Remove(inst.ID)
+	if q := usage("us-central1", "GPUS_ALL_REGIONS"); q.Used != 4 {
+		t.Errorf("after the H100 node ends: %+v, want 4 used", q)
+	}
+}
+
+func TestAZoneThatDoesNotOfferATypeRefusesIt(t *testing.T) {
+	w, _ := newWorld(t, Config{})
+	w.SetOffered("aws", "us-east-1b", "p5.48xlarge", false)
+	s := spec("x")
+	s.Zone = "us-east-1b"
+	if _, err := w.Launch(s); kindOf(err) != KindUnsupported {
+		t.Fatalf("launch in a zone without the type: %v, want %s", err, KindUnsupported)
+	}
+	for _, typ := range w.Offered("aws", "us-east-1b", catalog.OnDemand) {
+		if typ.Name == "p5.48xlarge" {
+			t.Error("Offered lists a type the zone does not offer")
+		}
+	}
+	if !slices.ContainsFunc(w.Offered("aws", "us-east-1a", catalog.OnDemand), func(t InstanceType) bool { return t.Name == "p5.48xlarge" }) {
+		t.Error("us-east-1a should still offer p5.48xlarge")
+	}
+	w.SetOffered("aws", "us-east-1b", "p5.48xlarge", true)
+	if _, err := w.Launch(s); err != nil {
+		t.Fatalf("offered again: %v", err)
 	}
 }

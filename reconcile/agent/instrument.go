@@ -56,6 +56,12 @@ func (p *instrumented) Delete(ctx context.Context, inst providers.Instance) erro
 	return err
 }
 
+func (p *instrumented) Capacity(ctx context.Context) (providers.Capacity, error) {
+	c, err := p.inner.Capacity(ctx)
+	p.count("capacity", err)
+	return c, err
+}
+
 func (p *instrumented) count(op string, err error) {
 	p.requests.WithLabelValues(p.inner.Name(), op, codeOf(err)).Inc()
 }

@@ -36,6 +36,11 @@ type Catalog struct {
 	Offers    []Offer   `json:"offers"`
 	// Egress holds data-transfer prices per source cloud.
 	Egress []Egress `json:"egress"`
+	// Quotas describes the cloud quotas its instance types count against,
+	// and QuotaUses says which and by how much (see UsesFor). The limits
+	// themselves are the account's, read from each cloud.
+	Quotas    []Quota    `json:"quotas,omitempty"`
+	QuotaUses []QuotaUse `json:"quotaUses,omitempty"`
 }
 
 // Region is one cloud region and its zones.

@@ -536,6 +536,7 @@ func build() (*catalog.Catalog, error) {
 	})
 	slices.SortFunc(c.Egress, func(a, b catalog.Egress) int { return strings.Compare(a.Cloud, b.Cloud) })
 
+	c.AddQuotaUses()
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}

@@ -141,6 +141,35 @@ func (c *Catalog) Validate() error {
 		}
 		egressSeen[e.Cloud] = true
 	}
+
+	quotaSeen := make(map[[2]string]bool)
+	for i, q := range c.Quotas {
+		where := fmt.Sprintf("quotas[%d] (%s %s)", i, q.Cloud, q.Name)
+		switch {
+		case !slices.Contains(Clouds, q.Cloud):
+			report("%s: unknown cloud %q", where, q.Cloud)
+		case q.Name == "":
+			report("%s: no name", where)
+		case q.Scope != RegionScope && q.Scope != GlobalScope:
+			report("%s: scope %q, want %q or %q", where, q.Scope, RegionScope, GlobalScope)
+		case q.Unit != VCPUs && q.Unit != GPUs:
+			report("%s: unit %q, want %q or %q", where, q.Unit, VCPUs, GPUs)
+		case quotaSeen[[2]string{q.Cloud, q.Name}]:
+			report("%s: listed twice", where)
+		}
+		quotaSeen[[2]string{q.Cloud, q.Name}] = true
+	}
+	for i, u := range c.QuotaUses {
+		where := fmt.Sprintf("quotaUses[%d] (%s %s %s)", i, u.Cloud, u.InstanceType, u.Market)
+		switch {
+		case !quotaSeen[[2]string{u.Cloud, u.Quota}]:
+			report("%s: quota %q is not among the catalog's quotas", where, u.Quota)
+		case u.Per <= 0:
+			report("%s: counts %d against %s, want a positive count", where, u.Per, u.Quota)
+		case u.Market != OnDemand && u.Market != Spot:
+			report("%s: unknown market %q", where, u.Market)
+		}
+	}
 	return errors.Join(problems...)
 }
 
@@ -255,6 +284,8 @@ func (c *Catalog) clone() *Catalog {
 	}
 	dup.Offers = slices.Clone(c.Offers)
 	dup.Egress = slices.Clone(c.Egress)
+	dup.Quotas = slices.Clone(c.Quotas)
+	dup.QuotaUses = slices.Clone(c.QuotaUses)
 	return &dup
 }
 

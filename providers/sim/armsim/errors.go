@@ -7,9 +7,9 @@ import (
 	"math"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // armError is an ARM error response: the status, and the body
@@ -123,7 +123,7 @@ func (s *Server) fromWorld(e *sim.Error, c callContext) armError {
 		}
 		out.Message = allocationMessage(out.Code)
 	case sim.KindQuota:
-		out.Message = quotaMessage(e, c)
+		out.Message = s.quotaMessage(e, c)
 	case sim.KindThrottled:
 		out.RetryAfter = int(math.Ceil(s.opts.ThrottleRetryAfter.Seconds()))
 		out.Message = fmt.Sprintf("The request is being throttled as the limit has been reached for operation type - %s_ObservationWindow_00:01:00. For more information, refer to - https://aka.ms/ARMThrottling", cmp.Or(c.opType, "Read"))
@@ -168,60 +168,29 @@ func skuNotAvailableMessage(c callContext) string {
 		c.vm.id(), c.location, c.zone, c.vm.Subscription)
 }
 
-// quotaMessage turns the world's GPU quota into ARM's vCPU quota of the
-// size's family: each GPU brings the size's share of vCPUs with it. Spot
-// and low-priority VMs draw on the region's separate low-priority quota.
-func quotaMessage(e *sim.Error, c callContext) string {
-	perGPU := c.typ.VCPUs
-	if c.typ.GPUs > 0 {
-		perGPU = c.typ.VCPUs / c.typ.GPUs
+// quotaMessage words an exceeded quota as ARM does. A fault's error names
+// no quota; it reads as the first one the size counts against.
+func (s *Server) quotaMessage(e *sim.Error, c callContext) string {
+	name, limit, used, need := e.Quota, e.Limit, e.Used, e.Requested
+	if name == "" {
+		market := catalog.OnDemand
+		if c.spot {
+			market = catalog.Spot
+		}
+		if q, ok := s.world.QuotaFor(catalog.Azure, c.location, c.typ.Name, market); ok {
+			name, limit, used = q.Name, q.Limit, q.Used
+		}
+		need = c.typ.VCPUs
 	}
-	limit, used, need := e.Limit*perGPU, e.Used*perGPU, c.typ.VCPUs
-	quota := quotaFamily(c.typ.Name) + " Cores"
-	if c.spot {
+	quota := name + " Cores"
+	switch name {
+	case catalog.AzureCores:
+		quota = "Total Regional Cores"
+	case catalog.AzureLowPriorityCores:
 		quota = "LowPriorityCores"
 	}
 	return fmt.Sprintf("Operation could not be completed as it results in exceeding approved %s quota. Additional details - Deployment Model: Resource Manager, Location: %s, Current Limit: %d, Current Usage: %d, Additional Required: %d, (Minimum) New Limit Required: %d. Submit a request for Quota increase at https://aka.ms/ProdportalCRP/#blade/Microsoft_Azure_Capacity/UsageAndQuota.ReactView by specifying parameters listed in the ‘Details’ section for deployment to succeed. Please read more about quota limits at https://docs.microsoft.com/en-us/azure/azure-supportability/per-vm-quota-requests",
 		quota, c.location, limit, used, need, used+need)
-}
-
-// quotaFamilies names the vCPU quota of the GPU sizes whose family name
-// does not follow from the size name.
-var quotaFamilies = map[string]string{
-	"standard_nc4as_t4_v3":      "standardNCASv3_T4Family",
-	"standard_nc8as_t4_v3":      "standardNCASv3_T4Family",
-	"standard_nc16as_t4_v3":     "standardNCASv3_T4Family",
-	"standard_nc64as_t4_v3":     "standardNCASv3_T4Family",
-	"standard_nc40ads_h100_v5":  "standardNCadsH100v5Family",
-	"standard_nc80adis_h100_v5": "standardNCadsH100v5Family",
-	"standard_nd96asr_v4":       "standardNDASv4_A100Family",
-	"standard_nd96amsr_a100_v4": "standardNDAMSv4_A100Family",
-	"standard_nd96isr_h100_v5":  "standardNDSH100v5Family",
-	"standard_nd96isr_h200_v5":  "standardNDSH200v5Family",
-}
-
-// quotaFamily names a size's quota family: Standard_NC24ads_A100_v4 is
-// in standardNCADSA100v4Family.
-func quotaFamily(size string) string {
-	if f, ok := quotaFamilies[strings.ToLower(size)]; ok {
-		return f
-	}
-	parts := strings.Split(strings.TrimPrefix(size, "Standard_"), "_")
-	var b strings.Builder
-	b.WriteString("standard")
-	for i, p := range parts {
-		if i == 0 {
-			p = strings.ToUpper(strings.Map(func(r rune) rune {
-				if r >= '0' && r <= '9' {
-					return -1
-				}
-				return r
-			}, p))
-		}
-		b.WriteString(p)
-	}
-	b.WriteString("Family")
-	return b.String()
 }
 
 func errNoRoute(path string) armError {

@@ -146,15 +146,15 @@ func TestQuota(t *testing.T) {
 		opts     []vmOption
 		wantText []string
 	}{
-		{name: "family quota", setup: func(w *sim.World) { w.SetGPUQuota(catalog.Azure, "eastus", "A100-80GB", 0) },
+		{name: "family quota", setup: func(w *sim.World) { w.SetQuota(catalog.Azure, "eastus", "StandardNCADSA100v4Family", 0) },
 			opts:     []vmOption{inZone("1")},
-			wantText: []string{"exceeding approved standardNCADSA100v4Family Cores quota", "Location: eastus", "Current Limit: 0", "Current Usage: 0", "Additional Required: 24"}},
-		{name: "spot draws on low-priority quota", setup: func(w *sim.World) { w.SetGPUQuota(catalog.Azure, "eastus", "A100-80GB", 0) },
+			wantText: []string{"exceeding approved StandardNCADSA100v4Family Cores quota", "Location: eastus", "Current Limit: 0", "Current Usage: 0", "Additional Required: 24"}},
+		{name: "spot draws on low-priority quota", setup: func(w *sim.World) { w.SetQuota(catalog.Azure, "eastus", catalog.AzureLowPriorityCores, 0) },
 			opts:     []vmOption{inZone("1"), spot(armcompute.VirtualMachineEvictionPolicyTypesDeallocate)},
 			wantText: []string{"exceeding approved LowPriorityCores quota"}},
 		{name: "quota fault", setup: func(w *sim.World) { w.AddFaults(&sim.Fault{Op: OpPut, Kind: sim.FaultQuota, Times: 1}) },
 			opts:     []vmOption{inZone("1")},
-			wantText: []string{"standardNCADSA100v4Family Cores quota", "Additional Required: 24"}},
+			wantText: []string{"StandardNCADSA100v4Family Cores quota", "Additional Required: 24"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -174,11 +174,11 @@ func TestQuota(t *testing.T) {
 	}
 }
 
-// Usage counts in the quota message: with room for 2 GPUs and 1 in use,
-// a second one-GPU VM fits and a third does not.
+// Usage counts in the quota message: with room for 48 vCPUs, two 24-vCPU
+// VMs fit and a third does not.
 func TestQuotaUsage(t *testing.T) {
 	f := newFront(t, frontConfig{})
-	f.world.SetGPUQuota(catalog.Azure, "eastus", "A100-80GB", 2)
+	f.world.SetQuota(catalog.Azure, "eastus", "StandardNCADSA100v4Family", 48)
 	f.mustCreate(t, "one", vmRequest("eastus", a100, inZone("1")))
 	f.mustCreate(t, "two", vmRequest("eastus", a100, inZone("2")))
 	_, err := f.vms.BeginCreateOrUpdate(context.Background(), testRG, "three", vmRequest("eastus", a100, inZone("3")), nil)

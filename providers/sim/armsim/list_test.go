@@ -17,7 +17,7 @@ import (
 func TestListPaging(t *testing.T) {
 	const inGroup, elsewhere, pageSize = 1001, 7, 100
 	f := newFront(t, frontConfig{
-		world:   sim.Config{Capacity: 2000, GPUQuota: 2000},
+		world:   sim.Config{Capacity: 2000},
 		options: Options{PageSize: pageSize},
 	})
 	create := func(rg, name, zone string) error {

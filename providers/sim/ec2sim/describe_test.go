@@ -16,7 +16,7 @@ import (
 
 func TestDescribeInstancesPaging(t *testing.T) {
 	const total = 1001
-	f := newFixture(t, sim.Config{Capacity: 2000, GPUQuota: 2000})
+	f := newFixture(t, sim.Config{Capacity: 2000})
 	c := f.client("us-east-1", 1)
 	ctx := context.Background()
 	for _, n := range []int32{1000, 1} {

@@ -128,7 +128,7 @@ func (s *Server) message(code string, e *sim.Error, lc launchContext) string {
 	case "InsufficientFreeAddressesInSubnet":
 		return "Insufficient Free IP addresses in subnet."
 	case "VcpuLimitExceeded":
-		return fmt.Sprintf("You have requested more vCPU capacity than your current vCPU limit of %d allows for the instance bucket that the specified instance type belongs to. Please visit http://aws.amazon.com/contact-us/ec2-request to request an adjustment to this limit.", s.vcpuLimit(e, lc))
+		return fmt.Sprintf("You have requested more vCPU capacity than your current vCPU limit of %d allows for the instance bucket that the specified instance type belongs to. Please visit http://aws.amazon.com/contact-us/ec2-request to request an adjustment to this limit.", s.vcpuLimit(e))
 	case "MaxSpotInstanceCountExceeded":
 		return "Max spot instance count exceeded"
 	case "InstanceLimitExceeded":
@@ -161,15 +161,10 @@ func unsupportedMessage(lc launchContext, others []string) string {
 	return msg
 }
 
-// vcpuLimit states the world's GPU quota in vCPUs, EC2's unit, at the
-// requested type's vCPUs per GPU. An injected quota fault carries no limit
-// and reads as a limit of 0, what a new account sees.
-func (s *Server) vcpuLimit(e *sim.Error, lc launchContext) int {
-	typ, ok := s.world.Type(cloud, lc.zone, lc.instanceType, lc.market)
-	if !ok || typ.GPUs == 0 {
-		return e.Limit
-	}
-	return e.Limit * typ.VCPUs / typ.GPUs
+// vcpuLimit is the vCPU limit of the quota a create ran into. A fault's
+// error names none, and reads as a limit of 0, what a new account sees.
+func (s *Server) vcpuLimit(e *sim.Error) int {
+	return e.Limit
 }
 
 // otherZones lists the region's other zones that offer the type, as EC2

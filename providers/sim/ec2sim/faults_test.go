@@ -62,9 +62,9 @@ func TestFaultErrors(t *testing.T) {
 			wantMessage: "There is no Spot capacity available that matches your request.",
 		},
 		{
-			name: "the world's GPU quota, in vCPUs",
+			name: "the P instances quota, in vCPUs",
 			setup: func(w *sim.World) {
-				w.SetGPUQuota(catalog.AWS, "us-east-1", "H100", 4)
+				w.SetQuota(catalog.AWS, "us-east-1", "L-417A185B", 96)
 			},
 			in:          runInput("p5.48xlarge", "us-east-1a", ""),
 			wantCode:    "VcpuLimitExceeded",
@@ -82,7 +82,7 @@ func TestFaultErrors(t *testing.T) {
 		{
 			name: "spot quota",
 			setup: func(w *sim.World) {
-				w.SetGPUQuota(catalog.AWS, "us-east-1", "T4", 0)
+				w.SetQuota(catalog.AWS, "us-east-1", "L-3819A6DF", 0)
 			},
 			in:          spot(runInput("g4dn.xlarge", "us-east-1a", "")),
 			wantCode:    "MaxSpotInstanceCountExceeded",

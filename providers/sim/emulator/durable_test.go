@@ -20,7 +20,7 @@ import (
 // the saves requests wait for reach the state file.
 func startSaving(t testing.TB, state string) *Emulator {
 	t.Helper()
-	world, err := sim.New(sim.Config{StatePath: state, Seed: 3, Capacity: 1 << 20, GPUQuota: 1 << 30})
+	world, err := sim.New(sim.Config{StatePath: state, Seed: 3, Capacity: 1 << 20, Quota: 1 << 30})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // apiError is an error answered synchronously, in GCE's HTTP envelope:
@@ -117,6 +118,7 @@ const (
 type faultContext struct {
 	Project, Zone, Region string
 	Type                  sim.InstanceType
+	Spot                  bool
 }
 
 // syncError renders a world error as GCE's HTTP error. A fault's Code is
@@ -161,40 +163,26 @@ func stockOutMessage(project, zone string) string {
 	return fmt.Sprintf("The zone '%s' does not have enough resources available to fulfill the request. Try a different zone, or try again later.", scope(project, zone))
 }
 
-// gpuQuotaMetrics are GCE's regional quota metrics per GPU model. (Spot VMs
-// draw on PREEMPTIBLE_ twins of these in GCE; the world keeps one quota per
-// model, so the emulator names the on-demand one.)
-var gpuQuotaMetrics = map[string]string{
-	"H100":      "NVIDIA_H100_GPUS",
-	"H200":      "NVIDIA_H200_GPUS",
-	"A100-40GB": "NVIDIA_A100_GPUS",
-	"A100-80GB": "NVIDIA_A100_80GB_GPUS",
-	"L4":        "NVIDIA_L4_GPUS",
-	"T4":        "NVIDIA_T4_GPUS",
-	"L40S":      "NVIDIA_L40S_GPUS",
-	"A10G":      "NVIDIA_A10G_GPUS",
-}
-
 // quotaMessage names the quota as GCE does, e.g. "Quota 'NVIDIA_H100_GPUS'
-// exceeded. Limit: 8.0 in region us-central1."
+// exceeded. Limit: 8.0 in region us-central1." A fault's error names none;
+// it reads as the first quota the type counts against.
 func (s *Server) quotaMessage(e *sim.Error, fc faultContext) string {
-	model, region, limit := e.GPUModel, e.Region, e.Limit
-	if model == "" {
-		model = fc.Type.GPUModel
+	name, region, limit := e.Quota, e.Region, e.Limit
+	if name == "" {
+		market := catalog.OnDemand
+		if fc.Spot {
+			market = catalog.Spot
+		}
+		q, ok := s.world.QuotaFor(cloud, fc.Region, fc.Type.Name, market)
+		if !ok {
+			return "Quota exceeded."
+		}
+		name, region, limit = q.Name, q.Region, q.Limit
 	}
 	if region == "" {
-		region = fc.Region
+		return fmt.Sprintf("Quota '%s' exceeded. Limit: %d.0 globally.", name, limit)
 	}
-	metric, ok := gpuQuotaMetrics[model]
-	if !ok || region == "" {
-		// Without a GPU model to name, the global GPU quota is what GCE
-		// would have refused.
-		return fmt.Sprintf("Quota 'GPUS_ALL_REGIONS' exceeded. Limit: %d.0 globally.", s.world.GPUQuota(cloud, "", ""))
-	}
-	if e.GPUModel == "" {
-		limit = s.world.GPUQuota(cloud, region, model)
-	}
-	return fmt.Sprintf("Quota '%s' exceeded. Limit: %d.0 in region %s.", metric, limit, region)
+	return fmt.Sprintf("Quota '%s' exceeded. Limit: %d.0 in region %s.", name, limit, region)
 }
 
 // opErrors is how a world error kind ends a long-running operation: the

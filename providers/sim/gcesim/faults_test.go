@@ -71,7 +71,7 @@ func TestSynchronousFaults(t *testing.T) {
 				_, err := f.instances.Insert(ctx, vm{name: "x", machineType: "a3-highgpu-8g"}.request())
 				return err
 			},
-			status: 403, reason: "quotaExceeded", message: "Quota 'NVIDIA_H100_GPUS' exceeded. Limit: 1024.0 in region us-central1.",
+			status: 403, reason: "quotaExceeded", message: "Quota 'NVIDIA_H100_GPUS' exceeded. Limit: 1048576.0 in region us-central1.",
 		},
 		{
 			name:  "throttled delete",
@@ -154,7 +154,7 @@ func TestOperationFaults(t *testing.T) {
 		{
 			name: "quota fault",
 			setup: func(f *fixture) {
-				f.world.SetGPUQuota("gcp", "us-central1", "H100", 8)
+				f.world.SetQuota("gcp", "us-central1", "NVIDIA_H100_GPUS", 8)
 				f.addFault(t, sim.Fault{Kind: sim.FaultQuota})
 			},
 			machineType: "a3-highgpu-8g",
@@ -162,7 +162,7 @@ func TestOperationFaults(t *testing.T) {
 		},
 		{
 			name:        "region out of quota",
-			setup:       func(f *fixture) { f.world.SetGPUQuota("gcp", "us-central1", "A100-80GB", 4) },
+			setup:       func(f *fixture) { f.world.SetQuota("gcp", "us-central1", "NVIDIA_A100_80GB_GPUS", 4) },
 			machineType: "a2-ultragpu-8g",
 			code:        "QUOTA_EXCEEDED", message: "Quota 'NVIDIA_A100_80GB_GPUS' exceeded. Limit: 4.0 in region us-central1.", httpStatus: 403,
 		},
@@ -182,7 +182,7 @@ func TestOperationFaults(t *testing.T) {
 			name:        "fails after acceptance on quota",
 			setup:       func(f *fixture) { f.addFault(t, sim.Fault{Kind: sim.FaultFailLater, Code: "QUOTA_EXCEEDED"}) },
 			machineType: "g2-standard-48",
-			code:        "QUOTA_EXCEEDED", message: "Quota 'NVIDIA_L4_GPUS' exceeded. Limit: 1024.0 in region us-central1.", httpStatus: 403,
+			code:        "QUOTA_EXCEEDED", message: "Quota 'NVIDIA_L4_GPUS' exceeded. Limit: 1048576.0 in region us-central1.", httpStatus: 403,
 		},
 	}
 	for _, tt := range tests {

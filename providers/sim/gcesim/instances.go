@@ -28,7 +28,7 @@ func (s *Server) insert(w http.ResponseWriter, r *http.Request, project, zone st
 	if invalid == nil {
 		spec, typ, invalid = s.launchSpec(project, zone, resource)
 	}
-	fc := faultContext{Project: project, Zone: zone, Region: s.region(zone), Type: typ}
+	fc := faultContext{Project: project, Zone: zone, Region: s.region(zone), Type: typ, Spot: spec.Market == catalog.Spot}
 	out, err := s.intercept(r.Context(), sim.Call{Op: OpInsert, Region: fc.Region, Zone: zone, InstanceType: spec.InstanceType})
 	if err != nil {
 		return err
@@ -44,8 +44,10 @@ func (s *Server) insert(w http.ResponseWriter, r *http.Request, project, zone st
 	// fault's is filled in here, as the operation outlives the request.
 	if fail := cmp.Or(out.Err, out.FailLater); fail != nil {
 		fail := *fail
-		if fail.GPUModel == "" {
-			fail.GPUModel, fail.Region, fail.Limit = typ.GPUModel, fc.Region, s.world.GPUQuota(cloud, fc.Region, typ.GPUModel)
+		if fail.Quota == "" {
+			if q, ok := s.world.QuotaFor(cloud, fc.Region, spec.InstanceType, spec.Market); ok {
+				fail.Quota, fail.Region, fail.Limit = q.Name, q.Region, q.Limit
+			}
 		}
 		spec.FailLater = &fail
 	}

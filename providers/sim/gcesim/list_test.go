@@ -43,7 +43,7 @@ func lastSegment(url string) string { return url[strings.LastIndex(url, "/")+1:]
 
 func TestAggregatedListPagesOverManyInstances(t *testing.T) {
 	const labelled = 1001
-	f := newFixture(t, sim.Config{Capacity: 2000, GPUQuota: 2000}, Options{})
+	f := newFixture(t, sim.Config{Capacity: 2000}, Options{})
 	ctx := context.Background()
 	zones := []string{"us-central1-a", "us-central1-b", "us-central1-c"}
 	for i := range labelled {

@@ -1,0 +1,12 @@
+package gcp
+
+import (
+	"context"
+
+	"github.com/gpufleet/gpufleet/providers"
+)
+
+// Capacity is not read yet.
+func (p *Provider) Capacity(ctx context.Context) (providers.Capacity, error) {
+	return providers.Capacity{Warnings: []string{"gcp: quotas and zone offerings are not read yet"}}, ctx.Err()
+}
