@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -60,7 +61,7 @@ func TestFakeOffersComeFromTheCatalog(t *testing.T) {
 		t.Fatalf("%d offers, want the catalog's %d", len(offers), len(want))
 	}
 	for i := range offers {
-		if offers[i] != want[i] {
+		if !reflect.DeepEqual(offers[i], want[i]) {
 			t.Errorf("offer %d is %+v, want %+v", i, offers[i], want[i])
 		}
 	}
