@@ -2,6 +2,7 @@ package planner
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -76,9 +77,27 @@ type component struct {
 	// budgetBinds says the budget placed fewer nodes than the component
 	// could hold.
 	budgetBinds bool
+	// classes are the quota classes the component's offers pass through,
+	// and classLo and classHi the decisions' bounds on each one's nodes. An
+	// upper bound caps the class's arc; a lower bound is not put in the
+	// network, which stays a relaxation of the decisions without it, but
+	// leaves the quota's other classes less room (tightenClasses), and
+	// steers the search to another class (overQuota).
+	classes          []quotaClass
+	classLo, classHi []int64
 	// rootFlow is each gang's flow into each region in the root
 	// relaxation: where moving it is worth a try.
 	rootFlow [][]int64
+}
+
+// quotaClass is the node that counts the nodes of one quota's offers with
+// one unit count, per units each. Nodes leave it by arc, capped at what the
+// decisions allow, to the next class of their offers' quotas or the sink.
+type quotaClass struct {
+	quota int
+	per   int64
+	node  int
+	arc   mcf.ArcID
 }
 
 // candidateArcs are the arcs that carry one workload's nodes to one offer.
@@ -118,7 +137,7 @@ func (g *gangArcs) addNodes(region string, arc mcf.ArcID, most int64) {
 // no reservation and no budget. Each can be solved on its own, which keeps graphs
 // small and lets a gang's branch and bound touch only its rivals.
 func (p *planning) components() [][]*workload {
-	parent := make([]int, len(p.workloads)+len(p.offers)+len(p.reserved))
+	parent := make([]int, len(p.workloads)+len(p.offers)+len(p.reserved)+len(p.quotas))
 	for i := range parent {
 		parent[i] = i
 	}
@@ -156,6 +175,11 @@ func (p *planning) components() [][]*workload {
 			}
 			if k, ok := p.pool(o); ok {
 				union(w.index, len(p.workloads)+len(p.offers)+pools[k])
+			}
+			// A quota that could bind couples every workload that may
+			// use it.
+			for _, oq := range p.bindingQuotas(c.offer) {
+				union(w.index, len(p.workloads)+len(p.offers)+len(p.reserved)+oq.quota)
 			}
 		}
 	}
@@ -226,6 +250,32 @@ func (p *planning) build(ws []*workload) *component {
 
 	offerNode := map[int]int{}
 	poolNode := map[reservationKey]int{}
+	poolBase := map[reservationKey]int{}
+	// classNode is each quota class's node, by the chain of classes from
+	// it to the sink. Where quotas nest, as the clouds' do, a class has
+	// one chain; where they would not, a class gets a node per chain, and
+	// the search, which sums a quota over all its nodes, still holds it.
+	classNode := map[string]int{}
+	var class func(chain []offerQuota) int
+	class = func(chain []offerQuota) int {
+		if len(chain) == 0 {
+			return sink
+		}
+		k := fmt.Sprint(chain)
+		if n, ok := classNode[k]; ok {
+			return n
+		}
+		n := newNode()
+		classNode[k] = n
+		next := class(chain[1:])
+		qc := quotaClass{quota: chain[0].quota, per: chain[0].per, node: n}
+		qc.arc = addArc(n, next, 0, 0)
+		c.classes = append(c.classes, qc)
+		return n
+	}
+	// base is where an offer's nodes go once placed: through its quotas'
+	// classes, to the sink.
+	base := func(offer int) int { return class(p.bindingQuotas(offer)) }
 	target := func(offer int) int {
 		o := &p.offers[offer]
 		if k, ok := p.pool(o); ok {
@@ -233,10 +283,13 @@ func (p *planning) build(ws []*workload) *component {
 			if !ok {
 				n = newNode()
 				poolNode[k] = n
+				// Every offer of a pool is one type in one region bought
+				// on demand, so they share their quotas.
+				poolBase[k] = base(offer)
 			}
 			return n
 		}
-		return sink
+		return base(offer)
 	}
 
 	c.level = make([]int, len(ws))
@@ -353,8 +406,8 @@ func (p *planning) build(ws []*workload) *component {
 	}
 	for _, k := range slices.SortedFunc(maps.Keys(poolNode), compareReservations) {
 		res := p.reserved[k]
-		c.refunds[k] = addArc(poolNode[k], sink, int64(res.count), -res.refund)
-		addArc(poolNode[k], sink, mcf.Inf, 0)
+		c.refunds[k] = addArc(poolNode[k], poolBase[k], int64(res.count), -res.refund)
+		addArc(poolNode[k], poolBase[k], mcf.Inf, 0)
 	}
 
 	c.g = mcf.New(nodes)
@@ -365,6 +418,9 @@ func (p *planning) build(ws []*workload) *component {
 		c.money[i] = a.cost
 		c.openCapacity[i] = a.cap
 	}
+	c.classLo = make([]int64, len(c.classes))
+	c.classHi = make([]int64, len(c.classes))
+	c.resetClasses()
 	c.excluded = make([][]bool, len(ws))
 	c.banned = make([][]bool, len(ws))
 	c.regionPenalty = make([][]int64, len(ws))

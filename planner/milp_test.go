@@ -48,7 +48,8 @@ func milpInstance(r *rand.Rand, kind int) Input {
 		MaxDeletions:       100,
 	}
 	// kind 0: small; 1: larger; 2: tight, every offer with room for 1 or
-	// 2; 3: tight, and most workloads gangs that compete for regions.
+	// 2; 3: tight, and most workloads gangs that compete for regions; 4:
+	// larger, with quotas. Kinds 1 to 3 have quotas two times in three.
 	nOffers, nWorkloads := 4+r.IntN(5), 1+r.IntN(4)
 	if kind > 0 {
 		nOffers, nWorkloads = 10+r.IntN(14), 3+r.IntN(6)
@@ -134,7 +135,119 @@ func milpInstance(r *rand.Rand, kind int) Input {
 			in.Observed = append(in.Observed, Instance{ID: fmt.Sprintf("i-%d", len(in.Observed)), OfferKey: o.OfferKey, Fleet: f.Name, Workload: w.Name, State: state})
 		}
 	}
+	if kind == 4 || kind > 0 && r.IntN(3) > 0 {
+		addQuotas(r, &in)
+	}
 	return in
+}
+
+// addQuotas puts weighted limits on an instance, the way the clouds count
+// them: vCPUs per region, on-demand and spot apart (a big node counts 96, a
+// mid one 36), and GPUs across every region (8 and 4), with use by others
+// or, for some, no use reported at all.
+func addQuotas(r *rand.Rand, in *Input) {
+	vcpus := map[string]int64{"big": 96, "mid": 36}
+	gpus := map[string]int64{"big": 8, "mid": 4}
+	for i := range in.Offers {
+		o := &in.Offers[i]
+		name := "od-vcpus"
+		if o.Market == catalog.Spot {
+			name = "spot-vcpus"
+		}
+		o.Quotas = []QuotaCount{{name, vcpus[o.InstanceType]}, {"gpus", gpus[o.InstanceType]}}
+	}
+	used := func(limit int64) int64 {
+		if r.IntN(3) == 0 {
+			return UsedUnknown
+		}
+		return int64(r.IntN(int(limit)/2 + 1))
+	}
+	seen := map[string]bool{}
+	for _, o := range in.Offers {
+		for _, name := range []string{"od-vcpus", "spot-vcpus"} {
+			if seen[o.Cloud+o.Region+name] || r.IntN(4) == 0 {
+				seen[o.Cloud+o.Region+name] = true
+				continue
+			}
+			seen[o.Cloud+o.Region+name] = true
+			limit := int64(r.IntN(500))
+			in.Quotas = append(in.Quotas, Quota{Cloud: o.Cloud, Region: o.Region, Name: name, Unit: catalog.VCPUs, Limit: limit, Used: used(limit)})
+		}
+		if !seen[o.Cloud+"gpus"] {
+			seen[o.Cloud+"gpus"] = true
+			limit := int64(4 + r.IntN(60))
+			in.Quotas = append(in.Quotas, Quota{Cloud: o.Cloud, Name: "gpus", Unit: catalog.GPUs, Limit: limit, Used: used(limit)})
+		}
+	}
+}
+
+// quotaRooms is what each quota of the instance leaves the plan, by the
+// documented rule: its limit less what others use (the reported use less
+// gpufleet's own running and pending nodes, when use is reported), or what
+// gpufleet runs there already if that is more.
+func (ru *rules) quotaRooms() []int64 {
+	rooms := make([]int64, len(ru.in.Quotas))
+	for qi, q := range ru.in.Quotas {
+		var ours int64
+		for _, inst := range ru.in.Observed {
+			if !inst.State.Live() {
+				continue
+			}
+			for _, o := range ru.in.Offers {
+				if o.OfferKey == inst.OfferKey {
+					ours += ru.countOf(o, q)
+				}
+			}
+		}
+		others := int64(0)
+		if q.Used != UsedUnknown {
+			others = max(0, q.Used-ours)
+		}
+		rooms[qi] = max(q.Limit-others, ours)
+	}
+	return rooms
+}
+
+// quotaFull reports whether a plan leaves some quota too little room for
+// one more node of any offer counting against it.
+func (ru *rules) quotaFull(plan *Plan) bool {
+	rooms := ru.quotaRooms()
+	for qi, q := range ru.in.Quotas {
+		var use, least int64
+		for _, o := range ru.in.Offers {
+			if per := ru.countOf(o, q); per > 0 && (least == 0 || per < least) {
+				least = per
+			}
+		}
+		for _, f := range plan.Fleets {
+			for _, w := range f.Workloads {
+				for _, pl := range w.Placements {
+					for _, o := range ru.in.Offers {
+						if o.OfferKey == pl.Offer {
+							use += int64(pl.Count) * ru.countOf(o, q)
+						}
+					}
+				}
+			}
+		}
+		if least > 0 && use > 0 && rooms[qi]-use < least {
+			return true
+		}
+	}
+	return false
+}
+
+// countOf is what one node of an offer counts against a quota.
+func (ru *rules) countOf(o Offer, q Quota) int64 {
+	if o.Cloud != q.Cloud || q.Region != "" && q.Region != o.Region {
+		return 0
+	}
+	for _, c := range o.Quotas {
+		if c.Quota == q.Name {
+			return c.Per
+		}
+	}
+	return 0
 }
 
 // rules are the costs and permissions of an instance, from the documented
@@ -384,6 +497,19 @@ func (ru *rules) lp(level int, counts []int64) string {
 		}
 		fmt.Fprintf(&b, " pool%d: r_%d - %s <= 0\n", pi, pi, strings.ReplaceAll(sum(t), " + ", " - "))
 	}
+	for qi, q := range ru.in.Quotas {
+		var terms []string
+		for wi, w := range ru.ws {
+			for j, oi := range w.offers {
+				if per := ru.countOf(ru.in.Offers[oi], q); per > 0 {
+					terms = append(terms, fmt.Sprintf("%d a_%d_%d + %d k_%d_%d", per, wi, j, per, wi, j))
+				}
+			}
+		}
+		if len(terms) > 0 {
+			fmt.Fprintf(&b, " quota%d: %s <= %d\n", qi, strings.Join(terms, " + "), ru.quotaRooms()[qi])
+		}
+	}
 	for fi, f := range ru.in.Fleets {
 		if f.Budget == nil {
 			continue
@@ -608,6 +734,24 @@ func (ru *rules) valueOf(t *testing.T, plan *Plan) bruteValue {
 			t.Fatalf("%d new nodes on %s, room for %d", used[o.OfferKey], o.OfferKey, o.Available)
 		}
 	}
+	rooms := ru.quotaRooms()
+	for qi, q := range ru.in.Quotas {
+		var use int64
+		for _, f := range plan.Fleets {
+			for _, w := range f.Workloads {
+				for _, pl := range w.Placements {
+					for _, o := range ru.in.Offers {
+						if o.OfferKey == pl.Offer {
+							use += int64(pl.Count) * ru.countOf(o, q)
+						}
+					}
+				}
+			}
+		}
+		if use > rooms[qi] {
+			t.Fatalf("the plan uses %d of quota %s %s, which leaves it %d", use, q.Name, q.Region, rooms[qi])
+		}
+	}
 	for pi, p := range ru.pools {
 		reserved := int64(min(pool[pi], p.count))
 		v.cost -= reserved * p.refund
@@ -640,7 +784,7 @@ func TestSolveMatchesAnIntegerProgram(t *testing.T) {
 	}
 	dir := t.TempDir()
 	type outcome struct {
-		optimal, shortfall, gang, budget, reserved bool
+		optimal, shortfall, gang, budget, reserved, quota, quotaFull bool
 	}
 	results := make([]outcome, instances)
 	var wg sync.WaitGroup
@@ -650,7 +794,7 @@ func TestSolveMatchesAnIntegerProgram(t *testing.T) {
 			for i := range jobs {
 				t.Run(fmt.Sprint(i), func(t *testing.T) {
 					r := rand.New(rand.NewPCG(uint64(i), 31))
-					in := milpInstance(r, i%4)
+					in := milpInstance(r, i%5)
 					plan, err := Solve(in)
 					if err != nil {
 						t.Fatal(err)
@@ -664,7 +808,7 @@ func TestSolveMatchesAnIntegerProgram(t *testing.T) {
 					if plan.Optimal && want.better(got) {
 						t.Fatalf("plan %v marked optimal, the integer program finds %v", got, want)
 					}
-					o := outcome{optimal: plan.Optimal, budget: in.Fleets[0].Budget != nil}
+					o := outcome{optimal: plan.Optimal, budget: in.Fleets[0].Budget != nil, quota: len(in.Quotas) > 0, quotaFull: ru.quotaFull(plan)}
 					for _, w := range ru.ws {
 						o.gang = o.gang || w.spec.Gang()
 					}
@@ -686,19 +830,19 @@ func TestSolveMatchesAnIntegerProgram(t *testing.T) {
 	}
 	close(jobs)
 	wg.Wait()
-	var optimal, shortfall, gang, budget, reserved int
+	var optimal, shortfall, gang, budget, reserved, quota, quotaFull int
 	for _, o := range results {
 		for _, c := range []struct {
 			on bool
 			n  *int
-		}{{o.optimal, &optimal}, {o.shortfall, &shortfall}, {o.gang, &gang}, {o.budget, &budget}, {o.reserved, &reserved}} {
+		}{{o.optimal, &optimal}, {o.shortfall, &shortfall}, {o.gang, &gang}, {o.budget, &budget}, {o.reserved, &reserved}, {o.quota, &quota}, {o.quotaFull, &quotaFull}} {
 			if c.on {
 				*c.n++
 			}
 		}
 	}
-	t.Logf("%d instances: %d proven optimal, %d with a shortfall, %d with gangs, %d with budgets, %d using reservations",
-		instances, optimal, shortfall, gang, budget, reserved)
+	t.Logf("%d instances: %d proven optimal, %d with a shortfall, %d with gangs, %d with budgets, %d using reservations, %d with quotas, %d filling one",
+		instances, optimal, shortfall, gang, budget, reserved, quota, quotaFull)
 	if optimal < instances*9/10 {
 		t.Errorf("only %d of %d plans proven optimal", optimal, instances)
 	}

@@ -24,7 +24,11 @@ type planning struct {
 	// reserved holds the reservation pools by (cloud, region, type).
 	reserved map[reservationKey]*reservation
 	egress   map[string]catalog.Egress
-	solves   int
+	// quotas are the input's quotas, and offerQuotas what a node of each
+	// offer counts against them (quotas.go).
+	quotas      []*quotaState
+	offerQuotas [][]offerQuota
+	solves      int
 	// gangBudget is the work, in solves times arcs, each component's branch
 	// and bound may spend.
 	gangBudget int

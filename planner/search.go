@@ -60,13 +60,15 @@ func (c *component) branchAndBound() (componentResult, error) {
 	}
 	if s.best == nil {
 		// The budget ran out before any solution: leave every undecided
-		// gang unplaced, which always fits.
+		// gang unplaced and split each quota evenly between its classes,
+		// which always fits.
 		c.decide(&bbNode{})
 		for i, g := range c.gangs {
 			if g != nil && c.decision[i] == undecided {
 				c.decision[i] = none
 			}
 		}
+		c.shareQuotas()
 		if err := c.solve(); err != nil {
 			return componentResult{}, err
 		}
@@ -115,13 +117,7 @@ func (s *search) run(root *bbNode, limit int) (*nodeQueue, error) {
 		if s.best != nil && !node.bound.better(*s.best) {
 			continue
 		}
-		// Two branches: the gang runs whole in the region the relaxation
-		// gave most of it, or anywhere but there.
-		g, r := node.branchGang, node.branchRegion
-		children := []*bbNode{{parent: node, gang: g, region: r}}
-		if c.gangs[g].capacity[r] >= c.gangs[g].demand {
-			children = append([]*bbNode{{parent: node, gang: g, region: r, place: true}}, children...)
-		}
+		children := c.children(node)
 		for _, child := range children {
 			stays, err := s.evaluate(child)
 			if err != nil {
@@ -130,7 +126,7 @@ func (s *search) run(root *bbNode, limit int) (*nodeQueue, error) {
 			if !stays {
 				continue
 			}
-			if (diving || s.best == nil) && dive == nil && child.place {
+			if (diving || s.best == nil) && dive == nil && child.dives() {
 				dive = child
 			} else {
 				open.push(child)
@@ -167,10 +163,15 @@ func (s *search) evaluate(n *bbNode) (bool, error) {
 	}
 	b := c.bound
 	n.branchGang, n.branchRegion = c.violated()
+	n.branchClass = -1
 	if n.branchGang >= 0 && c.budget == nil {
 		b.cost += c.gangBound()
 		c.branchOnDearest(n)
 	}
+	if n.branchGang < 0 {
+		n.branchClass, n.branchNodes = c.overQuota()
+	}
+	split := n.branchGang >= 0 || n.branchClass >= 0
 	n.bound = &b
 	if s.root == nil {
 		s.root = &b
@@ -182,7 +183,7 @@ func (s *search) evaluate(n *bbNode) (bool, error) {
 	if s.best != nil && !b.better(*s.best) {
 		return false, nil
 	}
-	if n.branchGang >= 0 {
+	if split {
 		return true, nil
 	}
 	if s.best != nil && !c.value.better(*s.best) {
@@ -350,6 +351,9 @@ func (s *search) improve() error {
 		if !c.value.better(*s.best) {
 			return false, nil
 		}
+		if k, _ := c.overQuota(); k >= 0 {
+			return false, nil
+		}
 		s.record(trial)
 		return true, nil
 	}
@@ -514,12 +518,46 @@ type bbNode struct {
 	parent       *bbNode
 	gang, region int
 	place        bool
+	// quota says the decision is instead about a quota class: at most, or
+	// with atLeast at least, nodes of it.
+	quota, atLeast bool
+	class          int
+	nodes          int64
 	// bound is the node's relaxation, and branchGang and branchRegion the
-	// gang it splits the most and where most of it went.
+	// gang it splits the most and where most of it went; or, when every
+	// gang is whole, branchClass the quota class to split and branchNodes
+	// its nodes.
 	bound                    *objective
 	branchGang, branchRegion int
+	branchClass              int
+	branchNodes              int64
 	seq                      int
 }
+
+// children are a node's two branches. For a gang: it runs whole in the
+// region the relaxation gave most of it, or anywhere but there. For a quota
+// the relaxation overfills: at most one node fewer of the class than it
+// has, or at least as many, which leaves the other classes less room.
+func (c *component) children(node *bbNode) []*bbNode {
+	if k := node.branchClass; k >= 0 && node.branchGang < 0 {
+		n := node.branchNodes
+		return []*bbNode{
+			{parent: node, quota: true, class: k, nodes: n - 1},
+			{parent: node, quota: true, class: k, nodes: n, atLeast: true},
+		}
+	}
+	g, r := node.branchGang, node.branchRegion
+	children := []*bbNode{{parent: node, gang: g, region: r}}
+	if c.gangs[g].capacity[r] >= c.gangs[g].demand {
+		children = append([]*bbNode{{parent: node, gang: g, region: r, place: true}}, children...)
+	}
+	return children
+}
+
+// dives says the search, diving for a first solution, follows this child:
+// a gang placed where most of it was, a quota class with one node fewer,
+// whose room may then hold more lighter nodes.
+func (n *bbNode) dives() bool { return n.place || n.quota && !n.atLeast }
 
 // nodeQueue is a heap of open nodes, the best bound first, ties by creation
 // order so the search is deterministic.
@@ -618,10 +656,16 @@ func (c *component) decide(node *bbNode) {
 		c.decision[i] = undecided
 		clear(c.excluded[i])
 	}
+	c.resetClasses()
 	for n := node; n != nil && n.parent != nil; n = n.parent {
-		if n.place {
+		switch {
+		case n.quota && n.atLeast:
+			c.classLo[n.class] = max(c.classLo[n.class], n.nodes)
+		case n.quota:
+			c.classHi[n.class] = min(c.classHi[n.class], n.nodes)
+		case n.place:
 			c.decision[n.gang] = n.region
-		} else {
+		default:
 			c.excluded[n.gang][n.region] = true
 		}
 	}

@@ -17,6 +17,7 @@ func Solve(in Input) (*Plan, error) {
 	p := newPlanning(in)
 	p.prepare()
 	p.reserveFixed()
+	p.prepareQuotas()
 	comps := p.components()
 	gangComponents := 0
 	for _, ws := range comps {
@@ -119,7 +120,7 @@ func (p *planning) solveComponent(ws []*workload, budgets bool) (componentResult
 	}
 	hasGang := slices.ContainsFunc(c.gangs, func(g *gangArcs) bool { return g != nil })
 	var res componentResult
-	if !hasGang {
+	if !hasGang && !c.needsQuotaSearch() {
 		if err := c.solve(); err != nil {
 			return componentResult{}, err
 		}
@@ -191,6 +192,9 @@ func (c *component) solve() error {
 // counts still fit, they are its phase one, and that phase is skipped.
 func (c *component) solveFrom(hint []int64) error {
 	c.p.solves++
+	if !c.tightenClasses() {
+		return errNoFit
+	}
 	c.setDecisions()
 	var placed []int64
 	var cost int64
@@ -274,6 +278,14 @@ func (c *component) closeDecided() {
 			g.SetCapacity(arc, capacity)
 		}
 	}
+	c.setClassCaps()
+}
+
+// setClassCaps caps each quota class's nodes as the decisions say.
+func (c *component) setClassCaps() {
+	for i, qc := range c.classes {
+		c.g.SetCapacity(qc.arc, c.classHi[i])
+	}
 }
 
 // mayUse reports whether the decisions let gang wi run in its region r.
@@ -336,6 +348,7 @@ func (c *component) lexMax(fixed []int64, upTo int) ([]int64, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("placing the nodes of %s, %w", c.workloads[0], err)
 	}
+
 	placed := make([]int64, len(c.levels))
 	for wi := range c.workloads {
 		placed[c.level[wi]] += g.Flow(c.entry[wi]) + g.Flow(c.forced[wi]) - g.Flow(c.unplaced[wi])
@@ -460,6 +473,7 @@ func (c *component) openDecided(counts []int64) {
 			}
 		}
 	}
+	c.setClassCaps()
 }
 
 // priceDecided adds the penalty m to every arc a decision closes, and takes
