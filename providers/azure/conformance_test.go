@@ -63,7 +63,7 @@ func newEnv(t *testing.T, ec envConfig) *env {
 		Catalog: catalog.Default(),
 		// Room for the paging case's thousand VMs beside the others.
 		Capacity: 5000,
-		Quota: 1 << 20,
+		Quota:    1 << 20,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -45,8 +45,9 @@ type Options struct {
 	Retry policy.RetryOptions
 	// Concurrency is accepted for symmetry with the other clouds, where it
 	// bounds the regions listed at once. Azure lists a resource group in
-	// one paged listing that spans every region, so nothing here runs
-	// concurrently and it has no effect.
+	// one paged listing that spans every region, and Capacity reads its
+	// regions one after another, so nothing here runs concurrently and it
+	// has no effect.
 	Concurrency int
 }
 
@@ -68,7 +69,10 @@ type Provider struct {
 	cat     *catalog.Catalog
 	regions []string
 	vms     *armcompute.VirtualMachinesClient
-	poll    time.Duration
+	// usages and skus read what Capacity reports.
+	usages *armcompute.UsageClient
+	skus   *armcompute.ResourceSKUsClient
+	poll   time.Duration
 	// launch is cfg.Launch read once; launchErr, when set, is why it
 	// cannot be used, reported by Create (List and Offers do not need it).
 	launch    launchSpec
@@ -104,6 +108,14 @@ func New(ctx context.Context, cfg *schema.Azure, cat *catalog.Catalog, opts Opti
 	if err != nil {
 		return nil, fmt.Errorf("azure: creating the compute client, %w", err)
 	}
+	usages, err := armcompute.NewUsageClient(cfg.Subscription, credential{cred}, clientOpts)
+	if err != nil {
+		return nil, fmt.Errorf("azure: creating the usage client, %w", err)
+	}
+	skus, err := armcompute.NewResourceSKUsClient(cfg.Subscription, credential{cred}, clientOpts)
+	if err != nil {
+		return nil, fmt.Errorf("azure: creating the resource SKUs client, %w", err)
+	}
 	regions := slices.Clone(cfg.Regions)
 	if len(regions) == 0 {
 		// As the config loader does: no list means every region the
@@ -117,6 +129,8 @@ func New(ctx context.Context, cfg *schema.Azure, cat *catalog.Catalog, opts Opti
 		cat:     cat,
 		regions: regions,
 		vms:     vms,
+		usages:  usages,
+		skus:    skus,
 		poll:    opts.PollFrequency,
 	}
 	if p.poll == 0 {

@@ -16,7 +16,10 @@ import (
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
-const vmPath = "/subscriptions/" + testSub + "/resourceGroups/" + testRG + "/providers/Microsoft.Compute/virtualMachines/"
+const (
+	vmPath      = "/subscriptions/" + testSub + "/resourceGroups/" + testRG + "/providers/Microsoft.Compute/virtualMachines/"
+	computePath = "/subscriptions/" + testSub + "/providers/Microsoft.Compute/"
+)
 
 func body(t *testing.T, vm armcompute.VirtualMachine) []byte {
 	t.Helper()
@@ -38,6 +41,7 @@ func TestBadInput(t *testing.T) {
 	f := newFront(t, frontConfig{})
 	f.mustCreate(t, "exists", vmRequest("eastus", t4, inZone("1")))
 	q := "?api-version=" + APIVersion
+	qs := "?api-version=" + SKUsAPIVersion
 	tests := []struct {
 		name       string
 		method     string
@@ -96,6 +100,18 @@ func TestBadInput(t *testing.T) {
 		{"unsupported filter", "GET", vmPath[:len(vmPath)-1] + q + "&$filter=tags/x eq 'y'", nil, nil, 400, "InvalidParameter", ""},
 		{"unknown operation", "GET", "/subscriptions/" + testSub + "/providers/Microsoft.Compute/locations/eastus/operations/nope" + q, nil, nil, 404, "NotFound", ""},
 		{"absent VM", "GET", vmPath + "absent" + q, nil, nil, 404, "ResourceNotFound", "The Resource 'Microsoft.Compute/virtualMachines/absent' under resource group"},
+		{"usages in an unknown location", "GET", computePath + "locations/marsnorth/usages" + q, nil, nil, 400, "NoRegisteredProviderFound",
+			"No registered resource provider found for location 'marsnorth' and API version '2025-04-01' for type 'locations/usages'."},
+		{"usages with the SKUs' api-version", "GET", computePath + "locations/eastus/usages?api-version=" + SKUsAPIVersion, nil, nil, 400, "InvalidApiVersionParameter", "The supported versions are '2025-04-01'"},
+		{"usages with POST", "POST", computePath + "locations/eastus/usages" + q, nil, nil, 405, "MethodNotAllowed", ""},
+		{"usages with an invalid skip token", "GET", computePath + "locations/eastus/usages" + q + "&$skiptoken=bm9wZQ", nil, nil, 400, "InvalidParameter", ""},
+		{"usages skip token past the end", "GET", computePath + "locations/eastus/usages" + q + "&$skiptoken=b2Zmc2V0Ojk5OQ", nil, nil, 400, "InvalidParameter", ""},
+		{"SKUs with the compute api-version", "GET", computePath + "skus" + q, nil, nil, 400, "InvalidApiVersionParameter", "The supported versions are '2021-07-01'"},
+		{"SKUs without an api-version", "GET", computePath + "skus", nil, nil, 400, "MissingApiVersionParameter", ""},
+		{"SKUs filtered by zone", "GET", computePath + "skus" + qs + "&$filter=zone eq '1'", nil, nil, 400, "InvalidParameter", "Only a location filter"},
+		{"SKUs with a bad includeExtendedLocations", "GET", computePath + "skus" + qs + "&includeExtendedLocations=maybe", nil, nil, 400, "InvalidParameter", "'includeExtendedLocations'"},
+		{"SKUs with an invalid skip token", "GET", computePath + "skus" + qs + "&$skiptoken=@@", nil, nil, 400, "InvalidParameter", ""},
+		{"a SKU by name", "GET", computePath + "skus/" + t4 + qs, nil, nil, 404, "InvalidResourceType", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/schema/catalog"
@@ -91,6 +92,10 @@ var codeStatus = map[string]int{
 	"OperationNotAllowed":              http.StatusConflict,
 	"ResourceQuotaExceeded":            http.StatusConflict,
 	"ResourceNotFound":                 http.StatusNotFound,
+	"AuthorizationFailed":              http.StatusForbidden,
+	"LinkedAuthorizationFailed":        http.StatusForbidden,
+	"AuthenticationFailed":             http.StatusUnauthorized,
+	"InvalidAuthenticationToken":       http.StatusUnauthorized,
 }
 
 // callContext is what a message about a failed call can mention.
@@ -101,6 +106,9 @@ type callContext struct {
 	typ      sim.InstanceType
 	spot     bool
 	opType   string // Read, Write or Delete, for throttling
+	// action and scope are what a denial names: the RBAC action the call
+	// needs and what it is on. Empty, they are the VM's.
+	action, scope string
 }
 
 // fromWorld renders a world failure as ARM does.
@@ -134,7 +142,38 @@ func (s *Server) fromWorld(e *sim.Error, c callContext) armError {
 	case sim.KindUnsupported:
 		out.Message = skuNotAvailableMessage(c)
 	}
+	// A fault file refuses a call by naming ARM's code, whatever its kind.
+	switch out.Code {
+	case "AuthorizationFailed":
+		out.Message = authorizationMessage(c)
+	case "InvalidAuthenticationToken":
+		out.Message = "The access token is invalid."
+	case "AuthenticationFailed":
+		out.Message = "Authentication failed. The 'Authorization' header is missing."
+	}
 	return out
+}
+
+// emulatorPrincipal is the object id denials name: the emulator takes any
+// token and knows no identity.
+const emulatorPrincipal = "00000000-0000-0000-0000-000000000000"
+
+func authorizationMessage(c callContext) string {
+	action, scope := c.action, c.scope
+	if action == "" {
+		action = resourceType + "/" + strings.ToLower(cmp.Or(c.opType, "Read"))
+	}
+	switch {
+	case scope != "":
+	case c.vm.Name != "":
+		scope = c.vm.id()
+	case c.vm.ResourceGroup != "":
+		scope = "/subscriptions/" + c.vm.Subscription + "/resourceGroups/" + c.vm.ResourceGroup
+	default:
+		scope = "/subscriptions/" + c.vm.Subscription
+	}
+	return fmt.Sprintf("The client '%s' with object id '%s' does not have authorization to perform action '%s' over scope '%s' or the scope is invalid. If access was recently granted, please refresh your credentials.",
+		emulatorPrincipal, emulatorPrincipal, action, scope)
 }
 
 func allocationMessage(code string) string {

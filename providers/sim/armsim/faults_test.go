@@ -175,7 +175,8 @@ func TestQuota(t *testing.T) {
 }
 
 // Usage counts in the quota message: with room for 48 vCPUs, two 24-vCPU
-// VMs fit and a third does not.
+// VMs fit and a third does not. The usages list shows the limit it ran
+// into and the use that filled it.
 func TestQuotaUsage(t *testing.T) {
 	f := newFront(t, frontConfig{})
 	f.world.SetQuota(catalog.Azure, "eastus", "StandardNCADSA100v4Family", 48)
@@ -183,8 +184,11 @@ func TestQuotaUsage(t *testing.T) {
 	f.mustCreate(t, "two", vmRequest("eastus", a100, inZone("2")))
 	_, err := f.vms.BeginCreateOrUpdate(context.Background(), testRG, "three", vmRequest("eastus", a100, inZone("3")), nil)
 	re := responseError(t, err, "OperationNotAllowed", http.StatusConflict)
-	if !strings.Contains(re.Error(), "Current Limit: 48, Current Usage: 48, Additional Required: 24, (Minimum) New Limit Required: 72") {
+	if !strings.Contains(re.Error(), "Operation could not be completed as it results in exceeding approved StandardNCADSA100v4Family Cores quota. Additional details - Deployment Model: Resource Manager, Location: eastus, Current Limit: 48, Current Usage: 48, Additional Required: 24, (Minimum) New Limit Required: 72.") {
 		t.Fatalf("message: %v", re)
+	}
+	if u := useOf(f.mustUsages(t, "eastus")["StandardNCADSA100v4Family"]); u != (use{48, 48}) {
+		t.Fatalf("usage after the refusal: %+v, want 48 of 48", u)
 	}
 }
 

@@ -47,6 +47,8 @@ type front struct {
 	url    string
 	vms    *armcompute.VirtualMachinesClient
 	clock  *sim.ManualClock
+	// retry is the clients' retry policy.
+	retry policy.RetryOptions
 }
 
 type frontConfig struct {
@@ -81,6 +83,7 @@ func newFront(t *testing.T, fc frontConfig) *front {
 		retry = *fc.retry
 	}
 	f.vms = newClient(t, ts.URL, retry)
+	f.retry = retry
 	t.Cleanup(func() {
 		if n := f.server.panics.Load(); n != 0 {
 			t.Errorf("%d requests reached the last-resort recover", n)
@@ -91,7 +94,16 @@ func newFront(t *testing.T, fc frontConfig) *front {
 
 func newClient(t *testing.T, url string, retry policy.RetryOptions) *armcompute.VirtualMachinesClient {
 	t.Helper()
-	opts := &arm.ClientOptions{
+	client, err := armcompute.NewVirtualMachinesClient(testSub, &azfake.TokenCredential{}, clientOptions(url, retry))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client
+}
+
+// clientOptions point an armcompute client at the front.
+func clientOptions(url string, retry policy.RetryOptions) *arm.ClientOptions {
+	return &arm.ClientOptions{
 		ClientOptions: policy.ClientOptions{
 			Cloud: azcloud.Configuration{Services: map[azcloud.ServiceName]azcloud.ServiceConfiguration{
 				azcloud.ResourceManager: {Endpoint: url, Audience: "https://management.core.windows.net/"},
@@ -101,11 +113,6 @@ func newClient(t *testing.T, url string, retry policy.RetryOptions) *armcompute.
 		},
 		DisableRPRegistration: true,
 	}
-	client, err := armcompute.NewVirtualMachinesClient(testSub, &azfake.TokenCredential{}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return client
 }
 
 // vmOption adjusts a VM request.

@@ -32,7 +32,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, sub, resourceGroup
 		return
 	}
 	if out.Err != nil {
-		s.writeError(w, s.fromWorld(out.Err, callContext{opType: "Read"}))
+		s.writeError(w, s.fromWorld(out.Err, callContext{vm: vmRef{Subscription: sub, ResourceGroup: resourceGroup}, opType: "Read"}))
 		return
 	}
 	q := r.URL.Query()

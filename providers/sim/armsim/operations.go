@@ -30,7 +30,8 @@ func (s *Server) operation(w http.ResponseWriter, r *http.Request, sub, location
 		return
 	}
 	if out.Err != nil {
-		s.writeError(w, s.fromWorld(out.Err, callContext{location: location, opType: "Read"}))
+		s.writeError(w, s.fromWorld(out.Err, callContext{vm: vmRef{Subscription: sub}, location: location, opType: "Read",
+			action: "Microsoft.Compute/locations/operations/read"}))
 		return
 	}
 	op, found := s.world.Operation(id)

@@ -17,6 +17,11 @@ import (
 // one armcompute v7 sends.
 const APIVersion = "2025-04-01"
 
+// SKUsAPIVersion is the api-version of Resource SKUs, which Compute
+// versions apart from the rest: the newest stable one, which armcompute v7
+// sends.
+const SKUsAPIVersion = "2021-07-01"
+
 const (
 	cloud        = catalog.Azure
 	resourceType = "Microsoft.Compute/virtualMachines"
@@ -35,11 +40,14 @@ const (
 	OpList         = "list"
 	OpListAll      = "listAll"
 	OpOperation    = "operation"
+	OpUsages       = "usages"
+	OpSKUs         = "skus"
 )
 
 // Options tunes a Server. The zero value is ARM's behaviour.
 type Options struct {
-	// PageSize is how many VMs a list page holds. Zero means 50.
+	// PageSize is how many items a list page holds: VMs, usages or SKUs.
+	// Zero means 50.
 	PageSize int
 	// ThrottleRetryAfter is the Retry-After a 429 carries, sent in whole
 	// seconds as ARM does. Zero means one second.
@@ -140,6 +148,10 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 			s.serve(w, r, http.MethodGet, func() { s.list(w, r, sub, "") })
 		case len(seg) == 8 && is(4, "locations") && is(6, "operations"):
 			s.serve(w, r, http.MethodGet, func() { s.operation(w, r, sub, seg[5], seg[7]) })
+		case len(seg) == 7 && is(4, "locations") && is(6, "usages"):
+			s.serve(w, r, http.MethodGet, func() { s.usages(w, r, sub, seg[5]) })
+		case len(seg) == 5 && is(4, "skus"):
+			s.serveVersion(w, r, http.MethodGet, SKUsAPIVersion, func() { s.skus(w, r, sub) })
 		default:
 			s.writeError(w, errResourceType(seg[4:]))
 		}
@@ -151,6 +163,11 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 // serve checks what ARM's front door checks before a resource provider
 // sees a request: the method and the api-version.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, method string, handle func()) {
+	s.serveVersion(w, r, method, APIVersion, handle)
+}
+
+// serveVersion is serve for a resource type with an api-version of its own.
+func (s *Server) serveVersion(w http.ResponseWriter, r *http.Request, method, version string, handle func()) {
 	if method != "" && r.Method != method {
 		s.writeError(w, errMethod(r.Method))
 		return
@@ -160,9 +177,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, method string, ha
 	case !ok || len(versions) == 0 || versions[0] == "":
 		s.writeError(w, armError{Status: http.StatusBadRequest, Code: "MissingApiVersionParameter",
 			Message: "The api-version query parameter (?api-version=) is required for all requests."})
-	case versions[0] != APIVersion:
+	case versions[0] != version:
 		s.writeError(w, armError{Status: http.StatusBadRequest, Code: "InvalidApiVersionParameter",
-			Message: fmt.Sprintf("The api-version '%s' is invalid. The supported versions are '%s'.", versions[0], APIVersion)})
+			Message: fmt.Sprintf("The api-version '%s' is invalid. The supported versions are '%s'.", versions[0], version)})
 	default:
 		handle()
 	}
