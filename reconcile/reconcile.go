@@ -103,11 +103,15 @@ type run struct {
 	// unobserved names clouds whose instances could not be listed.
 	unobserved map[string]error
 	offers     []planner.Offer
-	report     *planner.Report
-	result     Result
-	errs       map[string][]string // by fleet, "" for all
-	mu         sync.Mutex
-	hooks      *hooks
+	// quotas are the clouds' limits, and capacityWarnings what of them
+	// could not be read (readCapacity).
+	quotas           []planner.Quota
+	capacityWarnings []string
+	report           *planner.Report
+	result           Result
+	errs             map[string][]string // by fleet, "" for all
+	mu               sync.Mutex
+	hooks            *hooks
 	// disconnect releases what Options.Connect built.
 	disconnect func() error
 }
@@ -358,6 +362,9 @@ func (r *run) plan(ctx context.Context) error {
 	if err := planner.CheckPrices(r.offers, r.repo.Config.Clouds.Enabled(), r.opts.Catalog.Source); err != nil {
 		return err
 	}
+	if err := r.readCapacity(ctx); err != nil {
+		return err
+	}
 	return r.replan()
 }
 
@@ -366,10 +373,12 @@ func (r *run) replan() error {
 	in.Offers = r.offers
 	in.Observed = r.observed
 	in.Blocked = r.state.Active(r.now)
+	in.Quotas = r.quotas
 	plan, err := planner.Solve(in)
 	if err != nil {
 		return err
 	}
+	plan.Warnings = append(plan.Warnings, r.capacityWarnings...)
 	changes := planner.Diff(plan, r.observed, planner.DiffOptions{
 		Revision:     planner.SpecRevisions(r.repo.Fleets),
 		MaxDeletions: r.repo.Config.Defaults.MaxDeletions,

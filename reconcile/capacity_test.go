@@ -1,0 +1,63 @@
+package reconcile_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gpufleet/gpufleet/planner"
+	"github.com/gpufleet/gpufleet/providers"
+	"github.com/gpufleet/gpufleet/providers/fake"
+	"github.com/gpufleet/gpufleet/schema/catalog"
+)
+
+// What a cloud says of its quotas and zones reaches the plan: a full quota
+// sends nodes elsewhere, a zone that does not offer a type gets none, and
+// what a cloud could not say is a warning of the plan, not a failure.
+func TestQuotasAndOfferingsSteerThePlan(t *testing.T) {
+	const fleet = `package gpufleet
+
+fleets: ml: {
+	owner: "ml-team"
+	workloads: infer: {gpu: {model: "L4", perNode: 1}, nodes: 3}
+}
+`
+	e := newFakeEnv(t, fleet)
+	// One L4 GPU of quota left in us-central1, where L4 is cheapest; its
+	// zone a does not offer the type at all.
+	e.gcp.SetCapacity(providers.Capacity{
+		Quotas: []planner.Quota{
+			{Cloud: catalog.GCP, Region: "us-central1", Name: "NVIDIA_L4_GPUS", Unit: catalog.GPUs, Limit: 8, Used: 7},
+		},
+		Offerings: []providers.ZoneOffering{{Zone: "us-central1-a", Types: []string{"a2-highgpu-1g"}}},
+		Warnings:  []string{"quotas in europe-west4 not read: the credential lacks permission compute.regions.get"},
+	})
+	res, err := e.run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var central, europe int
+	for _, c := range e.gcp.CallsTo(fake.MethodCreate) {
+		if c.Offer.Zone == "us-central1-a" {
+			t.Errorf("created on %s, which does not offer the type", c.Offer)
+		}
+		switch c.Offer.Region {
+		case "us-central1":
+			central++
+		case "europe-west4":
+			europe++
+		}
+	}
+	if central != 1 || europe != 2 {
+		t.Errorf("created %d in us-central1 and %d in europe-west4, want 1 and 2: %v", central, europe, e.mutations())
+	}
+	if !slices.ContainsFunc(res.Report.Plan.Warnings, func(w string) bool {
+		return strings.Contains(w, "gcp: quotas in europe-west4 not read") && strings.Contains(w, "compute.regions.get")
+	}) {
+		t.Errorf("warnings %q lack the cloud's", res.Report.Plan.Warnings)
+	}
+	if n := e.gcp.Count(fake.MethodCapacity); n == 0 {
+		t.Error("the run never asked for capacity")
+	}
+}
