@@ -12,6 +12,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/config v1.33.18
 	github.com/aws/aws-sdk-go-v2/credentials v1.21.0
 	github.com/aws/aws-sdk-go-v2/service/ec2 v1.347.0
+	github.com/aws/aws-sdk-go-v2/service/servicequotas v1.43.12
 	github.com/aws/smithy-go v1.28.9
 	github.com/go-git/go-git/v5 v5.19.3
 	github.com/google/uuid v1.6.0

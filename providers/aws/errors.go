@@ -42,6 +42,7 @@ var codeKinds = map[string]providers.Kind{
 
 	"AuthFailure":                providers.KindAuth,
 	"UnauthorizedOperation":      providers.KindAuth,
+	"AccessDeniedException":      providers.KindAuth, // Service Quotas' denial
 	"InvalidClientTokenId":       providers.KindAuth,
 	"SignatureDoesNotMatch":      providers.KindAuth,
 	"IncompleteSignature":        providers.KindAuth,

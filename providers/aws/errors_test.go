@@ -53,6 +53,7 @@ func TestClassify(t *testing.T) {
 
 		{401, "AuthFailure", providers.KindAuth},
 		{403, "UnauthorizedOperation", providers.KindAuth},
+		{403, "AccessDeniedException", providers.KindAuth},
 		{403, "InvalidClientTokenId", providers.KindAuth},
 		{403, "SignatureDoesNotMatch", providers.KindAuth},
 		{400, "IncompleteSignature", providers.KindAuth},

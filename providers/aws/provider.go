@@ -8,6 +8,7 @@ import (
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/servicequotas"
 
 	"github.com/gpufleet/gpufleet/providers"
 	"github.com/gpufleet/gpufleet/schema"
@@ -24,8 +25,8 @@ const (
 
 // Options tune the provider; the zero value is what production uses.
 type Options struct {
-	// Endpoint replaces EC2's endpoint in every region, to point the
-	// provider at an emulator.
+	// Endpoint replaces EC2's and Service Quotas' endpoints in every
+	// region, to point the provider at an emulator, which serves both.
 	Endpoint string
 	// Credentials replace the SDK's credential chain. For emulators only:
 	// real accounts are reached through the standard chain (environment,
@@ -54,6 +55,9 @@ type Provider struct {
 	cat     *catalog.Catalog
 	opts    Options
 	clients map[string]*ec2.Client // by region
+	// quotas are the regions' Service Quotas clients, built like the EC2
+	// ones: same configuration, credentials, retries and endpoint.
+	quotas map[string]*servicequotas.Client
 }
 
 var _ providers.Provider = (*Provider)(nil)
@@ -97,7 +101,7 @@ func New(ctx context.Context, cfg *schema.AWS, cat *catalog.Catalog, opts Option
 		sdkConfig.Credentials = markedCredentials{sdkConfig.Credentials}
 	}
 
-	p := &Provider{cfg: cfg, cat: cat, opts: opts, clients: map[string]*ec2.Client{}}
+	p := &Provider{cfg: cfg, cat: cat, opts: opts, clients: map[string]*ec2.Client{}, quotas: map[string]*servicequotas.Client{}}
 	for _, region := range cfg.Regions {
 		if _, dup := p.clients[region]; dup {
 			continue
@@ -110,6 +114,15 @@ func New(ctx context.Context, cfg *schema.AWS, cat *catalog.Catalog, opts Option
 			// Set on the client rather than loaded with the configuration,
 			// which would try to apply AWS_CA_BUNDLE to a client it cannot
 			// reach into.
+			if opts.HTTPClient != nil {
+				o.HTTPClient = opts.HTTPClient
+			}
+		})
+		p.quotas[region] = servicequotas.NewFromConfig(sdkConfig, func(o *servicequotas.Options) {
+			o.Region = region
+			if opts.Endpoint != "" {
+				o.BaseEndpoint = awssdk.String(opts.Endpoint)
+			}
 			if opts.HTTPClient != nil {
 				o.HTTPClient = opts.HTTPClient
 			}

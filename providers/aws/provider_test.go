@@ -20,8 +20,8 @@ func TestNew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Name() != "aws" || len(p.clients) != 2 {
-		t.Errorf("name %q with %d clients, want aws with one per region", p.Name(), len(p.clients))
+	if p.Name() != "aws" || len(p.clients) != 2 || len(p.quotas) != 2 {
+		t.Errorf("name %q with %d EC2 and %d Service Quotas clients, want aws with one of each per region", p.Name(), len(p.clients), len(p.quotas))
 	}
 	if p.opts.MaxAttempts != 5 || p.opts.Concurrency != 8 || p.opts.CallTimeout == 0 || p.opts.MaxBackoff == 0 {
 		t.Errorf("defaults %+v", p.opts)

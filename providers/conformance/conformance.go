@@ -215,7 +215,6 @@ func (s *suite) quota() {
 	s.classified(err, providers.ErrQuota, req)
 }
 
-
 func (s *suite) throttling() {
 	before := s.h.World.Calls()
 	s.check(s.h.World.AddFaults(&sim.Fault{Cloud: s.h.Provider.Name(), Kind: sim.FaultThrottle, Times: 2}) == nil, "adding faults")

@@ -121,6 +121,12 @@ func TestBadInput(t *testing.T) {
 		{name: "tags: no resources", body: "Action=CreateTags" + v + "&Tag.1.Key=a", wantStatus: 400, wantCode: "MissingParameter"},
 		{name: "spot: bad time", body: "Action=DescribeSpotPriceHistory" + v + "&StartTime=yesterday", wantStatus: 400, wantCode: "InvalidParameterValue"},
 		{name: "spot: MaxResults out of range", body: "Action=DescribeSpotPriceHistory" + v + "&MaxResults=5000", wantStatus: 400, wantCode: "InvalidParameterValue"},
+		{name: "offerings: unknown location type", body: "Action=DescribeInstanceTypeOfferings" + v + "&LocationType=planet", wantStatus: 400, wantCode: "InvalidParameterValue"},
+		{name: "offerings: zone ids", body: "Action=DescribeInstanceTypeOfferings" + v + "&LocationType=availability-zone-id", wantStatus: 400, wantCode: "InvalidParameterValue"},
+		{name: "offerings: MaxResults below 5", body: "Action=DescribeInstanceTypeOfferings" + v + "&MaxResults=2", wantStatus: 400, wantCode: "InvalidParameterValue", wantMsg: "Value ( 2 ) for parameter maxResults is invalid. Expecting a value between 5 and 1000."},
+		{name: "offerings: unknown filter", body: "Action=DescribeInstanceTypeOfferings" + v + "&Filter.1.Name=vcpus&Filter.1.Value.1=8", wantStatus: 400, wantCode: "InvalidParameterValue", wantMsg: "The filter 'vcpus' is invalid"},
+		{name: "offerings: another action's token", body: "Action=DescribeInstanceTypeOfferings" + v + "&NextToken=c3BvdDo5OTk", wantStatus: 400, wantCode: "InvalidPaginationToken"},
+		{name: "offerings: a token past the end", body: "Action=DescribeInstanceTypeOfferings" + v + "&NextToken=b2ZmZXJpbmdzOjk5OTk", wantStatus: 400, wantCode: "InvalidPaginationToken"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -152,7 +158,7 @@ func TestBadInput(t *testing.T) {
 // queryVocabulary is what the random requests are built from: every
 // parameter the front reads, with good, bad and strange values.
 var (
-	queryActions = []string{"RunInstances", "DescribeInstances", "TerminateInstances", "CreateTags", "DescribeSpotPriceHistory", "", "Nope"}
+	queryActions = []string{"RunInstances", "DescribeInstances", "TerminateInstances", "CreateTags", "DescribeSpotPriceHistory", "DescribeInstanceTypeOfferings", "", "Nope"}
 	queryKeys    = []string{
 		"ImageId", "InstanceType", "MinCount", "MaxCount", "ClientToken", "Placement.AvailabilityZone",
 		"InstanceMarketOptions.MarketType", "InstanceMarketOptions.SpotOptions.MaxPrice",
@@ -161,13 +167,13 @@ var (
 		"SubnetId", "SecurityGroupId.1", "SecurityGroupId.99999999999999999999", "BlockDeviceMapping.1.Ebs.VolumeSize",
 		"InstanceId.1", "InstanceId.2", "Filter.1.Name", "Filter.1.Value.1", "Filter.2.Name", "MaxResults", "NextToken",
 		"ResourceId.1", "Tag.1.Key", "Tag.1.Value", "AvailabilityZone", "StartTime", "EndTime", "ProductDescription.1",
-		"InstanceType.1", "Version",
+		"InstanceType.1", "Version", "LocationType",
 	}
 	queryValues = []string{
 		"", "1", "0", "-1", "5", "1000", "99999999999999999999", "ami-0123456789abcdef0", "resolve:ssm:", "g4dn.xlarge",
 		"p5.48xlarge", "us-east-1a", "us-west-2a", "spot", "instance", "tag:team", "instance-state-name", "running",
 		"i-0123456789abcdef0", "i-", "aws:x", "2026-11-01T00:00:00Z", "not-a-time", "Linux/UNIX", "ZWMyOjE", "*", "?",
-		"\\", "\x00", "ü", strings.Repeat("z", 300), "2016-11-15",
+		"\\", "\x00", "ü", strings.Repeat("z", 300), "2016-11-15", "availability-zone", "region", "location",
 	}
 )
 
@@ -199,6 +205,7 @@ func FuzzQuery(f *testing.F) {
 		"Action=DescribeSpotPriceHistory&Version=2016-11-15&MaxResults=0&NextToken=c3BvdDo5OTk",
 		"Action=CreateTags&Version=2016-11-15&ResourceId.1=i-0123456789abcdef0&Tag.1.Key=a",
 		"Action=TerminateInstances&Version=2016-11-15&InstanceId.1=i-0123456789abcdef0",
+		"Action=DescribeInstanceTypeOfferings&Version=2016-11-15&LocationType=availability-zone&Filter.1.Name=location&Filter.1.Value.1=us-east-1a&MaxResults=5",
 		"Action=%%&&==",
 	} {
 		f.Add(seed)

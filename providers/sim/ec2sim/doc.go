@@ -2,6 +2,9 @@
 // EC2 Query API (form-encoded POST, XML answers, EC2's error envelope) over
 // the simulated world, so that aws-sdk-go-v2's ec2 client runs against it
 // unchanged. It serves the few actions gpufleet uses: RunInstances,
-// DescribeInstances, TerminateInstances, CreateTags and
-// DescribeSpotPriceHistory.
+// DescribeInstances, TerminateInstances, CreateTags,
+// DescribeSpotPriceHistory and DescribeInstanceTypeOfferings; and, on the
+// same endpoint, told apart by the X-Amz-Target header of the JSON
+// protocol, Service Quotas' GetServiceQuota and ListServiceQuotas for EC2's
+// quotas.
 package ec2sim

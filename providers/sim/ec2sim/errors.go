@@ -57,9 +57,12 @@ var kindCodes = map[sim.Kind]string{
 }
 
 // codeStatus is the HTTP status of the codes EC2 lists among its server
-// errors; every other code is a client error, 400. The SDK's standard
-// retryer retries 500 and 503, so these codes are retried by default.
+// errors, and of its denials; every other code is a client error, 400.
+// The SDK's standard retryer retries 500 and 503, so the server errors are
+// retried by default.
 var codeStatus = map[string]int{
+	"AuthFailure":                          http.StatusUnauthorized,
+	"UnauthorizedOperation":                http.StatusForbidden,
 	"InsufficientAddressCapacity":          http.StatusInternalServerError,
 	"InsufficientCapacity":                 http.StatusInternalServerError,
 	"InsufficientHostCapacity":             http.StatusInternalServerError,
@@ -141,6 +144,10 @@ func (s *Server) message(code string, e *sim.Error, lc launchContext) string {
 		return "The server is overloaded and can't handle the request."
 	case "IdempotentParameterMismatch":
 		return "Arguments on this idempotent request are inconsistent with arguments used in previous request(s)."
+	case "UnauthorizedOperation":
+		return "You are not authorized to perform this operation."
+	case "AuthFailure":
+		return "AWS was not able to validate the provided access credentials"
 	}
 	switch e.Kind {
 	case sim.KindUnknownZone:

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/servicequotas"
 	"github.com/aws/smithy-go"
 
 	gfaws "github.com/gpufleet/gpufleet/providers/aws"
@@ -50,20 +51,37 @@ func newFixture(t testing.TB, cfg sim.Config) *fixture {
 // the tests no real time. The HTTP client is the front's own, which keeps
 // the SDK's request-body race (see gfaws.LoopbackHTTPClient) out of the counts.
 func (f *fixture) client(region string, attempts int) *ec2.Client {
-	var retryer aws.Retryer = aws.NopRetryer{}
-	if attempts > 1 {
-		retryer = retry.NewStandard(func(o *retry.StandardOptions) {
-			o.MaxAttempts = attempts
-			o.MaxBackoff = time.Millisecond
-			o.RateLimiter = ratelimit.None
-		})
-	}
 	return ec2.New(ec2.Options{
 		Region:       region,
 		BaseEndpoint: aws.String(f.url),
 		Credentials:  credentials.NewStaticCredentialsProvider("AKIDSIM", "secret", ""),
-		Retryer:      retryer,
+		Retryer:      retryer(attempts),
 		HTTPClient:   gfaws.LoopbackHTTPClient(),
+	})
+}
+
+// quotas is the official Service Quotas client pointed at the same front,
+// as the one GPUFLEET_AWS_ENDPOINT points both clients.
+func (f *fixture) quotas(region string, attempts int) *servicequotas.Client {
+	return servicequotas.New(servicequotas.Options{
+		Region:       region,
+		BaseEndpoint: aws.String(f.url),
+		Credentials:  credentials.NewStaticCredentialsProvider("AKIDSIM", "secret", ""),
+		Retryer:      retryer(attempts),
+		HTTPClient:   gfaws.LoopbackHTTPClient(),
+	})
+}
+
+// retryer is the standard retryer with attempts in all, backoff cut to a
+// millisecond and no retry token bucket; 1 turns retries off.
+func retryer(attempts int) aws.Retryer {
+	if attempts <= 1 {
+		return aws.NopRetryer{}
+	}
+	return retry.NewStandard(func(o *retry.StandardOptions) {
+		o.MaxAttempts = attempts
+		o.MaxBackoff = time.Millisecond
+		o.RateLimiter = ratelimit.None
 	})
 }
 

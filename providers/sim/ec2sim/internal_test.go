@@ -30,6 +30,27 @@ func TestPanicGuard(t *testing.T) {
 	}
 }
 
+// TestJSONPanicGuard is the same defence for Service Quotas: a 500 in the
+// JSON protocol's shape.
+func TestJSONPanicGuard(t *testing.T) {
+	world, err := sim.New(sim.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	quotaOperations["Explode"] = func(*Server, *request, []byte) (any, *apiError) { panic("boom") }
+	t.Cleanup(func() { delete(quotaOperations, "Explode") })
+
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader("{}"))
+	req.Header.Set("X-Amz-Target", "ServiceQuotasV20190624.Explode")
+	req.Header.Set("Content-Type", "application/x-amz-json-1.1")
+	New(world, Options{}).ServeHTTP(rec, req)
+
+	if rec.Code != http.StatusInternalServerError || rec.Header().Get("X-Amzn-ErrorType") != "ServiceException" || !strings.Contains(rec.Body.String(), `"__type"`) {
+		t.Errorf("got %d %v %s", rec.Code, rec.Header(), rec.Body)
+	}
+}
+
 func TestGlob(t *testing.T) {
 	tests := []struct {
 		pattern, s string

@@ -69,15 +69,22 @@ type request struct {
 type action func(s *Server, req *request) (any, *apiError)
 
 var actions = map[string]action{
-	"RunInstances":             (*Server).runInstances,
-	"DescribeInstances":        (*Server).describeInstances,
-	"TerminateInstances":       (*Server).terminateInstances,
-	"CreateTags":               (*Server).createTags,
-	"DescribeSpotPriceHistory": (*Server).describeSpotPriceHistory,
+	"RunInstances":                  (*Server).runInstances,
+	"DescribeInstances":             (*Server).describeInstances,
+	"TerminateInstances":            (*Server).terminateInstances,
+	"CreateTags":                    (*Server).createTags,
+	"DescribeSpotPriceHistory":      (*Server).describeSpotPriceHistory,
+	"DescribeInstanceTypeOfferings": (*Server).describeInstanceTypeOfferings,
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	requestID := s.newRequestID()
+	// The JSON protocol names its operation in a header, the Query protocol
+	// in the body: the one endpoint serves Service Quotas beside EC2.
+	if target := r.Header.Get("X-Amz-Target"); target != "" {
+		s.serveJSON(w, r, requestID, target)
+		return
+	}
 	defer func() {
 		// A last line of defence: a panic must still read as EC2's 500,
 		// not as a dropped connection the SDK would retry blindly.
@@ -127,11 +134,19 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, requestID string)
 // (Credential=AKID/DATE/REGION/SERVICE/aws4_request). Signatures are not
 // checked: the emulator accepts any credentials.
 func (s *Server) regionOf(r *http.Request) (string, *apiError) {
-	scope := r.Form.Get("X-Amz-Credential") // presigned requests
+	region, _, apiErr := s.credentialScope(r, r.Form.Get("X-Amz-Credential"))
+	return region, apiErr
+}
+
+// credentialScope returns the region and service a request is signed for;
+// presigned is the scope a presigned request carries in its parameters. An
+// unsigned request is served in us-east-1, for no service in particular.
+func (s *Server) credentialScope(r *http.Request, presigned string) (region, service string, apiErr *apiError) {
+	scope := presigned
 	if auth := r.Header.Get("Authorization"); auth != "" {
 		scheme, params, _ := strings.Cut(auth, " ")
 		if scheme != "AWS4-HMAC-SHA256" {
-			return "", &apiError{Status: http.StatusBadRequest, Code: "IncompleteSignature", Message: fmt.Sprintf("Unsupported authorization scheme %q", scheme)}
+			return "", "", &apiError{Status: http.StatusBadRequest, Code: "IncompleteSignature", Message: fmt.Sprintf("Unsupported authorization scheme %q", scheme)}
 		}
 		scope = ""
 		for part := range strings.SplitSeq(params, ",") {
@@ -140,20 +155,20 @@ func (s *Server) regionOf(r *http.Request) (string, *apiError) {
 			}
 		}
 		if scope == "" {
-			return "", &apiError{Status: http.StatusBadRequest, Code: "IncompleteSignature", Message: "Authorization header requires 'Credential' parameter."}
+			return "", "", &apiError{Status: http.StatusBadRequest, Code: "IncompleteSignature", Message: "Authorization header requires 'Credential' parameter."}
 		}
 	}
 	if scope == "" {
-		return unsignedRegion, nil
+		return unsignedRegion, "", nil
 	}
 	parts := strings.Split(scope, "/")
 	if len(parts) != 5 || parts[4] != "aws4_request" {
-		return "", &apiError{Status: http.StatusBadRequest, Code: "IncompleteSignature", Message: fmt.Sprintf("Credential %q is not of the form KEY/DATE/REGION/SERVICE/aws4_request.", scope)}
+		return "", "", &apiError{Status: http.StatusBadRequest, Code: "IncompleteSignature", Message: fmt.Sprintf("Credential %q is not of the form KEY/DATE/REGION/SERVICE/aws4_request.", scope)}
 	}
 	if _, ok := s.world.Region(cloud, parts[2]); !ok {
-		return "", &apiError{Status: http.StatusUnauthorized, Code: "AuthFailure", Message: fmt.Sprintf("Credential should be scoped to a valid region, not '%s'.", parts[2])}
+		return "", "", &apiError{Status: http.StatusUnauthorized, Code: "AuthFailure", Message: fmt.Sprintf("Credential should be scoped to a valid region, not '%s'.", parts[2])}
 	}
-	return parts[2], nil
+	return parts[2], parts[3], nil
 }
 
 // intercept lets the world's faults act on a call: it waits out any
