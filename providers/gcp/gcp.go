@@ -47,10 +47,10 @@ type Options struct {
 	// RetryBase is the first backoff; each retry doubles it, with jitter,
 	// up to RetryMax. Zero means 1 second and 30 seconds.
 	RetryBase, RetryMax time.Duration
-	// Concurrency bounds parallel calls across regions in the providers
-	// that make one call per region. GCE lists a whole project in one
-	// aggregated call (see List), so this provider has nothing to spread
-	// and accepts it only for a uniform configuration. Zero means 8.
+	// Concurrency bounds parallel calls. GCE lists a whole project's
+	// instances in one aggregated call (see List), so only Capacity, which
+	// reads each region's quotas and each zone's machine types, spreads
+	// its calls. Zero means 8.
 	Concurrency int
 }
 
@@ -86,8 +86,15 @@ type Provider struct {
 	opts    Options
 	regions map[string]bool
 
-	instances  *compute.InstancesClient
-	operations *compute.ZoneOperationsClient
+	instances    *compute.InstancesClient
+	operations   *compute.ZoneOperationsClient
+	regionsAPI   *compute.RegionsClient
+	projects     *compute.ProjectsClient
+	machineTypes *compute.MachineTypesClient
+
+	// lists counts the machine type lists Capacity runs, which may
+	// outlive it (see zoneOffering).
+	lists sync.WaitGroup
 
 	// deleting holds the "zone/name" of instances this process is
 	// deleting. A spot VM that GCE is stopping or has stopped is preempted
@@ -116,23 +123,45 @@ func New(ctx context.Context, cfg *schema.GCP, cat *catalog.Catalog, opts Option
 		clientOpts = append(clientOpts, option.WithEndpoint(opts.Endpoint))
 	}
 	clientOpts = append(clientOpts, opts.ClientOptions...)
-	instances, err := compute.NewInstancesRESTClient(ctx, clientOpts...)
-	if err != nil {
-		return nil, fmt.Errorf("gcp: creating the instances client, %w", err)
-	}
-	operations, err := compute.NewZoneOperationsRESTClient(ctx, clientOpts...)
-	if err != nil {
-		instances.Close()
-		return nil, fmt.Errorf("gcp: creating the zone operations client, %w", err)
-	}
 	p := &Provider{
-		cfg:        *cfg,
-		cat:        cat,
-		opts:       opts,
-		regions:    map[string]bool{},
-		instances:  instances,
-		operations: operations,
-		deleting:   map[string]bool{},
+		cfg:      *cfg,
+		cat:      cat,
+		opts:     opts,
+		regions:  map[string]bool{},
+		deleting: map[string]bool{},
+	}
+	// Each client is closed again if a later one cannot be made.
+	var made []interface{ Close() error }
+	client := func(what string, err error, c interface{ Close() error }) error {
+		if err != nil {
+			for _, c := range made {
+				c.Close()
+			}
+			return fmt.Errorf("gcp: creating the %s client, %w", what, err)
+		}
+		made = append(made, c)
+		return nil
+	}
+	var err error
+	p.instances, err = compute.NewInstancesRESTClient(ctx, clientOpts...)
+	if err := client("instances", err, p.instances); err != nil {
+		return nil, err
+	}
+	p.operations, err = compute.NewZoneOperationsRESTClient(ctx, clientOpts...)
+	if err := client("zone operations", err, p.operations); err != nil {
+		return nil, err
+	}
+	p.regionsAPI, err = compute.NewRegionsRESTClient(ctx, clientOpts...)
+	if err := client("regions", err, p.regionsAPI); err != nil {
+		return nil, err
+	}
+	p.projects, err = compute.NewProjectsRESTClient(ctx, clientOpts...)
+	if err := client("projects", err, p.projects); err != nil {
+		return nil, err
+	}
+	p.machineTypes, err = compute.NewMachineTypesRESTClient(ctx, clientOpts...)
+	if err := client("machine types", err, p.machineTypes); err != nil {
+		return nil, err
 	}
 	for _, r := range cfg.Regions {
 		p.regions[r] = true
@@ -140,9 +169,11 @@ func New(ctx context.Context, cfg *schema.GCP, cat *catalog.Catalog, opts Option
 	return p, nil
 }
 
-// Close releases the SDK clients' connections.
+// Close releases the SDK clients' connections, once any list Capacity gave
+// up on has ended its request.
 func (p *Provider) Close() error {
-	return errors.Join(p.instances.Close(), p.operations.Close())
+	p.lists.Wait()
+	return errors.Join(p.instances.Close(), p.operations.Close(), p.regionsAPI.Close(), p.projects.Close(), p.machineTypes.Close())
 }
 
 // Name is "gcp".

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -108,6 +109,8 @@ func TestRawBadInput(t *testing.T) {
 	const aggregated = "/compute/v1/projects/gpufleet-test/aggregated/instances"
 	valid := `{"name":"x","machineType":"g2-standard-4","disks":[{"initializeParams":{"sourceImage":"projects/debian-cloud/global/images/family/debian-12"}}]}`
 	otherToken := encodeCursor(cursor{Zone: zone, Name: "present", Query: 1})
+	const machineTypes = "/compute/v1/projects/gpufleet-test/zones/us-central1-a/machineTypes"
+	otherZoneToken := encodeCursor(cursor{Zone: "us-central1-b", Name: "g2-standard-4", Query: fnvOf("/compute/v1/projects/gpufleet-test/zones/us-central1-b/machineTypes\x00")})
 
 	tests := []struct {
 		name, method, path, body string
@@ -141,6 +144,15 @@ func TestRawBadInput(t *testing.T) {
 		{"orderBy", "GET", aggregated + "?orderBy=name", "", 400, "invalid", ""},
 		{"unknown operation", "GET", "/compute/v1/projects/gpufleet-test/zones/us-central1-a/operations/nope", "", 404, "notFound", ""},
 		{"wait in an unknown zone", "POST", "/compute/v1/projects/gpufleet-test/zones/nowhere/operations/nope/wait", "", 404, "notFound", ""},
+		{"unknown region", "GET", "/compute/v1/projects/gpufleet-test/regions/mars-central1", "", 404, "notFound", "The resource 'projects/gpufleet-test/regions/mars-central1' was not found"},
+		{"a project no id can name", "GET", "/compute/v1/projects/Not_A_Project", "", 404, "notFound", "The resource 'projects/Not_A_Project' was not found"},
+		{"POST on a region", "POST", "/compute/v1/projects/gpufleet-test/regions/us-central1", "{}", 404, "notFound", ""},
+		{"machine types of an unknown zone", "GET", "/compute/v1/projects/gpufleet-test/zones/atlantis-1a/machineTypes", "", 404, "notFound", "The resource 'projects/gpufleet-test/zones/atlantis-1a' was not found"},
+		{"unknown machine type", "GET", machineTypes + "/n9-giant-1", "", 404, "notFound", "The resource 'projects/gpufleet-test/zones/us-central1-a/machineTypes/n9-giant-1' was not found"},
+		{"machine types filtered on labels", "GET", machineTypes + "?filter=labels.a%3Db", "", 400, "invalid", "Invalid value for field 'filter': 'labels.a=b'. Invalid list filter expression."},
+		{"machine types, maxResults too large", "GET", machineTypes + "?maxResults=501", "", 400, "invalid", ""},
+		{"machine types, page token of another zone", "GET", machineTypes + "?pageToken=" + otherZoneToken, "", 400, "invalid", ""},
+		{"aggregated machine types, garbage page token", "GET", "/compute/v1/projects/gpufleet-test/aggregated/machineTypes?pageToken=bm90LWpzb24", "", 400, "invalid", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -172,6 +184,13 @@ func TestRawBadInput(t *testing.T) {
 	if n := len(f.world.List("gcp", nil)); n != 1 {
 		t.Errorf("bad requests changed the world: %d instances", n)
 	}
+}
+
+// fnvOf is queryHash's hash of a collection and filter.
+func fnvOf(s string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(s))
+	return h.Sum32()
 }
 
 // TestRecoveryAnswersInGCEShape shows the last line of defence: a handler
@@ -208,6 +227,11 @@ func FuzzServe(f *testing.F) {
 		{"GET", "/compute/v1/projects/p/aggregated/instances?pageToken=eyJ6IjoiIiwibiI6IiJ9", ""},
 		{"POST", "/compute/v1/projects/p/zones/us-central1-a/operations/x/wait", ""},
 		{"GET", "/compute/v1/projects/p/zones/us-central1-a/operations/x", ""},
+		{"GET", "/compute/v1/projects/p/regions/us-central1", ""},
+		{"GET", "/compute/v1/projects/p", ""},
+		{"GET", "/compute/v1/projects/p/zones/us-central1-a/machineTypes?maxResults=2&filter=name%20%3D%20g2-standard-4", ""},
+		{"GET", "/compute/v1/projects/p/zones/us-central1-a/machineTypes/a3-highgpu-8g", ""},
+		{"GET", "/compute/v1/projects/p/aggregated/machineTypes?maxResults=3", ""},
 	}
 	for _, s := range seeds {
 		f.Add(s.method, s.path, s.body)

@@ -1,6 +1,7 @@
 package gcesim
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -119,11 +120,36 @@ type faultContext struct {
 	Project, Zone, Region string
 	Type                  sim.InstanceType
 	Spot                  bool
+	// Permission is the IAM permission the call needs and Resource what
+	// it is needed on, as a denial names them.
+	Permission, Resource string
+}
+
+// The reasons a fault's Code can name to have a call denied, whatever the
+// fault's kind: forbidden is a principal without the call's IAM
+// permission, insufficientPermissions a token without the scope.
+const (
+	reasonForbidden               = "forbidden"
+	reasonInsufficientPermissions = "insufficientPermissions"
+)
+
+// denied is GCE's 403 for a call the caller may not make, e.g. "Required
+// 'compute.regions.get' permission for 'projects/p/regions/us-central1'".
+func denied(reason string, fc faultContext) *apiError {
+	msg := "Request had insufficient authentication scopes."
+	if reason == reasonForbidden {
+		msg = "The caller does not have permission"
+		if fc.Permission != "" {
+			msg = fmt.Sprintf("Required '%s' permission for '%s'", fc.Permission, cmp.Or(fc.Resource, "projects/"+fc.Project))
+		}
+	}
+	return &apiError{Status: http.StatusForbidden, Reason: reason, Message: msg}
 }
 
 // syncError renders a world error as GCE's HTTP error. A fault's Code is
 // the reason to answer with, or, when it is a number, the HTTP status (so a
-// server-error fault can be a 503 that the SDK retries).
+// server-error fault can be a 503 that the SDK retries). A denial's reason
+// (forbidden, insufficientPermissions) is answered as GCE denies a call.
 func (s *Server) syncError(e *sim.Error, fc faultContext) *apiError {
 	base, ok := syncErrors[e.Kind]
 	if !ok {
@@ -136,6 +162,9 @@ func (s *Server) syncError(e *sim.Error, fc faultContext) *apiError {
 		} else {
 			out.Reason = e.Code
 		}
+	}
+	if out.Reason == reasonForbidden || out.Reason == reasonInsufficientPermissions {
+		return denied(out.Reason, fc)
 	}
 	switch e.Kind {
 	case sim.KindThrottled:

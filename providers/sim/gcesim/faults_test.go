@@ -83,6 +83,78 @@ func TestSynchronousFaults(t *testing.T) {
 			status: 403, reason: "rateLimitExceeded", message: "Rate Limit Exceeded",
 		},
 		{
+			name:  "denied regions.get",
+			fault: sim.Fault{Kind: sim.FaultServerError, Code: "forbidden", Op: OpRegionGet},
+			call: func(f *fixture) error {
+				_, err := f.regions.Get(ctx, &computepb.GetRegionRequest{Project: project, Region: "us-central1"})
+				return err
+			},
+			status: 403, reason: "forbidden", message: "Required 'compute.regions.get' permission for 'projects/gpufleet-test/regions/us-central1'",
+		},
+		{
+			name:  "denied projects.get",
+			fault: sim.Fault{Kind: sim.FaultServerError, Code: "forbidden", Op: OpProjectGet},
+			call: func(f *fixture) error {
+				_, err := f.projects.Get(ctx, &computepb.GetProjectRequest{Project: project})
+				return err
+			},
+			status: 403, reason: "forbidden", message: "Required 'compute.projects.get' permission for 'projects/gpufleet-test'",
+		},
+		{
+			name:  "denied machineTypes.list",
+			fault: sim.Fault{Kind: sim.FaultServerError, Code: "forbidden", Op: OpMachineTypesList},
+			call: func(f *fixture) error {
+				_, err := f.types.List(ctx, &computepb.ListMachineTypesRequest{Project: project, Zone: zone}).Next()
+				return err
+			},
+			status: 403, reason: "forbidden", message: "Required 'compute.machineTypes.list' permission for 'projects/gpufleet-test'",
+		},
+		{
+			name:  "denied instances.insert",
+			fault: sim.Fault{Kind: sim.FaultThrottle, Code: "forbidden", Op: OpInsert},
+			call: func(f *fixture) error {
+				_, err := f.instances.Insert(ctx, vm{name: "x"}.request())
+				return err
+			},
+			status: 403, reason: "forbidden", message: "Required 'compute.instances.create' permission for 'projects/gpufleet-test/zones/us-central1-a/instances/x'",
+		},
+		{
+			name:  "token without the scope",
+			fault: sim.Fault{Kind: sim.FaultServerError, Code: "insufficientPermissions", Op: OpMachineTypesAggregatedList},
+			call: func(f *fixture) error {
+				_, err := f.types.AggregatedList(ctx, &computepb.AggregatedListMachineTypesRequest{Project: project}).Next()
+				return err
+			},
+			status: 403, reason: "insufficientPermissions", message: "Request had insufficient authentication scopes.",
+		},
+		{
+			name:  "throttled regions.get",
+			fault: sim.Fault{Kind: sim.FaultThrottle, Op: OpRegionGet, Region: "europe-west4"},
+			call: func(f *fixture) error {
+				_, err := f.regions.Get(ctx, &computepb.GetRegionRequest{Project: project, Region: "europe-west4"})
+				return err
+			},
+			status: 403, reason: "rateLimitExceeded", message: "Rate Limit Exceeded",
+		},
+		{
+			name:  "throttled projects.get",
+			fault: sim.Fault{Kind: sim.FaultThrottle, Op: OpProjectGet},
+			call: func(f *fixture) error {
+				_, err := f.projects.Get(ctx, &computepb.GetProjectRequest{Project: project})
+				return err
+			},
+			status: 403, reason: "rateLimitExceeded", message: "Rate Limit Exceeded",
+		},
+		{
+			name:  "throttled machine types of one zone",
+			fault: sim.Fault{Kind: sim.FaultThrottle, Op: OpMachineTypesList, Zone: zone},
+			call: func(f *fixture) error {
+				_, err := f.types.List(ctx, &computepb.ListMachineTypesRequest{Project: project, Zone: zone}).Next()
+				return err
+			},
+			status: 403, reason: "rateLimitExceeded", message: "Rate Limit Exceeded",
+		},
+		{
 			name: "unknown zone",
 			call: func(f *fixture) error {
 				_, err := f.instances.Insert(ctx, vm{name: "x", zone: "mars-central1-a"}.request())

@@ -24,28 +24,45 @@ type condition struct {
 // asked for only when a condition needs it, as it costs a look at the
 // instance's operation.
 func (f filter) matches(inst *sim.Instance, status func() string) bool {
-	for _, c := range f {
-		var value string
-		present := true
+	return f.match(func(c condition) (string, bool) {
 		switch c.Field {
 		case "labels":
-			value, present = inst.Tags[c.Label]
+			v, ok := inst.Tags[c.Label]
+			return v, ok
 		case "status":
-			value = status()
-		case "name":
-			value = inst.Name
+			return status(), true
 		}
+		return inst.Name, true
+	})
+}
+
+// only reports whether every condition compares one field, for resources
+// that have no other.
+func (f filter) only(field string) bool {
+	for _, c := range f {
+		if c.Field != field {
+			return false
+		}
+	}
+	return true
+}
+
+// match reports whether a resource passes every condition, given the
+// value of a condition's field and whether the resource has it.
+func (f filter) match(value func(condition) (string, bool)) bool {
+	for _, c := range f {
+		v, present := value(c)
 		switch c.Op {
 		case ":*":
 			if !present {
 				return false
 			}
 		case "=":
-			if !present || value != c.Value {
+			if !present || v != c.Value {
 				return false
 			}
 		case "!=":
-			if present && value == c.Value {
+			if present && v == c.Value {
 				return false
 			}
 		}

@@ -34,6 +34,9 @@ type fixture struct {
 	url        string
 	instances  *compute.InstancesClient
 	operations *compute.ZoneOperationsClient
+	regions    *compute.RegionsClient
+	projects   *compute.ProjectsClient
+	types      *compute.MachineTypesClient
 }
 
 func newFixture(t *testing.T, cfg sim.Config, opts Options) *fixture {
@@ -61,12 +64,28 @@ func newFixture(t *testing.T, cfg sim.Config, opts Options) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { operations.Close() })
+	regions, err := compute.NewRegionsRESTClient(ctx, clientOpts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { regions.Close() })
+	projects, err := compute.NewProjectsRESTClient(ctx, clientOpts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { projects.Close() })
+	types, err := compute.NewMachineTypesRESTClient(ctx, clientOpts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { types.Close() })
 	t.Cleanup(func() {
 		if n := srv.panics.Load(); n != 0 {
 			t.Errorf("%d requests reached the panic recovery", n)
 		}
 	})
-	return &fixture{world: world, clock: clock, server: srv, url: ts.URL, instances: instances, operations: operations}
+	return &fixture{world: world, clock: clock, server: srv, url: ts.URL, instances: instances, operations: operations,
+		regions: regions, projects: projects, types: types}
 }
 
 // vm describes an instance to insert; the zero value is a valid on-demand

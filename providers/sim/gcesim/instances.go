@@ -28,7 +28,8 @@ func (s *Server) insert(w http.ResponseWriter, r *http.Request, project, zone st
 	if invalid == nil {
 		spec, typ, invalid = s.launchSpec(project, zone, resource)
 	}
-	fc := faultContext{Project: project, Zone: zone, Region: s.region(zone), Type: typ, Spot: spec.Market == catalog.Spot}
+	fc := faultContext{Project: project, Zone: zone, Region: s.region(zone), Type: typ, Spot: spec.Market == catalog.Spot,
+		Permission: permissions[OpInsert], Resource: scope(project, zone) + "/instances/" + resource.GetName()}
 	out, err := s.intercept(r.Context(), sim.Call{Op: OpInsert, Region: fc.Region, Zone: zone, InstanceType: spec.InstanceType})
 	if err != nil {
 		return err
@@ -84,7 +85,7 @@ func (s *Server) insert(w http.ResponseWriter, r *http.Request, project, zone st
 // operation), after checking the target.
 func (s *Server) interceptOn(r *http.Request, op, project, zone, name string) (sim.Outcome, error) {
 	inst, _ := s.lookup(project, zone, name)
-	fc := faultContext{Project: project, Zone: zone, Region: s.region(zone)}
+	fc := faultContext{Project: project, Zone: zone, Region: s.region(zone), Permission: permissions[op], Resource: scope(project, zone) + "/instances/" + name}
 	call := sim.Call{Op: op, Region: fc.Region, Zone: zone}
 	if inst != nil {
 		call.InstanceType = inst.InstanceType

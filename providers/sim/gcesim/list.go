@@ -49,7 +49,7 @@ func (s *Server) aggregatedList(w http.ResponseWriter, r *http.Request, project 
 		return err
 	}
 	if out.Err != nil {
-		return s.syncError(out.Err, faultContext{Project: project})
+		return s.syncError(out.Err, faultContext{Project: project, Permission: permissions[OpAggregatedList]})
 	}
 	if invalid != nil {
 		return invalid
@@ -115,7 +115,9 @@ func noResults(scope string) *computepb.Warning {
 	}
 }
 
-func parseListQuery(r *http.Request, project string) (listQuery, *apiError) {
+// parseListQuery reads a list request's parameters. A page token is valid
+// only for the collection and filter it was issued for.
+func parseListQuery(r *http.Request, collection string) (listQuery, *apiError) {
 	params := r.URL.Query()
 	q := listQuery{limit: maxResults}
 	if expr := params.Get("filter"); strings.TrimSpace(expr) != "" {
@@ -148,7 +150,7 @@ func parseListQuery(r *http.Request, project string) (listQuery, *apiError) {
 	}
 	if token := params.Get("pageToken"); token != "" {
 		c, ok := decodeCursor(token)
-		if !ok || c.Query != queryHash(r, project) {
+		if !ok || c.Query != queryHash(r, collection) {
 			return q, invalidField("pageToken", token, "")
 		}
 		q.after = &c
@@ -156,10 +158,11 @@ func parseListQuery(r *http.Request, project string) (listQuery, *apiError) {
 	return q, nil
 }
 
-// queryHash ties a page token to the project and filter it was issued for.
-func queryHash(r *http.Request, project string) uint32 {
+// queryHash ties a page token to the collection (a project's instances,
+// a zone's machine types) and filter it was issued for.
+func queryHash(r *http.Request, collection string) uint32 {
 	h := fnv.New32a()
-	h.Write([]byte(project + "\x00" + r.URL.Query().Get("filter")))
+	h.Write([]byte(collection + "\x00" + r.URL.Query().Get("filter")))
 	return h.Sum32()
 }
 

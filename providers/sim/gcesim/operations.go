@@ -14,7 +14,7 @@ const waitWorldTime = 2 * time.Minute
 
 // getOperation serves zoneOperations.get.
 func (s *Server) getOperation(w http.ResponseWriter, r *http.Request, project, zone, name string) error {
-	if err := s.operationCall(r, OpOperationGet, project, zone); err != nil {
+	if err := s.operationCall(r, OpOperationGet, project, zone, name); err != nil {
 		return err
 	}
 	op, err := s.operation(project, zone, name)
@@ -28,7 +28,7 @@ func (s *Server) getOperation(w http.ResponseWriter, r *http.Request, project, z
 // is DONE, after two minutes of world time, or after Options.WaitTimeout on
 // the real clock, whichever comes first.
 func (s *Server) waitOperation(w http.ResponseWriter, r *http.Request, project, zone, name string) error {
-	if err := s.operationCall(r, OpOperationWait, project, zone); err != nil {
+	if err := s.operationCall(r, OpOperationWait, project, zone, name); err != nil {
 		return err
 	}
 	until := s.world.Now().Add(waitWorldTime)
@@ -55,8 +55,8 @@ func (s *Server) waitOperation(w http.ResponseWriter, r *http.Request, project, 
 }
 
 // operationCall intercepts an operations call and checks its zone.
-func (s *Server) operationCall(r *http.Request, op, project, zone string) error {
-	fc := faultContext{Project: project, Zone: zone, Region: s.region(zone)}
+func (s *Server) operationCall(r *http.Request, op, project, zone, name string) error {
+	fc := faultContext{Project: project, Zone: zone, Region: s.region(zone), Permission: permissions[op], Resource: scope(project, zone) + "/operations/" + name}
 	out, err := s.intercept(r.Context(), sim.Call{Op: op, Region: fc.Region, Zone: zone})
 	if err != nil {
 		return err

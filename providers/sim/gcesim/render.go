@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
-	"hash/fnv"
 	"maps"
 	"regexp"
 	"slices"
@@ -170,11 +169,7 @@ func numericID(id string) uint64 {
 
 // operationID derives an operation's numeric id from its name, so that it
 // is stable across reads and restarts.
-func operationID(name string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(name))
-	return h.Sum64() >> 1
-}
+func operationID(name string) uint64 { return stableID(name) }
 
 // fingerprint stands in for GCE's labelFingerprint: it changes exactly when
 // the labels do.

@@ -26,7 +26,29 @@ const (
 	OpAggregatedList = "instances.aggregatedList"
 	OpOperationGet   = "zoneOperations.get"
 	OpOperationWait  = "zoneOperations.wait"
+
+	OpRegionGet                  = "regions.get"
+	OpProjectGet                 = "projects.get"
+	OpMachineTypeGet             = "machineTypes.get"
+	OpMachineTypesList           = "machineTypes.list"
+	OpMachineTypesAggregatedList = "machineTypes.aggregatedList"
 )
+
+// permissions is the IAM permission each operation needs, which a denial
+// names.
+var permissions = map[string]string{
+	OpInsert:                     "compute.instances.create",
+	OpGet:                        "compute.instances.get",
+	OpDelete:                     "compute.instances.delete",
+	OpAggregatedList:             "compute.instances.list",
+	OpOperationGet:               "compute.zoneOperations.get",
+	OpOperationWait:              "compute.zoneOperations.get",
+	OpRegionGet:                  "compute.regions.get",
+	OpProjectGet:                 "compute.projects.get",
+	OpMachineTypeGet:             "compute.machineTypes.get",
+	OpMachineTypesList:           "compute.machineTypes.list",
+	OpMachineTypesAggregatedList: "compute.machineTypes.list",
+}
 
 // cloud is the world's name for Compute Engine.
 const cloud = catalog.GCP
@@ -114,6 +136,16 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) error {
 	}
 	project := seg[1]
 	switch {
+	case len(seg) == 2 && r.Method == http.MethodGet:
+		return s.getProject(w, r, project)
+	case len(seg) == 4 && seg[2] == "regions" && r.Method == http.MethodGet:
+		return s.getRegion(w, r, project, seg[3])
+	case len(seg) == 4 && seg[2] == "aggregated" && seg[3] == "machineTypes" && r.Method == http.MethodGet:
+		return s.aggregatedMachineTypes(w, r, project)
+	case len(seg) == 5 && seg[2] == "zones" && seg[4] == "machineTypes" && r.Method == http.MethodGet:
+		return s.listMachineTypes(w, r, project, seg[3])
+	case len(seg) == 6 && seg[2] == "zones" && seg[4] == "machineTypes" && r.Method == http.MethodGet:
+		return s.getMachineType(w, r, project, seg[3], seg[5])
 	case len(seg) == 4 && seg[2] == "aggregated" && seg[3] == "instances" && r.Method == http.MethodGet:
 		return s.aggregatedList(w, r, project)
 	case len(seg) == 5 && seg[2] == "zones" && seg[4] == "instances" && r.Method == http.MethodPost:

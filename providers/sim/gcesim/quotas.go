@@ -1,0 +1,121 @@
+package gcesim
+
+import (
+	"fmt"
+	"hash/fnv"
+	"net/http"
+
+	"cloud.google.com/go/compute/apiv1/computepb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/schema/catalog"
+)
+
+// GCE reports the quotas of a region on the region resource and the
+// project-wide ones (GPUS_ALL_REGIONS among them) on the project resource,
+// each as {metric, limit, usage}. The world keeps one set of quotas for
+// every project, so any project reads the same ones.
+
+// epoch is the creation time GCE gives the resources that have always
+// existed: regions and machine types.
+const epoch = "1969-12-31T16:00:00.000-08:00"
+
+// projectCreated is the creation time of every emulated project.
+const projectCreated = "2024-01-01T00:00:00.000-08:00"
+
+// getRegion serves regions.get: the region's zones and its regional quotas
+// with what pending and running instances use of them.
+func (s *Server) getRegion(w http.ResponseWriter, r *http.Request, project, region string) error {
+	resource := "projects/" + project + "/regions/" + region
+	fc := faultContext{Project: project, Region: region, Permission: permissions[OpRegionGet], Resource: resource}
+	out, err := s.intercept(r.Context(), sim.Call{Op: OpRegionGet, Region: region})
+	if err != nil {
+		return err
+	}
+	if out.Err != nil {
+		return s.syncError(out.Err, fc)
+	}
+	reg, ok := s.world.Region(cloud, region)
+	if !ok {
+		return notFound(resource)
+	}
+	resp := &computepb.Region{
+		Kind:              proto.String("compute#region"),
+		Id:                proto.Uint64(stableID(region)),
+		CreationTimestamp: proto.String(epoch),
+		Name:              proto.String(region),
+		Description:       proto.String(region),
+		Status:            proto.String("UP"),
+		SelfLink:          proto.String(apiBase + resource),
+		SupportsPzs:       proto.Bool(false),
+		Quotas:            s.quotas(region, catalog.RegionScope),
+	}
+	for _, z := range reg.Zones {
+		resp.Zones = append(resp.Zones, zoneURL(project, z))
+	}
+	return writeProto(w, resp)
+}
+
+// getProject serves projects.get: the project with its global quotas.
+func (s *Server) getProject(w http.ResponseWriter, r *http.Request, project string) error {
+	resource := "projects/" + project
+	fc := faultContext{Project: project, Permission: permissions[OpProjectGet], Resource: resource}
+	out, err := s.intercept(r.Context(), sim.Call{Op: OpProjectGet})
+	if err != nil {
+		return err
+	}
+	if out.Err != nil {
+		return s.syncError(out.Err, fc)
+	}
+	if !nameRE.MatchString(project) {
+		// Project ids are lower-case words like instance names; a path
+		// that cannot name one names nothing.
+		return notFound(resource)
+	}
+	// A project number has twelve digits.
+	number := stableID(project)%900_000_000_000 + 100_000_000_000
+	resp := &computepb.Project{
+		Kind:                  proto.String("compute#project"),
+		Id:                    proto.Uint64(number),
+		Name:                  proto.String(project),
+		CreationTimestamp:     proto.String(projectCreated),
+		SelfLink:              proto.String(apiBase + resource),
+		DefaultServiceAccount: proto.String(fmt.Sprintf("%d-compute@developer.gserviceaccount.com", number)),
+		DefaultNetworkTier:    proto.String("PREMIUM"),
+		XpnProjectStatus:      proto.String("UNSPECIFIED_XPN_PROJECT_STATUS"),
+		VmDnsSetting:          proto.String("ZONAL_ONLY"),
+		CommonInstanceMetadata: &computepb.Metadata{
+			Kind:        proto.String("compute#metadata"),
+			Fingerprint: proto.String(fingerprint(nil)),
+		},
+		Quotas: s.quotas("", catalog.GlobalScope),
+	}
+	return writeProto(w, resp)
+}
+
+// quotas renders the world's quotas of one scope: a region's, or with
+// region "" the global ones. GCE reports both limit and usage as numbers,
+// usage 0 included.
+func (s *Server) quotas(region string, scope catalog.QuotaScope) []*computepb.Quota {
+	var out []*computepb.Quota
+	for _, q := range s.world.Quotas(cloud, region) {
+		if q.Scope != scope {
+			continue
+		}
+		out = append(out, &computepb.Quota{
+			Metric: proto.String(q.Name),
+			Limit:  proto.Float64(float64(q.Limit)),
+			Usage:  proto.Float64(float64(q.Used)),
+		})
+	}
+	return out
+}
+
+// stableID is a numeric id derived from a name, the same on every read and
+// restart.
+func stableID(name string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return h.Sum64() >> 1
+}
