@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -209,11 +210,11 @@ func (r *run) handleCreateError(a planner.Action, err error) bool {
 		if r.zoneAlreadyDry(a.Offer) {
 			for _, o := range r.offers {
 				if o.Cloud == a.Offer.Cloud && o.Region == a.Offer.Region && o.InstanceType == a.Offer.InstanceType && o.Market == a.Offer.Market {
-					r.state.Block(o.OfferKey, reason+" in two zones of the region", until)
+					r.runOut(o.OfferKey, reason+" in two zones of the region", until)
 				}
 			}
 		}
-		r.state.Block(a.Offer, reason, until)
+		r.runOut(a.Offer, reason, until)
 		// The next try on this offer gets a fresh token: a cloud may answer
 		// the old one with the old failure (GCE replays an operation for
 		// its requestId).
@@ -243,10 +244,33 @@ func (r *run) handleCreateError(a planner.Action, err error) bool {
 	return false
 }
 
+// runOut records an offer that ran out of capacity: capped at the nodes it
+// holds of gpufleet's, when it holds some, for they show what it had;
+// blocked otherwise. The caller holds r.mu.
+func (r *run) runOut(k planner.OfferKey, reason string, until time.Time) {
+	held := 0
+	for _, inst := range r.observed {
+		if inst.OfferKey == k && inst.State.Live() {
+			held++
+		}
+	}
+	if held == 0 {
+		r.state.Block(k, reason, until)
+		return
+	}
+	r.state.Cap(k, held, fmt.Sprintf("%s after %d nodes", reason, held), until)
+	r.log.Warn("offer out of capacity; capped at what it holds", "offer", k.String(), "nodes", held, "until", until)
+}
+
 // zoneAlreadyDry reports whether another zone of the offer's region is
 // blocklisted for the same type and market. The caller holds r.mu.
 func (r *run) zoneAlreadyDry(k planner.OfferKey) bool {
 	for _, b := range r.state.Active(r.now) {
+		if b.Cloud == k.Cloud && b.Region == k.Region && b.Zone != k.Zone && b.InstanceType == k.InstanceType && b.Market == k.Market {
+			return true
+		}
+	}
+	for b := range r.state.Learned(r.now) {
 		if b.Cloud == k.Cloud && b.Region == k.Region && b.Zone != k.Zone && b.InstanceType == k.InstanceType && b.Market == k.Market {
 			return true
 		}

@@ -57,3 +57,30 @@ func (r *run) readCapacity(ctx context.Context) error {
 	}
 	return nil
 }
+
+// withLearnedCapacity is the offers with what the blocklist learned of
+// their capacity: an offer that ran out holding n nodes has room for n,
+// less what runs there now.
+func (r *run) withLearnedCapacity() []planner.Offer {
+	learned := r.state.Learned(r.now)
+	if len(learned) == 0 {
+		return r.offers
+	}
+	live := map[planner.OfferKey]int{}
+	for _, inst := range r.observed {
+		if inst.State.Live() {
+			live[inst.OfferKey]++
+		}
+	}
+	offers := slices.Clone(r.offers)
+	for i := range offers {
+		o := &offers[i]
+		if n, ok := learned[o.OfferKey]; ok {
+			room := max(0, n-live[o.OfferKey])
+			if o.Available == planner.Unlimited || room < o.Available {
+				o.Available = room
+			}
+		}
+	}
+	return offers
+}

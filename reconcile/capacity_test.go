@@ -61,3 +61,77 @@ fleets: ml: {
 		t.Error("the run never asked for capacity")
 	}
 }
+
+// A stock-out after some nodes launched caps the offer at what it held, for
+// the blocklist period, rather than blocking it: the nodes there stay, and
+// the next run, too, plans no more there.
+func TestAStockOutCapsTheOfferAtWhatItHeld(t *testing.T) {
+	const fleet = `package gpufleet
+
+fleets: ml: {
+	owner: "ml-team"
+	workloads: infer: {gpu: {model: "L4", perNode: 1}, nodes: 3}
+}
+`
+	e := newFakeEnv(t, fleet)
+	e.gcp.NextCreateErr(nil, nil, fake.Err(providers.KindCapacity))
+	res, err := e.run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entry *struct {
+		offer    string
+		capacity int
+	}
+	for _, b := range res.Blocklist {
+		if b.Offer == gcpCentralA.String() {
+			entry = &struct {
+				offer    string
+				capacity int
+			}{b.Offer, b.Capacity}
+		}
+	}
+	if entry == nil || entry.capacity != 2 {
+		t.Fatalf("blocklist %+v, want %s capped at the 2 nodes it held", res.Blocklist, gcpCentralA)
+	}
+	onA := func() int {
+		n := 0
+		for _, inst := range e.gcp.Instances() {
+			if inst.OfferKey == gcpCentralA {
+				n++
+			}
+		}
+		return n
+	}
+	if n := onA(); n != 2 {
+		t.Errorf("%d nodes on %s, want the 2 that launched", n, gcpCentralA)
+	}
+	e.gcp.ResetCalls()
+	res, err = e.run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range e.gcp.CallsTo(fake.MethodCreate) {
+		if c.Offer == gcpCentralA {
+			t.Errorf("the next run created on %s again: %v", gcpCentralA, e.mutations())
+		}
+	}
+	if n := onA(); n != 2 {
+		t.Errorf("after the next run %d nodes on %s, want 2", n, gcpCentralA)
+	}
+	// One of them goes: the offer had room for two, so a third run may put
+	// one back there, where a blocked offer would take none.
+	for _, inst := range e.gcp.Instances() {
+		if inst.OfferKey == gcpCentralA {
+			e.gcp.Remove(inst.ID)
+			break
+		}
+	}
+	e.gcp.ResetCalls()
+	if _, err := e.run(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := onA(); n != 2 {
+		t.Errorf("after one left, %d nodes on %s, want it refilled to the 2 it held: %v", n, gcpCentralA, e.mutations())
+	}
+}

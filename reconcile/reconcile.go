@@ -370,7 +370,7 @@ func (r *run) plan(ctx context.Context) error {
 
 func (r *run) replan() error {
 	in := planner.NewInput(r.repo, r.opts.Catalog)
-	in.Offers = r.offers
+	in.Offers = r.withLearnedCapacity()
 	in.Observed = r.observed
 	in.Blocked = r.state.Active(r.now)
 	in.Quotas = r.quotas

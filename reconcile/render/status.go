@@ -77,7 +77,11 @@ func StatusMarkdown(statuses map[string]*status.FleetStatus, stopped []string, s
 		if len(st.Blocklist) > 0 {
 			b.WriteString("\nBlocklisted offers:\n")
 			for _, bl := range st.Blocklist {
-				fmt.Fprintf(&b, "- `%s` until %s: %s\n", bl.Offer, bl.Until.UTC().Format("2006-01-02 15:04 MST"), bl.Reason)
+				held := ""
+				if bl.Capacity > 0 {
+					held = fmt.Sprintf(" (no more than the %d nodes it holds)", bl.Capacity)
+				}
+				fmt.Fprintf(&b, "- `%s` until %s%s: %s\n", bl.Offer, bl.Until.UTC().Format("2006-01-02 15:04 MST"), held, bl.Reason)
 			}
 		}
 		if len(st.LastActions) > 0 {

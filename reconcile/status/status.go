@@ -119,11 +119,14 @@ type ActionResult struct {
 	Error    string             `json:"error,omitempty"`
 }
 
-// BlockedOffer is an offer to avoid until a time.
+// BlockedOffer is an offer to avoid until a time: entirely, or, when
+// Capacity is set, beyond that many nodes. A pool that ran out after some
+// nodes launched holds what it held, learned capacity, rather than none.
 type BlockedOffer struct {
-	Offer  string    `json:"offer"`
-	Reason string    `json:"reason"`
-	Until  time.Time `json:"until"`
+	Offer    string    `json:"offer"`
+	Reason   string    `json:"reason"`
+	Until    time.Time `json:"until"`
+	Capacity int       `json:"capacity,omitempty"`
 }
 
 // RepoState is status/gpufleet.json: what outlives a run.
@@ -144,11 +147,12 @@ type RetiredToken struct {
 	Until time.Time `json:"until"`
 }
 
-// active returns the blocklist entries still in force.
+// Active returns the offers blocked entirely, of the entries still in
+// force.
 func (s *RepoState) Active(now time.Time) []planner.OfferKey {
 	var out []planner.OfferKey
 	for _, b := range s.Blocklist {
-		if now.Before(b.Until) {
+		if now.Before(b.Until) && b.Capacity == 0 {
 			if k, err := planner.ParseOfferKey(b.Offer); err == nil {
 				out = append(out, k)
 			}
@@ -157,13 +161,41 @@ func (s *RepoState) Active(now time.Time) []planner.OfferKey {
 	return out
 }
 
-// block adds or extends a blocklist entry.
+// Learned returns the capacity learned of offers, of the entries still in
+// force: the most nodes each held when it ran out.
+func (s *RepoState) Learned(now time.Time) map[planner.OfferKey]int {
+	out := map[planner.OfferKey]int{}
+	for _, b := range s.Blocklist {
+		if now.Before(b.Until) && b.Capacity > 0 {
+			if k, err := planner.ParseOfferKey(b.Offer); err == nil {
+				out[k] = b.Capacity
+			}
+		}
+	}
+	return out
+}
+
+// Cap records that an offer ran out holding nodes: until then it is planned
+// with room for that many and no more. It replaces what the blocklist said
+// of the offer, which the run that saw it fill knows better.
+func (s *RepoState) Cap(offer planner.OfferKey, nodes int, reason string, until time.Time) {
+	for i := range s.Blocklist {
+		if s.Blocklist[i].Offer == offer.String() {
+			s.Blocklist[i] = BlockedOffer{Offer: offer.String(), Reason: reason, Until: until, Capacity: nodes}
+			return
+		}
+	}
+	s.Blocklist = append(s.Blocklist, BlockedOffer{Offer: offer.String(), Reason: reason, Until: until, Capacity: nodes})
+}
+
+// Block adds or extends a blocklist entry: no new node on the offer.
 func (s *RepoState) Block(offer planner.OfferKey, reason string, until time.Time) {
 	for i := range s.Blocklist {
 		if s.Blocklist[i].Offer == offer.String() {
 			if until.After(s.Blocklist[i].Until) {
 				s.Blocklist[i].Until, s.Blocklist[i].Reason = until, reason
 			}
+			s.Blocklist[i].Capacity = 0
 			return
 		}
 	}
