@@ -231,6 +231,7 @@ func (p *planning) shortfall(w *workload, missing int) *Shortfall {
 			if b := p.blockedCandidates(w); b > 0 {
 				s.Message += fmt.Sprintf(" (%d offers blocklisted)", b)
 			}
+		case p.quotaHolds(w, s):
 		case spec.Gang() && bestRegion < spec.Nodes:
 			s.Cause = CauseGang
 			s.Message = fmt.Sprintf("no single region has room for all %d nodes together (at most %d)", spec.Nodes, bestRegion)

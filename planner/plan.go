@@ -25,10 +25,17 @@ type Input struct {
 	Blocked []OfferKey
 	Egress  []catalog.Egress
 	Prices  PriceInfo
+	// Learned is what offers that ran out of capacity held then: each has
+	// room for that many nodes, less what runs there now, until the entry
+	// expires (the caller keeps only those in force).
+	Learned map[OfferKey]int
 	// Quotas are the clouds' limits the offers count against (Offer.Quotas);
 	// a quota an offer names that is not here is not known, and not
 	// planned against.
 	Quotas []Quota
+	// noRaise marks the solve that prices a quota raise, which asks for no
+	// raises of its own.
+	noRaise bool
 }
 
 // PriceInfo says where a plan's prices came from.
@@ -61,8 +68,12 @@ type Plan struct {
 	// every workload.
 	BaselineMicros int64       `json:"baselineMicros"`
 	Fleets         []FleetPlan `json:"fleets"`
-	Warnings       []string    `json:"warnings,omitempty"`
-	Stats          SolveStats  `json:"stats"`
+	// Quotas are the cloud quotas the plan uses or finds full, and what it
+	// uses of them; a full one that holds the plan back carries the raise
+	// to ask for.
+	Quotas   []QuotaReport `json:"quotas,omitempty"`
+	Warnings []string      `json:"warnings,omitempty"`
+	Stats    SolveStats    `json:"stats"`
 }
 
 // SolveStats describes the work behind a plan.
@@ -160,6 +171,7 @@ const (
 	CauseGang     ShortfallCause = "gang"
 	CausePriority ShortfallCause = "priority"
 	CauseBudget   ShortfallCause = "budget"
+	CauseQuota    ShortfallCause = "quota"
 )
 
 // Shortfall is why a workload has fewer nodes than it asks for.

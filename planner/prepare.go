@@ -28,7 +28,12 @@ type planning struct {
 	// offer counts against them (quotas.go).
 	quotas      []*quotaState
 	offerQuotas [][]offerQuota
-	solves      int
+	// quotaPlanned, quotaFull and quotaRelevant are what the plan uses of
+	// each, whether it is full, and whether the fleets touch it at all.
+	quotaPlanned  []int64
+	quotaFull     []bool
+	quotaRelevant []bool
+	solves        int
 	// gangBudget is the work, in solves times arcs, each component's branch
 	// and bound may spend.
 	gangBudget int
@@ -136,6 +141,22 @@ func newPlanning(in Input) *planning {
 	}
 	for _, k := range in.Blocked {
 		p.blocked[k] = true
+	}
+	if len(in.Learned) > 0 {
+		live := map[OfferKey]int{}
+		for _, inst := range in.Observed {
+			if inst.State.Live() {
+				live[inst.OfferKey]++
+			}
+		}
+		for i := range p.offers {
+			o := &p.offers[i]
+			if n, ok := in.Learned[o.OfferKey]; ok {
+				if room := max(0, n-live[o.OfferKey]); o.Available == Unlimited || room < o.Available {
+					o.Available = room
+				}
+			}
+		}
 	}
 	for _, e := range in.Egress {
 		p.egress[e.Cloud] = e

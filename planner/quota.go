@@ -40,3 +40,26 @@ func quotaCounts(cat *catalog.Catalog, cloud, instanceType string, market catalo
 	}
 	return out
 }
+
+// UseOf is what the live instances among instances count against q, by
+// what the offers say their nodes count.
+func (q Quota) UseOf(offers []Offer, instances []Instance) int64 {
+	per := map[OfferKey]int64{}
+	for _, o := range offers {
+		if o.Cloud != q.Cloud || q.Region != "" && o.Region != q.Region {
+			continue
+		}
+		for _, c := range o.Quotas {
+			if c.Quota == q.Name {
+				per[o.OfferKey] = c.Per
+			}
+		}
+	}
+	var n int64
+	for _, inst := range instances {
+		if inst.State.Live() {
+			n += per[inst.OfferKey]
+		}
+	}
+	return n
+}

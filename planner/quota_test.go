@@ -120,3 +120,32 @@ func TestAQuotaCutDeletesNoRunningNode(t *testing.T) {
 		t.Errorf("placed %d, want the 3 that run", got)
 	}
 }
+
+// A full quota that holds workloads back is named in their shortfalls, and
+// the plan says what raising it would buy: a request ready to file.
+func TestAFullQuotaSaysWhatARaiseWouldBuy(t *testing.T) {
+	in := quotaFleet(3, 4)
+	in.Quotas = []Quota{pQuota(576, 96)} // 96 vCPUs used by others: 480 left
+	in.Quotas[0].Description = "Running On-Demand P instances"
+	plan := solve(t, in)
+	train := plan.Workload("ml", "train")
+	if train.Shortfall == nil || train.Shortfall.Cause != CauseQuota ||
+		train.Shortfall.Message != "held back by L-417A185B (Running On-Demand P instances) in us-east-1: limit 576 vCPUs, 96 in use by others" {
+		t.Errorf("train's shortfall: %+v", train.Shortfall)
+	}
+	if len(plan.Quotas) != 1 {
+		t.Fatalf("quota reports %+v, want the one quota", plan.Quotas)
+	}
+	r := plan.Quotas[0]
+	if !r.Full || r.Planned != 480 || r.Raise == nil {
+		t.Fatalf("report %+v, want it full at 480 with a raise", r)
+	}
+	// Without the quota: 3 H100 nodes and 4 A100 ones, 960 vCPUs, and the
+	// 96 others use.
+	if r.Raise.To != 1056 || r.Raise.ExtraNodes != 4 || len(r.Raise.Workloads) != 2 {
+		t.Errorf("raise %+v, want to 1056 for 4 more nodes of both workloads", r.Raise)
+	}
+	if r.Raise.SavingMicros >= 0 {
+		t.Errorf("raise saves %d, but 4 more nodes cost more", r.Raise.SavingMicros)
+	}
+}

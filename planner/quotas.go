@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"cmp"
+	"fmt"
 	"slices"
 
 	"github.com/gpufleet/gpufleet/planner/mcf"
@@ -33,6 +35,9 @@ type quotaState struct {
 	room int64
 	// binding says the candidates could use more than the room.
 	binding bool
+	// others is what the cloud counts that is not gpufleet's, and fixed
+	// what its nodes that must stay use.
+	others, fixed int64
 }
 
 // offerQuota is what one node of an offer counts against a quota of the
@@ -117,6 +122,7 @@ func (p *planning) prepareQuotas() {
 		if q.Used != UsedUnknown && q.Used > ours[i] {
 			others = q.Used - ours[i]
 		}
+		q.others, q.fixed = others, fixed[i]
 		q.room = max(0, max(q.Limit-others, ours[i])-fixed[i])
 		q.binding = potential[i] > q.room
 	}
@@ -232,4 +238,176 @@ func (c *component) shareQuotas() {
 	for i, qc := range c.classes {
 		c.classHi[i] = min(c.classHi[i], c.p.quotas[qc.quota].room/classes[qc.quota]/qc.per)
 	}
+}
+
+// QuotaReport is a quota the plan's workloads count against, and what the
+// plan makes of it.
+type QuotaReport struct {
+	Quota
+	// Planned is what the plan's nodes use of it, nodes that stay included.
+	Planned int64 `json:"planned"`
+	// Full says the plan leaves too little of it for one more node of any
+	// offer a workload could use there.
+	Full bool `json:"full,omitempty"`
+	// Raise, for a full quota that holds the plan back, is the increase to
+	// ask the cloud for.
+	Raise *QuotaRaise `json:"raise,omitempty"`
+}
+
+// QuotaRaise is a quota increase and what it would buy: the plan with the
+// quota out of the way.
+type QuotaRaise struct {
+	// To is the limit that plan needs.
+	To int64 `json:"to"`
+	// ExtraNodes it would place, and SavingMicros what it would save per
+	// hour (less than zero when the extra nodes cost more than the rest
+	// saves).
+	ExtraNodes   int   `json:"extraNodes"`
+	SavingMicros int64 `json:"savingMicros"`
+	// Workloads whose placement would change, "fleet/workload".
+	Workloads []string `json:"workloads"`
+}
+
+// quotaUse works out, once the flows are extracted, what the plan uses of
+// each quota and which are full, for the shortfalls to name.
+func (p *planning) quotaUse() {
+	if len(p.quotas) == 0 {
+		return
+	}
+	p.quotaPlanned = make([]int64, len(p.quotas))
+	p.quotaFull = make([]bool, len(p.quotas))
+	least := make([]int64, len(p.quotas))
+	relevant := make([]bool, len(p.quotas))
+	for _, w := range p.workloads {
+		for _, c := range w.candidates {
+			for _, oq := range p.offerQuotas[c.offer] {
+				relevant[oq.quota] = true
+				if least[oq.quota] == 0 || oq.per < least[oq.quota] {
+					least[oq.quota] = oq.per
+				}
+			}
+		}
+		for _, pl := range p.placements(w) {
+			i, ok := slices.BinarySearchFunc(p.offers, pl.Offer, func(o Offer, k OfferKey) int { return o.Compare(k) })
+			if !ok {
+				continue
+			}
+			for _, oq := range p.offerQuotas[i] {
+				relevant[oq.quota] = true
+				p.quotaPlanned[oq.quota] += oq.per * int64(pl.Count)
+			}
+		}
+	}
+	p.quotaRelevant = relevant
+	for i, q := range p.quotas {
+		movable := p.quotaPlanned[i] - q.fixed
+		p.quotaFull[i] = relevant[i] && least[i] > 0 && q.room-movable < least[i]
+	}
+}
+
+// heldBackBy returns a full quota one of the workload's candidates counts
+// against, if any: what keeps it from more nodes when nothing else does.
+func (p *planning) heldBackBy(w *workload) (*quotaState, bool) {
+	if p.quotaFull == nil {
+		return nil, false
+	}
+	for _, c := range w.candidates {
+		for _, oq := range p.offerQuotas[c.offer] {
+			if p.quotaFull[oq.quota] {
+				return p.quotas[oq.quota], true
+			}
+		}
+	}
+	return nil, false
+}
+
+// describe words a quota for a person: "L-417A185B (Running On-Demand P
+// instances) in us-east-1".
+func (q Quota) describe() string {
+	s := q.Name
+	if q.Description != "" {
+		s += " (" + q.Description + ")"
+	}
+	if q.Region == "" {
+		return s + " across all regions of " + q.Cloud
+	}
+	return s + " in " + q.Region
+}
+
+// reportQuotas lists the quotas the plan uses or finds full, and for each full one that
+// holds the plan back, the raise that would free it: the plan solved again
+// without the quota says how many more nodes, what saving, and what limit.
+func (p *planning) reportQuotas(plan *Plan) []QuotaReport {
+	var out []QuotaReport
+	for i, q := range p.quotas {
+		if !p.quotaRelevant[i] || p.quotaPlanned[i] == 0 && !p.quotaFull[i] {
+			continue
+		}
+		r := QuotaReport{Quota: q.Quota, Planned: p.quotaPlanned[i], Full: p.quotaFull[i]}
+		if r.Full && !p.in.noRaise {
+			r.Raise = p.raise(plan, i)
+		}
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b QuotaReport) int {
+		return compareQuotaKeys(quotaKey{a.Cloud, a.Region, a.Name}, quotaKey{b.Cloud, b.Region, b.Name})
+	})
+	return out
+}
+
+// raise solves the input again with quota i out of the way and says what
+// that plan would gain, or nil if nothing.
+func (p *planning) raise(plan *Plan, i int) *QuotaRaise {
+	in := p.in
+	in.noRaise = true
+	in.Quotas = slices.Clone(in.Quotas)
+	q := p.quotas[i]
+	for j := range in.Quotas {
+		if in.Quotas[j].Cloud == q.Cloud && in.Quotas[j].Region == q.Region && in.Quotas[j].Name == q.Name {
+			in.Quotas[j].Limit = 1 << 40
+		}
+	}
+	free, err := Solve(in)
+	if err != nil {
+		return nil
+	}
+	r := &QuotaRaise{SavingMicros: plan.CostMicros - free.CostMicros}
+	for fi, f := range free.Fleets {
+		for wi, w := range f.Workloads {
+			now := plan.Fleets[fi].Workloads[wi]
+			r.ExtraNodes += w.Placed - now.Placed
+			if w.Placed != now.Placed || w.CostMicros != now.CostMicros {
+				r.Workloads = append(r.Workloads, f.Name+"/"+w.Name)
+			}
+		}
+	}
+	if r.ExtraNodes <= 0 && r.SavingMicros <= 0 {
+		return nil
+	}
+	for _, fq := range free.Quotas {
+		if fq.Cloud == q.Cloud && fq.Region == q.Region && fq.Name == q.Name {
+			r.To = q.others + fq.Planned
+		}
+	}
+	return r
+}
+
+// compareQuotaKeys orders quotas by cloud, region and name.
+func compareQuotaKeys(a, b quotaKey) int {
+	return cmp.Or(cmp.Compare(a.cloud, b.cloud), cmp.Compare(a.region, b.region), cmp.Compare(a.name, b.name))
+}
+
+// quotaHolds fills in a shortfall that a full quota explains, and reports
+// whether one does.
+func (p *planning) quotaHolds(w *workload, s *Shortfall) bool {
+	q, ok := p.heldBackBy(w)
+	if !ok {
+		return false
+	}
+	s.Cause = CauseQuota
+	s.Message = fmt.Sprintf("held back by %s: limit %d %s", q.describe(), q.Limit, q.Unit)
+	if q.others > 0 {
+		s.Message += fmt.Sprintf(", %d in use by others", q.others)
+	}
+	return true
 }

@@ -60,13 +60,18 @@ func Solve(in Input) (*Plan, error) {
 	if err := p.enforceBudgets(comps, results); err != nil {
 		return nil, err
 	}
+	p.quotaUse()
 	total := componentResult{optimal: true}
 	for _, r := range results {
 		total.optimal = total.optimal && r.optimal
 		total.gapMicros += r.gapMicros
 		total.gapNodes += r.gapNodes
 	}
-	return p.assemble(total, len(comps)), nil
+	plan := p.assemble(total, len(comps))
+	if len(p.quotas) > 0 {
+		plan.Quotas = p.reportQuotas(plan)
+	}
+	return plan, nil
 }
 
 // reserveFixed lets nodes that must stay where they run use reservations

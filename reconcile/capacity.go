@@ -47,6 +47,13 @@ func (r *run) readCapacity(ctx context.Context) error {
 	slices.SortFunc(r.quotas, func(a, b planner.Quota) int {
 		return cmp.Or(cmp.Compare(a.Cloud, b.Cloud), cmp.Compare(a.Region, b.Region), cmp.Compare(a.Name, b.Name))
 	})
+	r.quotaOthers = make([]int64, len(r.quotas))
+	for i, q := range r.quotas {
+		r.quotaOthers[i] = planner.UsedUnknown
+		if q.Used != planner.UsedUnknown {
+			r.quotaOthers[i] = max(0, q.Used-q.UseOf(r.offers, r.observed))
+		}
+	}
 	// A zone the cloud answered for offers what it listed, and nothing
 	// else; of a zone it did not answer for, nothing is known.
 	for i := range r.offers {
@@ -58,29 +65,16 @@ func (r *run) readCapacity(ctx context.Context) error {
 	return nil
 }
 
-// withLearnedCapacity is the offers with what the blocklist learned of
-// their capacity: an offer that ran out holding n nodes has room for n,
-// less what runs there now.
-func (r *run) withLearnedCapacity() []planner.Offer {
-	learned := r.state.Learned(r.now)
-	if len(learned) == 0 {
-		return r.offers
-	}
-	live := map[planner.OfferKey]int{}
-	for _, inst := range r.observed {
-		if inst.State.Live() {
-			live[inst.OfferKey]++
+// quotasNow is the quotas read, with their use as it stands once the run
+// applied its changes: what others used when read, and what gpufleet runs
+// now. The status keeps them, so that a plan made from it (a pull
+// request's) plans within the same limits.
+func (r *run) quotasNow() []planner.Quota {
+	out := slices.Clone(r.quotas)
+	for i := range out {
+		if r.quotaOthers[i] != planner.UsedUnknown {
+			out[i].Used = r.quotaOthers[i] + out[i].UseOf(r.offers, r.observed)
 		}
 	}
-	offers := slices.Clone(r.offers)
-	for i := range offers {
-		o := &offers[i]
-		if n, ok := learned[o.OfferKey]; ok {
-			room := max(0, n-live[o.OfferKey])
-			if o.Available == planner.Unlimited || room < o.Available {
-				o.Available = room
-			}
-		}
-	}
-	return offers
+	return out
 }

@@ -106,6 +106,7 @@ type run struct {
 	// quotas are the clouds' limits, and capacityWarnings what of them
 	// could not be read (readCapacity).
 	quotas           []planner.Quota
+	quotaOthers      []int64
 	capacityWarnings []string
 	report           *planner.Report
 	result           Result
@@ -370,9 +371,10 @@ func (r *run) plan(ctx context.Context) error {
 
 func (r *run) replan() error {
 	in := planner.NewInput(r.repo, r.opts.Catalog)
-	in.Offers = r.withLearnedCapacity()
+	in.Offers = r.offers
 	in.Observed = r.observed
 	in.Blocked = r.state.Active(r.now)
+	in.Learned = r.state.Learned(r.now)
 	in.Quotas = r.quotas
 	plan, err := planner.Solve(in)
 	if err != nil {

@@ -17,6 +17,9 @@ func (r *run) finish(ctx context.Context) error {
 		// The run stopped before it read the state (no head to read).
 		r.state = &status.RepoState{}
 	}
+	if r.quotas != nil {
+		r.state.Quotas = r.quotasNow()
+	}
 	r.state.Prune(r.now)
 	statuses := r.statuses()
 	r.result.Statuses = statuses

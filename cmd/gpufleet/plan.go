@@ -68,6 +68,8 @@ type planContext struct {
 	cat      *catalog.Catalog
 	observed []planner.Instance
 	blocked  []planner.OfferKey
+	learned  map[planner.OfferKey]int
+	quotas   []planner.Quota
 	warnings []string
 }
 
@@ -86,8 +88,20 @@ func (a *app) planContext(f planFlags, repoDir string, statusDir string) (*planC
 		pc.observed, err = readObserved(f.observed)
 		return pc, err
 	}
-	pc.observed, pc.blocked, err = status.ReadObserved(repoDir, statusDir, now)
-	return pc, err
+	snap, err := status.ReadObserved(repoDir, statusDir, now)
+	if err != nil {
+		return nil, err
+	}
+	pc.observed, pc.blocked, pc.learned, pc.quotas = snap.Observed, snap.Blocked, snap.Learned, snap.Quotas
+	return pc, nil
+}
+
+// input is a repository's planning input in the context: what runs, what is
+// blocked, learned capacity and quotas, as the status says.
+func (pc *planContext) input(r *schema.Repo) planner.Input {
+	in := planner.NewInput(r, pc.cat)
+	in.Observed, in.Blocked, in.Learned, in.Quotas = pc.observed, pc.blocked, pc.learned, pc.quotas
+	return in
 }
 
 // now is the time plans are made at; GPUFLEET_NOW pins it, so that
@@ -159,9 +173,7 @@ func (a *app) review(f planFlags) error {
 	}
 	var base *planner.Plan
 	if baseRepo != nil {
-		in := planner.NewInput(baseRepo, pc.cat)
-		in.Observed, in.Blocked = pc.observed, pc.blocked
-		if base, err = planner.Solve(in); err != nil {
+		if base, err = planner.Solve(pc.input(baseRepo)); err != nil {
 			return err
 		}
 	}
@@ -207,9 +219,7 @@ func specErrorLines(err error) ([]string, error) {
 
 // planReport plans a loaded repository against a catalog and what runs.
 func planReport(r *schema.Repo, pc *planContext) (*planner.Report, error) {
-	in := planner.NewInput(r, pc.cat)
-	in.Observed = pc.observed
-	in.Blocked = pc.blocked
+	in := pc.input(r)
 	if err := planner.CheckPrices(in.Offers, r.Config.Clouds.Enabled(), pc.cat.Source); err != nil {
 		return nil, err
 	}

@@ -74,6 +74,12 @@ func PlanText(w io.Writer, r *planner.Report) error {
 			}
 		}
 	}
+	if lines := quotaLines(p); len(lines) > 0 {
+		fmt.Fprintln(&b, "\nQuotas:")
+		for _, line := range lines {
+			fmt.Fprintf(&b, "  - %s\n", line)
+		}
+	}
 	writeChanges(&b, r.Changes, "")
 	if len(p.Warnings) > 0 {
 		fmt.Fprintln(&b, "\nWarnings:")
@@ -204,6 +210,12 @@ func PlanMarkdown(w io.Writer, r *planner.Report) error {
 			fmt.Fprintln(&b, "```")
 		}
 		fmt.Fprintln(&b, "</details>")
+	}
+	if lines := quotaLines(p); len(lines) > 0 {
+		fmt.Fprintln(&b, "\n**Quotas**")
+		for _, line := range lines {
+			fmt.Fprintf(&b, "- %s\n", line)
+		}
 	}
 	if r.Changes.Refusal != "" {
 		fmt.Fprintf(&b, "\n> [!WARNING]\n> %s\n", r.Changes.Refusal)

@@ -54,3 +54,30 @@ func TestGoldenTextAndMarkdown(t *testing.T) {
 		}
 	}
 }
+
+// A full quota is said in the text and the Markdown with the raise to ask
+// for; one with room is not.
+func TestAFullQuotaIsRenderedWithItsRaise(t *testing.T) {
+	report := examplePlan(t)
+	report.Plan.Quotas = []planner.QuotaReport{
+		{Quota: planner.Quota{Cloud: "aws", Region: "us-east-1", Name: "L-417A185B", Description: "Running On-Demand P instances", Unit: catalog.VCPUs, Limit: 384, Used: planner.UsedUnknown},
+			Planned: 384, Full: true, Raise: &planner.QuotaRaise{To: 768, ExtraNodes: 2, SavingMicros: 12_500_000, Workloads: []string{"ml/train"}}},
+		{Quota: planner.Quota{Cloud: "gcp", Name: "GPUS_ALL_REGIONS", Unit: catalog.GPUs, Limit: 64, Used: 8}, Planned: 8},
+	}
+	want := "L-417A185B (Running On-Demand P instances) in us-east-1 is full: the plan uses 384 of its 384 vCPUs. Raising it to 768 vCPUs would place 2 more nodes and save $12.50/h (ml/train)."
+	for name, write := range map[string]func(*bytes.Buffer) error{
+		"text":     func(b *bytes.Buffer) error { return PlanText(b, report) },
+		"markdown": func(b *bytes.Buffer) error { return PlanMarkdown(b, report) },
+	} {
+		var b bytes.Buffer
+		if err := write(&b); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(b.Bytes(), []byte(want)) {
+			t.Errorf("%s lacks %q:\n%s", name, want, b.String())
+		}
+		if bytes.Contains(b.Bytes(), []byte("GPUS_ALL_REGIONS")) {
+			t.Errorf("%s names a quota with room", name)
+		}
+	}
+}

@@ -139,6 +139,9 @@ type RepoState struct {
 	// Preempted lists preempted instances already acted on, so one
 	// preemption blocklists its offer once.
 	Preempted []string `json:"preemptedSeen"`
+	// Quotas are the clouds' quotas as the last run read them, with what
+	// counted against them once it was done.
+	Quotas []planner.Quota `json:"quotas,omitempty"`
 }
 
 // RetiredToken is a create token not to reuse before Until.
@@ -370,15 +373,15 @@ func CarryConditions(next, prev []Condition, now time.Time) []Condition {
 // files: the instances it listed and the offers blocklisted at now. A pull
 // request's plan uses it in place of the clouds, which CI cannot reach.
 // statusDir is relative to repoDir, and nothing outside repoDir is read.
-func ReadObserved(repoDir, statusDir string, now time.Time) ([]planner.Instance, []planner.OfferKey, error) {
+func ReadObserved(repoDir, statusDir string, now time.Time) (*Snapshot, error) {
 	root, err := OpenRoot(repoDir, statusDir)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer root.Close()
 	statuses, err := ReadFleets(root, statusDir)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var observed []planner.Instance
 	for _, st := range statuses {
@@ -386,7 +389,7 @@ func ReadObserved(repoDir, statusDir string, now time.Time) ([]planner.Instance,
 			for _, inst := range w.Instances {
 				k, err := planner.ParseOfferKey(inst.Offer)
 				if err != nil {
-					return nil, nil, fmt.Errorf("status of %s: %w", st.Fleet, err)
+					return nil, fmt.Errorf("status of %s: %w", st.Fleet, err)
 				}
 				observed = append(observed, planner.Instance{ID: inst.ID, OfferKey: k, Fleet: st.Fleet, Workload: w.Name, Token: inst.Token, State: inst.State})
 			}
@@ -395,7 +398,17 @@ func ReadObserved(repoDir, statusDir string, now time.Time) ([]planner.Instance,
 	slices.SortFunc(observed, planner.CompareInstances)
 	state, err := ReadState(root, statusDir)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return observed, state.Active(now), nil
+	return &Snapshot{Observed: observed, Blocked: state.Active(now), Learned: state.Learned(now), Quotas: state.Quotas}, nil
+}
+
+// Snapshot is what the status in a repository says of the clouds: what
+// ran, what was blocked or learned of offers, and the quotas, as the last
+// run left them.
+type Snapshot struct {
+	Observed []planner.Instance
+	Blocked  []planner.OfferKey
+	Learned  map[planner.OfferKey]int
+	Quotas   []planner.Quota
 }
