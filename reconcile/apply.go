@@ -98,13 +98,39 @@ func (r *run) applyRound(ctx context.Context, actions []planner.Action) (failedO
 	}
 
 	incomplete := map[string]bool{} // workloads with a failed create
+	// A pool takes a few creates at a time, and none more once one found it
+	// out of capacity: the creates queued behind would only fail too. Its
+	// nodes are planned again elsewhere next round.
+	pools := map[planner.OfferKey]chan struct{}{}
+	dry := map[planner.OfferKey]bool{}
+	for _, a := range creates {
+		if pools[a.Offer] == nil {
+			pools[a.Offer] = make(chan struct{}, perPool)
+		}
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(r.opts.Parallelism)
-	for _, a := range creates {
+	for _, a := range interleave(creates) {
 		g.Go(func() error {
+			pool := pools[a.Offer]
+			select {
+			case pool <- struct{}{}:
+				defer func() { <-pool }()
+			case <-gctx.Done():
+			}
 			// A cancelled run asks the clouds for nothing more; what it
 			// asked for already is adopted by the next run by its token.
 			if gctx.Err() != nil {
+				return nil
+			}
+			r.mu.Lock()
+			skip := dry[a.Offer]
+			if skip {
+				incomplete[a.Fleet+"/"+a.Workload] = true
+				failedOver = true
+			}
+			r.mu.Unlock()
+			if skip {
 				return nil
 			}
 			req := providers.CreateRequest{Token: a.Token, Offer: a.Offer, Fleet: a.Fleet, Workload: a.Workload, Labels: labels[a.Fleet+"/"+a.Workload]}
@@ -120,6 +146,9 @@ func (r *run) applyRound(ctx context.Context, actions []planner.Action) (failedO
 			case err != nil:
 				res.Error = err.Error()
 				incomplete[a.Fleet+"/"+a.Workload] = true
+				if errors.Is(err, providers.ErrCapacity) || errors.Is(err, providers.ErrQuota) {
+					dry[a.Offer] = true
+				}
 				if r.handleCreateError(a, err) {
 					failedOver = true
 				}
@@ -181,6 +210,34 @@ func (r *run) applyRound(ctx context.Context, actions []planner.Action) (failedO
 	return failedOver
 }
 
+// perPool is how many creates a pool takes at once: when it runs dry, at
+// most this many fail.
+const perPool = 2
+
+// interleave orders creates so that consecutive ones go to different pools,
+// round-robin in the order the pools first appear: the run's parallelism is
+// shared among them rather than queued behind one.
+func interleave(creates []planner.Action) []planner.Action {
+	var order []planner.OfferKey
+	byPool := map[planner.OfferKey][]planner.Action{}
+	for _, a := range creates {
+		if byPool[a.Offer] == nil {
+			order = append(order, a.Offer)
+		}
+		byPool[a.Offer] = append(byPool[a.Offer], a)
+	}
+	out := make([]planner.Action, 0, len(creates))
+	for len(out) < len(creates) {
+		for _, k := range order {
+			if q := byPool[k]; len(q) > 0 {
+				out = append(out, q[0])
+				byPool[k] = q[1:]
+			}
+		}
+	}
+	return out
+}
+
 func (r *run) findObserved(id string) (planner.Instance, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -204,17 +261,7 @@ func (r *run) handleCreateError(a planner.Action, err error) bool {
 	}
 	switch {
 	case errors.Is(err, providers.ErrCapacity):
-		reason := "out of capacity (" + code + ")"
-		// A second dry zone of a region is taken as the region running dry:
-		// trying its zones one by one would spend the run's rounds.
-		if r.zoneAlreadyDry(a.Offer) {
-			for _, o := range r.offers {
-				if o.Cloud == a.Offer.Cloud && o.Region == a.Offer.Region && o.InstanceType == a.Offer.InstanceType && o.Market == a.Offer.Market {
-					r.runOut(o.OfferKey, reason+" in two zones of the region", until)
-				}
-			}
-		}
-		r.runOut(a.Offer, reason, until)
+		r.runOut(a.Offer, "out of capacity ("+code+")", until)
 		// The next try on this offer gets a fresh token: a cloud may answer
 		// the old one with the old failure (GCE replays an operation for
 		// its requestId).
@@ -260,22 +307,6 @@ func (r *run) runOut(k planner.OfferKey, reason string, until time.Time) {
 	}
 	r.state.Cap(k, held, fmt.Sprintf("%s after %d nodes", reason, held), until)
 	r.log.Warn("offer out of capacity; capped at what it holds", "offer", k.String(), "nodes", held, "until", until)
-}
-
-// zoneAlreadyDry reports whether another zone of the offer's region is
-// blocklisted for the same type and market. The caller holds r.mu.
-func (r *run) zoneAlreadyDry(k planner.OfferKey) bool {
-	for _, b := range r.state.Active(r.now) {
-		if b.Cloud == k.Cloud && b.Region == k.Region && b.Zone != k.Zone && b.InstanceType == k.InstanceType && b.Market == k.Market {
-			return true
-		}
-	}
-	for b := range r.state.Learned(r.now) {
-		if b.Cloud == k.Cloud && b.Region == k.Region && b.Zone != k.Zone && b.InstanceType == k.InstanceType && b.Market == k.Market {
-			return true
-		}
-	}
-	return false
 }
 
 func (r *run) gpuModel(k planner.OfferKey) string {
