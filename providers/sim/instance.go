@@ -43,6 +43,9 @@ type Instance struct {
 	State        State             `json:"state"`
 	// Preempted is set when the cloud took a spot instance back.
 	Preempted bool `json:"preempted,omitempty"`
+	// LaunchIndex is the instance's place in the batch that launched it
+	// (EC2's AmiLaunchIndex); 0 for one launched alone.
+	LaunchIndex int `json:"launchIndex,omitempty"`
 	// CreateOp is the long-running operation that created the instance,
 	// for clouds that have them.
 	CreateOp string `json:"createOp,omitempty"`

@@ -14,6 +14,8 @@ const (
 	// OperationInsert creates a GCE instance; OperationPut an ARM VM.
 	OperationInsert OperationKind = "insert"
 	OperationPut    OperationKind = "put"
+	// OperationBulkInsert creates several GCE instances at once.
+	OperationBulkInsert OperationKind = "bulkInsert"
 	OperationDelete OperationKind = "delete"
 )
 
@@ -30,6 +32,10 @@ type Operation struct {
 	StartedAt  time.Time     `json:"startedAt"`
 	DoneAt     time.Time     `json:"doneAt"`
 	Err        *Error        `json:"error,omitempty"`
+	// Batch lists the instances a bulk insert created, in launch order;
+	// Target is how many it asked for.
+	Batch  []string `json:"batch,omitempty"`
+	Target int      `json:"target,omitempty"`
 	// Done is whether the operation has finished, as of the snapshot.
 	Done bool `json:"-"`
 	// Applied is set once the operation's effects reached the instance.

@@ -102,6 +102,11 @@ type tokenEntry struct {
 	// EC2 answers a reused ClientToken with the terminated instance for a
 	// day, well after it has left DescribeInstances.
 	Gone *Instance `json:"gone,omitempty"`
+	// Batch lists, for a token that launched several instances at once,
+	// every instance in launch order; InstanceID is the first.
+	Batch []string `json:"batch,omitempty"`
+	// BatchGone keeps the batch's instances that stopped being listed.
+	BatchGone map[string]*Instance `json:"batchGone,omitempty"`
 }
 
 // tokenLifetime is how long EC2 honours a ClientToken after its instance
@@ -436,6 +441,26 @@ func (w *World) Launch(spec LaunchSpec) (LaunchResult, error) {
 		}
 	}
 
+	inst := w.newInstance(spec, region, typ, now)
+	w.instances[inst.ID] = inst
+	res := LaunchResult{Created: true}
+	entry := tokenEntry{InstanceID: inst.ID, Params: spec.Params, Expires: now.Add(tokenLifetime)}
+	if spec.Operation != "" {
+		op := w.startOperation(spec.Cloud, spec.Operation, inst, now, fail)
+		inst.CreateOp = op.ID
+		entry.OperationID = op.ID
+		res.Operation = op.snapshot(now)
+	}
+	if spec.Token != "" {
+		w.tokens[spec.Token] = entry
+	}
+	w.changed()
+	res.Instance = w.snapshot(inst, now)
+	return res, nil
+}
+
+// newInstance is a pending instance of spec, not yet in the world.
+func (w *World) newInstance(spec LaunchSpec, region string, typ InstanceType, now time.Time) *Instance {
 	inst := &Instance{
 		ID:           w.newID(spec.Cloud),
 		Cloud:        spec.Cloud,
@@ -457,21 +482,7 @@ func (w *World) Launch(spec LaunchSpec) (LaunchResult, error) {
 	if inst.Tags == nil {
 		inst.Tags = map[string]string{}
 	}
-	w.instances[inst.ID] = inst
-	res := LaunchResult{Created: true}
-	entry := tokenEntry{InstanceID: inst.ID, Params: spec.Params, Expires: now.Add(tokenLifetime)}
-	if spec.Operation != "" {
-		op := w.startOperation(spec.Cloud, spec.Operation, inst, now, fail)
-		inst.CreateOp = op.ID
-		entry.OperationID = op.ID
-		res.Operation = op.snapshot(now)
-	}
-	if spec.Token != "" {
-		w.tokens[spec.Token] = entry
-	}
-	w.changed()
-	res.Instance = w.snapshot(inst, now)
-	return res, nil
+	return inst
 }
 
 // Get returns an instance by id, if it is still visible.
@@ -676,9 +687,14 @@ func (w *World) expire(now time.Time) {
 	for id, inst := range w.instances {
 		if !w.visible(inst, now) {
 			if inst.Token != "" {
-				if t, ok := w.tokens[inst.Token]; ok && t.InstanceID == id {
-					gone := w.snapshot(inst, now)
-					t.Gone = gone
+				if t, ok := w.tokens[inst.Token]; ok && slices.Contains(t.Batch, id) {
+					if t.BatchGone == nil {
+						t.BatchGone = map[string]*Instance{}
+					}
+					t.BatchGone[id] = w.snapshot(inst, now)
+					w.tokens[inst.Token] = t
+				} else if ok && t.InstanceID == id {
+					t.Gone = w.snapshot(inst, now)
 					w.tokens[inst.Token] = t
 				}
 			}
@@ -687,7 +703,13 @@ func (w *World) expire(now time.Time) {
 		}
 	}
 	for k, t := range w.tokens {
-		if _, live := w.instances[t.InstanceID]; !live && now.After(t.Expires) {
+		live := false
+		for _, id := range append([]string{t.InstanceID}, t.Batch...) {
+			if _, ok := w.instances[id]; ok {
+				live = true
+			}
+		}
+		if !live && now.After(t.Expires) {
 			delete(w.tokens, k)
 			w.dirty = true
 		}
