@@ -104,7 +104,7 @@ func (a *app) refreshCatalog(ctx context.Context, f refreshFlags) error {
 		gcpBilling:  os.Getenv("GPUFLEET_GCP_BILLING_ENDPOINT"),
 	}
 	if f.emulated {
-		emu, err := a.startEmulator(sim.Config{Seed: 1}, f.faults, emulator.Options{})
+		emu, err := a.startEmulator(sim.Config{Seed: 1}, ruleFiles{faults: f.faults}, emulator.Options{})
 		if err != nil {
 			return err
 		}

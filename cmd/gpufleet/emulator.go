@@ -9,17 +9,23 @@ import (
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
+// ruleFiles name the files that declare an emulated world's rules; empty
+// keeps the rules its state holds.
+type ruleFiles struct {
+	faults, rateLimits string
+}
+
 // startEmulator starts gpufleet's emulated clouds, in this process: `sim
 // serve`, the --sim of reconcile, apply, demo and serve, and `catalog
 // refresh --sim` all start them here. A fault file, when given, declares
-// the world's fault rules.
-func (a *app) startEmulator(cfg sim.Config, faults string, opts emulator.Options) (*emulator.Emulator, error) {
+// the world's fault rules, and a rate-limit file its rate limits.
+func (a *app) startEmulator(cfg sim.Config, files ruleFiles, opts emulator.Options) (*emulator.Emulator, error) {
 	world, err := sim.New(cfg)
 	if err != nil {
 		return nil, err
 	}
-	if faults != "" {
-		rules, err := sim.LoadFaults(faults)
+	if files.faults != "" {
+		rules, err := sim.LoadFaults(files.faults)
 		if err != nil {
 			return nil, err
 		}
@@ -27,6 +33,16 @@ func (a *app) startEmulator(cfg sim.Config, faults string, opts emulator.Options
 		// them rather than adding to them, and a rule it repeats keeps
 		// how often it fired.
 		if err := world.SetFaults(rules...); err != nil {
+			return nil, err
+		}
+	}
+	if files.rateLimits != "" {
+		limits, err := sim.LoadRateLimits(files.rateLimits)
+		if err != nil {
+			return nil, err
+		}
+		// As with faults, the file replaces the limits of the last start.
+		if err := world.SetRateLimits(limits...); err != nil {
 			return nil, err
 		}
 	}
@@ -44,7 +60,7 @@ func (a *app) cloudEndpoints(emulated bool, simState string, cat *catalog.Catalo
 		return clouds.EndpointsFromEnv(), func() {}, nil
 	}
 	// The emulated clouds sell what the catalog lists, at its prices.
-	emu, err := a.startEmulator(sim.Config{Seed: 1, StatePath: simState, Catalog: cat}, "", emulator.Options{})
+	emu, err := a.startEmulator(sim.Config{Seed: 1, StatePath: simState, Catalog: cat}, ruleFiles{}, emulator.Options{})
 	if err != nil {
 		return clouds.Endpoints{}, nil, err
 	}

@@ -28,7 +28,8 @@ lives in a file, so separate runs see the same clouds.`,
 }
 
 func (a *app) simServeCommand() *cobra.Command {
-	var state, faults, host string
+	var state, host string
+	var files ruleFiles
 	var seed uint64
 	var ports [3]int
 	cmd := &cobra.Command{
@@ -36,7 +37,7 @@ func (a *app) simServeCommand() *cobra.Command {
 		Short: "Serve the emulated clouds on loopback until interrupted",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			emu, err := a.startEmulator(sim.Config{Seed: seed, StatePath: state}, faults, emulator.Options{Host: host, EC2Port: ports[0], ARMPort: ports[1], GCEPort: ports[2]})
+			emu, err := a.startEmulator(sim.Config{Seed: seed, StatePath: state}, files, emulator.Options{Host: host, EC2Port: ports[0], ARMPort: ports[1], GCEPort: ports[2]})
 			if err != nil {
 				return err
 			}
@@ -64,7 +65,8 @@ Stop with Ctrl-C; the state is saved on the way out.
 	}
 	cmd.Flags().StringVar(&state, "state", envOr("GPUFLEET_SIM_STATE", ".gpufleet/sim-state.json"), "file the emulated clouds are kept in [GPUFLEET_SIM_STATE]")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed for every random choice of the emulator")
-	cmd.Flags().StringVar(&faults, "faults", "", "JSON file of the faults to inject, replacing those the state holds")
+	cmd.Flags().StringVar(&files.faults, "faults", "", "JSON file of the faults to inject, replacing those the state holds")
+	cmd.Flags().StringVar(&files.rateLimits, "rate-limits", "", "JSON file of the request rate limits to enforce, replacing those the state holds (none in a new state)")
 	cmd.Flags().StringVar(&host, "host", "127.0.0.1", "loopback address to listen on")
 	cmd.Flags().IntVar(&ports[0], "ec2-port", 0, "EC2 port; 0 picks a free one")
 	cmd.Flags().IntVar(&ports[1], "arm-port", 0, "Azure Resource Manager port; 0 picks a free one")

@@ -19,16 +19,16 @@ import (
 	gfaws "github.com/gpufleet/gpufleet/providers/aws"
 )
 
-// serve runs `gpufleet sim serve` until the returned stop is called, and
-// gives the EC2 endpoint it printed.
-func serve(t *testing.T, state string) (endpoint string, stop func() string) {
+// serve runs `gpufleet sim serve` with args until the returned stop is
+// called, and gives the EC2 endpoint it printed.
+func serve(t *testing.T, state string, args ...string) (endpoint string, stop func() string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out, w := io.Pipe()
 	done := make(chan int, 1)
 	var rest bytes.Buffer
 	go func() {
-		done <- run(ctx, []string{"sim", "serve", "--state", state}, w, io.Discard)
+		done <- run(ctx, append([]string{"sim", "serve", "--state", state}, args...), w, io.Discard)
 		w.Close()
 	}()
 	lines := bufio.NewScanner(out)
@@ -99,5 +99,50 @@ func TestSimServeKeepsItsStateAcrossRestarts(t *testing.T) {
 	out, err := client.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
 	if err != nil || len(out.Reservations) != 1 {
 		t.Fatalf("after a restart the instance is gone: %v", err)
+	}
+}
+
+// --rate-limits makes the emulator throttle as the clouds do; the state
+// keeps the limits, so a restart without the flag still enforces them.
+func TestSimServeRateLimits(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	state := filepath.Join(dir, "clouds.json")
+	limits := filepath.Join(dir, "limits.json")
+	writeSimFile(t, limits, `{"rateLimits": [{"cloud": "aws", "class": "mutating", "rate": 0.001, "burst": 1}]}`)
+	launch := func(endpoint, token string) error {
+		client := ec2.New(ec2.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
+			Credentials: credentials.NewStaticCredentialsProvider("AKIDSIM", "secret", ""), HTTPClient: gfaws.LoopbackHTTPClient()})
+		_, err := simRunOne(ctx, client, token)
+		return err
+	}
+
+	endpoint, stop := serve(t, state, "--rate-limits", limits)
+	if err := launch(endpoint, "first"); err != nil {
+		t.Fatalf("the launch of a full bucket: %v", err)
+	}
+	if err := launch(endpoint, "second"); !isEC2Code(err, "RequestLimitExceeded") {
+		t.Fatalf("the launch past the burst: %v, want RequestLimitExceeded", err)
+	}
+	stop()
+
+	endpoint, stop = serve(t, state)
+	defer stop()
+	if err := launch(endpoint, "third"); err != nil {
+		t.Fatalf("after a restart, the first launch of the refilled bucket: %v", err)
+	}
+	if err := launch(endpoint, "fourth"); !isEC2Code(err, "RequestLimitExceeded") {
+		t.Fatalf("after a restart without --rate-limits the limits are gone: %v", err)
+	}
+}
+
+func TestSimServeRefusesABadRateLimitFile(t *testing.T) {
+	dir := t.TempDir()
+	limits := filepath.Join(dir, "limits.json")
+	writeSimFile(t, limits, `{"rateLimits": [{"cloud": "aws", "class": "mutating", "rate": 5, "burst": 50, "per": "minute"}]}`)
+	var stderr bytes.Buffer
+	code := run(context.Background(), []string{"sim", "serve", "--state", filepath.Join(dir, "s.json"), "--rate-limits", limits}, io.Discard, &stderr)
+	if code == 0 || !strings.Contains(stderr.String(), `unknown field "per"`) {
+		t.Errorf("sim serve with an unknown field exited %d saying %q", code, stderr.String())
 	}
 }

@@ -43,6 +43,15 @@ func (w *World) LaunchBatch(spec BatchSpec) (BatchResult, error) {
 	if spec.Names != nil && len(spec.Names) != spec.Max {
 		return BatchResult{}, &Error{Kind: KindInvalid, Message: fmt.Sprintf("%d names for a batch of up to %d", len(spec.Names), spec.Max)}
 	}
+	// Names are unique in a scope, within the batch as against what is
+	// already there.
+	seen := make(map[string]bool, len(spec.Names))
+	for _, name := range spec.Names {
+		if seen[name] {
+			return BatchResult{}, &Error{Kind: KindInvalid, Message: fmt.Sprintf("%s is named twice in the batch", name)}
+		}
+		seen[name] = true
+	}
 	if spec.Token != "" {
 		if t, ok := w.tokens[spec.Token]; ok {
 			if spec.Params != "" && t.Params != spec.Params {
@@ -75,9 +84,9 @@ func (w *World) LaunchBatch(spec BatchSpec) (BatchResult, error) {
 		}
 		return BatchResult{}, &Error{Kind: KindUnsupported, Message: fmt.Sprintf("instance type %q is not offered as %s in %s", spec.InstanceType, spec.Market, spec.Zone)}
 	}
-	if len(spec.Names) > 0 {
-		for _, other := range w.instances {
-			if other.Cloud == spec.Cloud && other.Scope == spec.Scope && slices.Contains(spec.Names, other.Name) && w.visible(other, now) {
+	for _, name := range spec.Names {
+		for _, other := range w.named(spec.Cloud, spec.Scope, name) {
+			if w.visible(other, now) {
 				return BatchResult{}, &Error{Kind: KindAlreadyExists, Message: fmt.Sprintf("%s already exists", other.Name)}
 			}
 		}
@@ -102,14 +111,14 @@ func (w *World) LaunchBatch(spec BatchSpec) (BatchResult, error) {
 		}
 		inst := w.newInstance(one, region, typ, now)
 		inst.LaunchIndex = i
-		w.instances[inst.ID] = inst
+		w.put(inst)
 		launched = append(launched, inst)
 	}
 	if len(launched) >= spec.Min {
 		fail = nil
 	} else {
 		for _, inst := range launched {
-			delete(w.instances, inst.ID)
+			w.drop(inst.ID)
 		}
 		launched = nil
 		async := spec.Operation != "" && (spec.FailLater != nil || fail.Kind == KindCapacity && spec.AsyncCapacity || fail.Kind == KindQuota && spec.AsyncQuota)
@@ -144,6 +153,7 @@ func (w *World) LaunchBatch(spec BatchSpec) (BatchResult, error) {
 			op.InstanceID = launched[0].ID
 		}
 		w.operations[op.ID] = op
+		w.settleSoon(op.DoneAt)
 		for _, inst := range launched {
 			inst.CreateOp = op.ID
 		}
@@ -152,6 +162,7 @@ func (w *World) LaunchBatch(spec BatchSpec) (BatchResult, error) {
 	}
 	if spec.Token != "" {
 		w.tokens[spec.Token] = entry
+		w.expireSoon(entry.Expires)
 	}
 	w.changed()
 	for _, inst := range launched {

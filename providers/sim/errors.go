@@ -1,6 +1,9 @@
 package sim
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Kind classifies what went wrong in the world. Each front turns a kind
 // into its cloud's own error code, status and envelope.
@@ -33,6 +36,10 @@ type Error struct {
 	Limit, Used, Requested        int
 	Region                        string
 	Quota, QuotaDescription, Unit string
+	// RetryAfter, on a call a rate limit refused, is how long until its
+	// bucket holds a token, for the clouds that tell callers when to come
+	// back.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {

@@ -201,9 +201,16 @@ func (w *World) Faults() []Fault {
 // Call describes an API call a front is about to serve.
 type Call struct {
 	Cloud, Op, Region, Zone, InstanceType string
+	// Class is the request class a rate limit meters the call in
+	// (ClassMutating, ClassRead, ...); a call without one is not metered.
+	Class string
+	// Tenant is whose bucket the call draws on: an Azure subscription, a
+	// Google Cloud project, an AWS account in one region (EC2 throttles
+	// each region apart).
+	Tenant string
 }
 
-// Outcome is what the faults decided for a call.
+// Outcome is what the rate limits and faults decided for a call.
 type Outcome struct {
 	// Latency to add before answering.
 	Latency time.Duration
@@ -211,16 +218,31 @@ type Outcome struct {
 	Err *Error
 	// FailLater, when set, is the error the call's operation must end with.
 	FailLater *Error
+	// Metered is set when a rate limit metered the call; Remaining is then
+	// the whole tokens its bucket has left, which ARM reports to callers.
+	Metered   bool
+	Remaining int
 }
 
-// Intercept counts a call and applies the first matching faults: at most
-// one error and any latency. Fronts call it once per request, before
-// serving it.
+// Intercept counts a call, meters it against its rate limit and applies
+// the first matching faults: at most one error and any latency. Fronts
+// call it once per request, before serving it. A call its bucket refuses
+// is answered with a throttling error before any fault is consulted: it
+// never got past the cloud's front door.
 func (w *World) Intercept(c Call) Outcome {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.calls[c.Cloud+" "+c.Op]++
+	key := c.Cloud + " " + c.Op
+	w.calls[key]++
 	var out Outcome
+	if remaining, refused, ok := w.meter(c); ok {
+		out.Metered, out.Remaining = true, remaining
+		if refused != nil {
+			w.throttled[key]++
+			out.Err = refused
+			return out
+		}
+	}
 	for _, f := range w.faults {
 		if !f.matches(c) || !w.fire(f) {
 			continue

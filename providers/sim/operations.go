@@ -16,7 +16,7 @@ const (
 	OperationPut    OperationKind = "put"
 	// OperationBulkInsert creates several GCE instances at once.
 	OperationBulkInsert OperationKind = "bulkInsert"
-	OperationDelete OperationKind = "delete"
+	OperationDelete     OperationKind = "delete"
 )
 
 // Operation is a long-running operation of GCE or ARM: a create or delete
@@ -63,6 +63,7 @@ func (w *World) startOperation(cloud string, kind OperationKind, inst *Instance,
 		Err:        fail,
 	}
 	w.operations[op.ID] = op
+	w.settleSoon(op.DoneAt)
 	w.changed()
 	return op
 }
@@ -87,12 +88,13 @@ func (w *World) StartDelete(id, token string, fail *Error) (*Operation, error) {
 		return nil, &Error{Kind: KindNotFound, Message: fmt.Sprintf("instance %s not found", id)}
 	}
 	if inst.State != StateShuttingDown {
-		inst.State = StateShuttingDown
 		inst.EndedAt = now
+		w.setState(inst, StateShuttingDown)
 	}
 	op := w.startOperation(inst.Cloud, OperationDelete, inst, now, fail)
 	if token != "" {
 		w.tokens[token] = tokenEntry{InstanceID: id, OperationID: op.ID, Expires: now.Add(tokenLifetime)}
+		w.expireSoon(now.Add(tokenLifetime))
 	}
 	return op.snapshot(now), nil
 }
@@ -116,8 +118,13 @@ const operationLifetime = 24 * time.Hour
 
 // settle applies the effects of finished operations.
 func (w *World) settle(now time.Time) {
+	if w.idx.nextOp.IsZero() || now.Before(w.idx.nextOp) {
+		return
+	}
+	w.idx.nextOp = time.Time{}
 	for id, op := range w.operations {
 		if now.Before(op.DoneAt) {
+			w.settleSoon(op.DoneAt)
 			continue
 		}
 		if !op.Applied {
@@ -127,19 +134,21 @@ func (w *World) settle(now time.Time) {
 			switch {
 			case inst == nil:
 			case op.Kind == OperationDelete && op.Err == nil:
-				delete(w.instances, op.InstanceID)
+				w.drop(op.InstanceID)
 			case op.Kind == OperationDelete:
-				inst.State = StateRunning
 				inst.EndedAt = time.Time{}
+				w.setState(inst, StateRunning)
 			case op.Err != nil && op.Cloud == catalog.Azure:
-				inst.State = StateFailed
+				w.setState(inst, StateFailed)
 			case op.Err != nil:
-				delete(w.instances, op.InstanceID)
+				w.drop(op.InstanceID)
 			}
 		}
 		if now.Sub(op.DoneAt) > operationLifetime {
 			delete(w.operations, id)
 			w.dirty = true
+		} else {
+			w.settleSoon(op.DoneAt.Add(operationLifetime + time.Nanosecond))
 		}
 	}
 }

@@ -35,6 +35,7 @@ func TestSyncSavesWhatCallersChanged(t *testing.T) {
 		// it to Save.
 		{name: "an operation settling", saveSaves: 1, change: func(t *testing.T, w *World, tick func(time.Duration)) {
 			w.operations["op"] = &Operation{ID: "op", Cloud: "gcp", Kind: "insert", DoneAt: epoch.Add(time.Minute)}
+			w.settleSoon(epoch.Add(time.Minute))
 			tick(time.Minute)
 			w.Operation("op")
 		}},

@@ -26,6 +26,12 @@ type stateFile struct {
 	Unoffered  []offeringKey         `json:"unoffered,omitempty"`
 	Faults     []*Fault              `json:"faults,omitempty"`
 	Calls      map[string]int        `json:"calls,omitempty"`
+	// A version 2 file written before rate limits existed lacks the two
+	// fields below and loads as having none. Buckets are not kept: a
+	// restart starts them full, which lets callers through at most one
+	// burst more than the cloud would.
+	RateLimits []RateLimit    `json:"rateLimits,omitempty"`
+	Throttled  map[string]int `json:"throttled,omitempty"`
 }
 
 type capacityEntry struct {
@@ -61,13 +67,14 @@ func (w *World) load(path string) error {
 		if inst.Tags == nil {
 			inst.Tags = map[string]string{}
 		}
-		w.instances[inst.ID] = inst
+		w.put(inst)
 	}
 	if st.Tokens != nil {
 		w.tokens = st.Tokens
 	}
 	for _, op := range st.Operations {
 		w.operations[op.ID] = op
+		w.settleSoon(op.DoneAt)
 	}
 	for _, c := range st.Capacity {
 		w.capacity[c.capacityKey] = c.Count
@@ -82,6 +89,13 @@ func (w *World) load(path string) error {
 	if st.Calls != nil {
 		w.calls = st.Calls
 	}
+	if err := validateRateLimits(st.RateLimits); err != nil {
+		return fmt.Errorf("emulator state %s: %w", path, err)
+	}
+	w.rateLimits = st.RateLimits
+	if st.Throttled != nil {
+		w.throttled = st.Throttled
+	}
 	return nil
 }
 
@@ -90,7 +104,8 @@ func (w *World) marshal() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := stateFile{Version: stateVersion, Seq: w.seq, Random: random, Tokens: w.tokens, Faults: w.faults, Calls: w.calls}
+	st := stateFile{Version: stateVersion, Seq: w.seq, Random: random, Tokens: w.tokens, Faults: w.faults, Calls: w.calls,
+		RateLimits: w.rateLimits, Throttled: w.throttled}
 	for _, inst := range w.instances {
 		st.Instances = append(st.Instances, inst)
 	}

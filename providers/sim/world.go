@@ -64,6 +64,12 @@ type World struct {
 	faults    []*Fault
 	calls     map[string]int
 	seq       uint64
+	// rateLimits meter requests; buckets holds, for each tenant's bucket
+	// that has been drawn on, the time it is full again, and throttled
+	// counts by "cloud op" the calls an empty bucket refused.
+	rateLimits []RateLimit
+	buckets    map[bucketKey]time.Time
+	throttled  map[string]int
 
 	// changes counts what callers changed; saved is the count the state
 	// file holds. Sync waits on them, so only callers whose changes are not
@@ -77,6 +83,8 @@ type World struct {
 	// and tokens expiring. Loading an older state and applying the same
 	// time redoes it, so nobody waits for it to be saved.
 	dirty bool
+
+	idx indexes
 }
 
 type capacityKey struct {
@@ -144,6 +152,8 @@ func New(cfg Config) (*World, error) {
 		quota:      map[quotaKey]int{},
 		unoffered:  map[offeringKey]bool{},
 		calls:      map[string]int{},
+		buckets:    map[bucketKey]time.Time{},
+		throttled:  map[string]int{},
 	}
 	if cfg.StatePath != "" {
 		if err := w.load(cfg.StatePath); err != nil {
@@ -295,7 +305,7 @@ func (w *World) Quotas(cloud, region string) []QuotaUsage {
 func (w *World) QuotaFor(cloud, region, instanceType string, market catalog.Market) (QuotaUsage, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, u := range w.cat.UsesOf(cloud, instanceType, market) {
+	for _, u := range w.usesOf(cloud, instanceType, market) {
 		if q, k, ok := w.quotaKeyOf(u, region); ok {
 			return QuotaUsage{Quota: q, Region: k.Region, Limit: w.quotaOf(k), Used: w.quotaUsed(k)}, true
 		}
@@ -318,7 +328,7 @@ func (w *World) quotaKeyOf(u catalog.QuotaUse, region string) (catalog.Quota, qu
 // overQuota returns the error a create of typ in region meets if one of
 // its quotas has too little left, or nil.
 func (w *World) overQuota(cloud, region string, typ InstanceType, market catalog.Market) *Error {
-	for _, u := range w.cat.UsesOf(cloud, typ.Name, market) {
+	for _, u := range w.usesOf(cloud, typ.Name, market) {
 		q, k, ok := w.quotaKeyOf(u, region)
 		if !ok {
 			continue
@@ -420,8 +430,8 @@ func (w *World) Launch(spec LaunchSpec) (LaunchResult, error) {
 		return LaunchResult{}, &Error{Kind: KindUnsupported, Message: fmt.Sprintf("instance type %q is not offered as %s in %s", spec.InstanceType, spec.Market, spec.Zone)}
 	}
 	if spec.Name != "" {
-		for _, other := range w.instances {
-			if other.Cloud == spec.Cloud && other.Scope == spec.Scope && other.Name == spec.Name && w.visible(other, now) {
+		for _, other := range w.named(spec.Cloud, spec.Scope, spec.Name) {
+			if w.visible(other, now) {
 				return LaunchResult{Instance: w.snapshot(other, now)}, &Error{Kind: KindAlreadyExists, Message: fmt.Sprintf("%s already exists", spec.Name)}
 			}
 		}
@@ -442,7 +452,7 @@ func (w *World) Launch(spec LaunchSpec) (LaunchResult, error) {
 	}
 
 	inst := w.newInstance(spec, region, typ, now)
-	w.instances[inst.ID] = inst
+	w.put(inst)
 	res := LaunchResult{Created: true}
 	entry := tokenEntry{InstanceID: inst.ID, Params: spec.Params, Expires: now.Add(tokenLifetime)}
 	if spec.Operation != "" {
@@ -453,6 +463,7 @@ func (w *World) Launch(spec LaunchSpec) (LaunchResult, error) {
 	}
 	if spec.Token != "" {
 		w.tokens[spec.Token] = entry
+		w.expireSoon(entry.Expires)
 	}
 	w.changed()
 	res.Instance = w.snapshot(inst, now)
@@ -504,8 +515,8 @@ func (w *World) ByName(cloud, scope, name string) (*Instance, bool) {
 	defer w.mu.Unlock()
 	now := w.clock.Now()
 	w.expire(now)
-	for _, inst := range w.instances {
-		if inst.Cloud == cloud && inst.Scope == scope && inst.Name == name && w.visible(inst, now) {
+	for _, inst := range w.named(cloud, scope, name) {
+		if w.visible(inst, now) {
 			return w.snapshot(inst, now), true
 		}
 	}
@@ -556,8 +567,8 @@ func (w *World) Terminate(id string) (*Instance, error) {
 		return nil, &Error{Kind: KindNotFound, Message: fmt.Sprintf("instance %s not found", id)}
 	}
 	if inst.State != StateTerminated && inst.State != StateShuttingDown {
-		inst.State = StateShuttingDown
 		inst.EndedAt = now
+		w.setState(inst, StateShuttingDown)
 		w.changed()
 	}
 	return w.snapshot(inst, now), nil
@@ -569,7 +580,7 @@ func (w *World) Remove(id string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if _, ok := w.instances[id]; ok {
-		delete(w.instances, id)
+		w.drop(id)
 		w.changed()
 	}
 }
@@ -601,8 +612,8 @@ func (w *World) Preempt(id string) error {
 		return &Error{Kind: KindInvalid, Message: fmt.Sprintf("instance %s is not a spot instance", id)}
 	}
 	inst.Preempted = true
-	inst.State = StateTerminated
 	inst.EndedAt = now
+	w.setState(inst, StateTerminated)
 	w.changed()
 	return nil
 }
@@ -623,8 +634,8 @@ func (w *World) preemptRandom(cloud string) {
 	slices.SortFunc(spot, func(a, b *Instance) int { return cmp.Compare(a.Seq, b.Seq) })
 	inst := spot[w.rng.IntN(len(spot))]
 	inst.Preempted = true
-	inst.State = StateTerminated
 	inst.EndedAt = now
+	w.setState(inst, StateTerminated)
 	w.changed()
 }
 
@@ -634,35 +645,6 @@ func (w *World) Rand(n int) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.rng.IntN(n)
-}
-
-func (w *World) used(cloud, zone, instanceType string, market catalog.Market) int {
-	n := 0
-	now := w.clock.Now()
-	for _, inst := range w.instances {
-		if inst.Cloud == cloud && inst.Zone == zone && inst.InstanceType == instanceType && inst.Market == market && w.holdsCapacity(inst, now) {
-			n++
-		}
-	}
-	return n
-}
-
-// quotaUsed is what the cloud's pending and running instances count
-// against a quota.
-func (w *World) quotaUsed(k quotaKey) int {
-	n := 0
-	now := w.clock.Now()
-	for _, inst := range w.instances {
-		if inst.Cloud != k.Cloud || k.Region != "" && inst.Region != k.Region || !w.holdsCapacity(inst, now) {
-			continue
-		}
-		for _, u := range w.cat.UsesOf(inst.Cloud, inst.InstanceType, inst.Market) {
-			if u.Quota == k.Name {
-				n += u.Per
-			}
-		}
-	}
-	return n
 }
 
 func (w *World) capacityOf(cloud, zone, instanceType string, market catalog.Market) int {
@@ -684,6 +666,10 @@ func (w *World) quotaOf(k quotaKey) int {
 // and tokens run out.
 func (w *World) expire(now time.Time) {
 	w.settle(now)
+	if !w.idx.scanDue && (w.idx.nextEnd.IsZero() || now.Before(w.idx.nextEnd)) {
+		return
+	}
+	w.idx.scanDue, w.idx.nextEnd = false, time.Time{}
 	for id, inst := range w.instances {
 		if !w.visible(inst, now) {
 			if inst.Token != "" {
@@ -698,10 +684,15 @@ func (w *World) expire(now time.Time) {
 					w.tokens[inst.Token] = t
 				}
 			}
-			delete(w.instances, id)
+			w.drop(id)
 			w.dirty = true
+			continue
+		}
+		if end, ok := w.visibleUntil(inst, now); ok {
+			w.expireSoon(end)
 		}
 	}
+	w.idx.scanDue = false
 	for k, t := range w.tokens {
 		live := false
 		for _, id := range append([]string{t.InstanceID}, t.Batch...) {
@@ -709,11 +700,30 @@ func (w *World) expire(now time.Time) {
 				live = true
 			}
 		}
-		if !live && now.After(t.Expires) {
+		switch {
+		case live:
+		case now.After(t.Expires):
 			delete(w.tokens, k)
 			w.dirty = true
+		default:
+			w.expireSoon(t.Expires.Add(time.Nanosecond))
 		}
 	}
+}
+
+// visibleUntil is when a visible instance stops being listed if nothing
+// else happens to it; ok is false for one that stays.
+func (w *World) visibleUntil(i *Instance, now time.Time) (time.Time, bool) {
+	if w.stateAt(i, now) != StateTerminated {
+		return time.Time{}, false
+	}
+	switch {
+	case i.Cloud == catalog.AWS:
+		return i.EndedAt.Add(ec2TerminatedVisible), true
+	case i.Preempted:
+		return i.EndedAt.Add(w.cfg.PreemptedVisibleFor), true
+	}
+	return now, true
 }
 
 func (w *World) newID(cloud string) string {

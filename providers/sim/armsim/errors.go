@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/schema/catalog"
@@ -23,6 +24,11 @@ type armError struct {
 	Target  string
 	// RetryAfter, in seconds, is sent with throttling.
 	RetryAfter int
+	// RetryAfterMillis, when set, says the same to the millisecond in
+	// retry-after-ms, which azcore prefers to Retry-After: a bucket that
+	// refills many tokens a second has one again well within the second
+	// Retry-After rounds up to.
+	RetryAfterMillis int
 }
 
 type errorBody struct {
@@ -40,6 +46,9 @@ func (s *Server) writeError(w http.ResponseWriter, e armError) {
 	h.Set("x-ms-error-code", e.Code)
 	if e.RetryAfter > 0 {
 		h.Set("Retry-After", strconv.Itoa(e.RetryAfter))
+	}
+	if e.RetryAfterMillis > 0 {
+		h.Set("retry-after-ms", strconv.Itoa(e.RetryAfterMillis))
 	}
 	writeJSON(w, e.Status, errorBody{errorDetail{Code: e.Code, Message: e.Message, Target: e.Target}})
 }
@@ -133,6 +142,14 @@ func (s *Server) fromWorld(e *sim.Error, c callContext) armError {
 	case sim.KindQuota:
 		out.Message = s.quotaMessage(e, c)
 	case sim.KindThrottled:
+		if e.RetryAfter > 0 {
+			// A rate limit refused the call: the subscription's bucket is
+			// empty, and the wait until its next token is known.
+			out.RetryAfter = int(math.Ceil(e.RetryAfter.Seconds()))
+			out.RetryAfterMillis = int(math.Ceil(float64(e.RetryAfter) / float64(time.Millisecond)))
+			out.Message = bucketMessage(c, out.RetryAfter)
+			break
+		}
 		out.RetryAfter = int(math.Ceil(s.opts.ThrottleRetryAfter.Seconds()))
 		out.Message = fmt.Sprintf("The request is being throttled as the limit has been reached for operation type - %s_ObservationWindow_00:01:00. For more information, refer to - https://aka.ms/ARMThrottling", cmp.Or(c.opType, "Read"))
 	case sim.KindServerError:
@@ -174,6 +191,17 @@ func authorizationMessage(c callContext) string {
 	}
 	return fmt.Sprintf("The client '%s' with object id '%s' does not have authorization to perform action '%s' over scope '%s' or the scope is invalid. If access was recently granted, please refresh your credentials.",
 		emulatorPrincipal, emulatorPrincipal, action, scope)
+}
+
+// bucketMessage words a refusal of the subscription's token bucket as ARM
+// does, naming the request class the call drew on.
+func bucketMessage(c callContext, seconds int) string {
+	class := sim.ClassWrite
+	if cmp.Or(c.opType, "Read") == "Read" {
+		class = sim.ClassRead
+	}
+	return fmt.Sprintf("Number of '%s' requests for subscription '%s' actor '%s' exceeded. Please try again after '%d' seconds after additional tokens are available. Refer to https://aka.ms/arm-throttling for additional information.",
+		class, c.vm.Subscription, emulatorPrincipal, seconds)
 }
 
 func allocationMessage(code string) string {

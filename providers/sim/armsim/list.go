@@ -27,7 +27,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, sub, resourceGroup
 	if resourceGroup != "" {
 		op = OpList
 	}
-	out, ok := s.admit(r, sim.Call{Op: op})
+	out, ok := s.admit(w, r, sim.Call{Op: op})
 	if !ok {
 		return
 	}

@@ -25,7 +25,7 @@ type operationStatus struct {
 // delete) it follows the Location pattern instead: 202 while running, 200
 // when done, the error's own status when failed.
 func (s *Server) operation(w http.ResponseWriter, r *http.Request, sub, location, id string) {
-	out, ok := s.admit(r, sim.Call{Op: OpOperation, Region: normalizeLocation(location)})
+	out, ok := s.admit(w, r, sim.Call{Op: OpOperation, Region: normalizeLocation(location)})
 	if !ok {
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -185,11 +186,16 @@ func (s *Server) serveVersion(w http.ResponseWriter, r *http.Request, method, ve
 	}
 }
 
-// admit runs the world's faults for a call and waits out any injected
-// latency. It reports false when the client went away meanwhile.
-func (s *Server) admit(r *http.Request, call sim.Call) (sim.Outcome, bool) {
+// admit meters a call against its subscription's rate limits, runs the
+// world's faults for it and waits out any injected latency. It reports
+// false when the client went away meanwhile.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, call sim.Call) (sim.Outcome, bool) {
 	call.Cloud = cloud
+	call.Class, call.Tenant = requestClass(r), subscriptionOf(r)
 	out := s.world.Intercept(call)
+	if out.Metered {
+		w.Header().Set(remainingHeaders[call.Class], strconv.Itoa(out.Remaining))
+	}
 	return out, sleep(r.Context(), out.Latency)
 }
 

@@ -33,7 +33,7 @@ func (s *Server) skus(w http.ResponseWriter, r *http.Request, sub string) {
 	if m != nil {
 		only = normalizeLocation(m[1])
 	}
-	out, ok := s.admit(r, sim.Call{Op: OpSKUs, Region: only})
+	out, ok := s.admit(w, r, sim.Call{Op: OpSKUs, Region: only})
 	if !ok {
 		return
 	}

@@ -33,7 +33,7 @@ var resourceCounts = []struct {
 // account, so every subscription sees the same quotas.
 func (s *Server) usages(w http.ResponseWriter, r *http.Request, sub, location string) {
 	loc := normalizeLocation(location)
-	out, ok := s.admit(r, sim.Call{Op: OpUsages, Region: loc})
+	out, ok := s.admit(w, r, sim.Call{Op: OpUsages, Region: loc})
 	if !ok {
 		return
 	}

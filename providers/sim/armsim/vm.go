@@ -35,7 +35,7 @@ func (s *Server) putVM(w http.ResponseWriter, r *http.Request, ref vmRef) {
 		vm, decodeErr = decodeVM(body)
 	}
 	call := s.callFor(&vm)
-	out, ok := s.admit(r, call)
+	out, ok := s.admit(w, r, call)
 	if !ok {
 		return
 	}
@@ -268,7 +268,7 @@ func (s *Server) admitCall(w http.ResponseWriter, r *http.Request, ref vmRef, op
 		call.Region, call.Zone, call.InstanceType = inst.Region, inst.Zone, inst.InstanceType
 		c.location, c.zone = d.location, d.zone
 	}
-	out, ok := s.admit(r, call)
+	out, ok := s.admit(w, r, call)
 	if !ok {
 		return out, c, false
 	}

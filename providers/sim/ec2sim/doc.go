@@ -6,5 +6,6 @@
 // DescribeSpotPriceHistory and DescribeInstanceTypeOfferings; and, on the
 // same endpoint, told apart by the X-Amz-Target header of the JSON
 // protocol, Service Quotas' GetServiceQuota and ListServiceQuotas for EC2's
-// quotas.
+// quotas. The world's rate limits meter each region's mutating and
+// non-mutating EC2 actions; an empty bucket answers RequestLimitExceeded.
 package ec2sim

@@ -64,6 +64,9 @@ type request struct {
 	action string
 	region string
 	form   url.Values
+	// class is the request class EC2's rate limits meter the action in;
+	// empty for Service Quotas, which EC2's buckets do not meter.
+	class string
 }
 
 type action func(s *Server, req *request) (any, *apiError)
@@ -75,6 +78,22 @@ var actions = map[string]action{
 	"CreateTags":                    (*Server).createTags,
 	"DescribeSpotPriceHistory":      (*Server).describeSpotPriceHistory,
 	"DescribeInstanceTypeOfferings": (*Server).describeInstanceTypeOfferings,
+}
+
+// mutatingActions are the actions served that change something, which
+// EC2 meters in a bucket of their own; the rest, the Describe* calls, are
+// non-mutating.
+var mutatingActions = map[string]bool{
+	"RunInstances":       true,
+	"TerminateInstances": true,
+	"CreateTags":         true,
+}
+
+func actionClass(action string) string {
+	if mutatingActions[action] {
+		return sim.ClassMutating
+	}
+	return sim.ClassNonMutating
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -127,7 +146,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, requestID string)
 	if apiErr != nil {
 		return nil, apiErr
 	}
-	return handle(s, &request{ctx: r.Context(), id: requestID, action: name, region: region, form: r.Form})
+	return handle(s, &request{ctx: r.Context(), id: requestID, action: name, region: region, form: r.Form, class: actionClass(name)})
 }
 
 // regionOf reads the region from the SigV4 credential scope
@@ -171,11 +190,14 @@ func (s *Server) credentialScope(r *http.Request, presigned string) (region, ser
 	return parts[2], parts[3], nil
 }
 
-// intercept lets the world's faults act on a call: it waits out any
-// injected latency and returns the outcome, whose Err the caller answers
-// with (it knows the context the message needs).
+// intercept lets the world's rate limits and faults act on a call: it
+// waits out any injected latency and returns the outcome, whose Err the
+// caller answers with (it knows the context the message needs). EC2
+// throttles each account in each region apart, so the account's buckets
+// are the region's.
 func (s *Server) intercept(req *request, zone, instanceType string) (sim.Outcome, *apiError) {
-	out := s.world.Intercept(sim.Call{Cloud: cloud, Op: req.action, Region: req.region, Zone: zone, InstanceType: instanceType})
+	out := s.world.Intercept(sim.Call{Cloud: cloud, Op: req.action, Region: req.region, Zone: zone, InstanceType: instanceType,
+		Class: req.class, Tenant: s.opts.AccountID + "/" + req.region})
 	if out.Latency > 0 {
 		t := time.NewTimer(out.Latency)
 		defer t.Stop()

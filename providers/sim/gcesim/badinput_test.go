@@ -220,6 +220,8 @@ func FuzzServe(f *testing.F) {
 		{"POST", "/compute/v1/projects/p/zones/us-central1-a/instances?requestId=8d3c1f9e-2b7a-4c5d-9e6f-0a1b2c3d4e5f", `{"name":"a","machineType":"g2-standard-4","disks":[{"initializeParams":{"sourceImage":"x"}}],"labels":{"k":"v"}}`},
 		{"POST", "/compute/v1/projects/p/zones/us-central1-a/instances", `{"name":"b","machineType":"zones/us-central1-a/machineTypes/a3-highgpu-8g","scheduling":{"provisioningModel":"SPOT"},"disks":[{"source":"d"}]}`},
 		{"POST", "/compute/v1/projects/p/zones/us-central1-a/instances", `{"disks":[{}],"networkInterfaces":[{}],"scheduling":{}}`},
+		{"POST", "/compute/v1/projects/p/zones/us-central1-a/instances/bulkInsert?requestId=8d3c1f9e-2b7a-4c5d-9e6f-0a1b2c3d4e5f", `{"count":"3","minCount":"2","namePattern":"n-##","instanceProperties":{"machineType":"g2-standard-4","disks":[{"initializeParams":{"sourceImage":"x"}}]}}`},
+		{"POST", "/compute/v1/projects/p/zones/us-central1-a/instances/bulkInsert", `{"count":"2","perInstanceProperties":{"a":{},"b":{}},"instanceProperties":{"machineType":"g2-standard-4","disks":[{}]}}`},
 		{"GET", "/compute/v1/projects/p/zones/us-central1-a/instances/a", ""},
 		{"GET", "/compute/v1/projects/p/zones/us-central1-a/instances/12345", ""},
 		{"DELETE", "/compute/v1/projects/p/zones/us-central1-a/instances/a?requestId=1", ""},

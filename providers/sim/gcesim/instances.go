@@ -10,6 +10,7 @@ import (
 
 	"cloud.google.com/go/compute/apiv1/computepb"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/schema/catalog"
@@ -66,7 +67,7 @@ func (s *Server) insert(w http.ResponseWriter, r *http.Request, project, zone st
 		case sim.KindUnknownZone:
 			return notFound(scope(project, zone))
 		case sim.KindUnknownType, sim.KindUnsupported:
-			return unknownMachineType(resource.GetMachineType(), spec.InstanceType, zone)
+			return unknownMachineType("resource.machineType", resource.GetMachineType(), spec.InstanceType, zone)
 		}
 		return s.syncError(werr, fc)
 	}
@@ -198,22 +199,31 @@ func validUUID(s string) bool {
 // readInstance reads an Instance resource body strictly: GCE refuses
 // fields it does not know.
 func readInstance(r *http.Request) (*computepb.Instance, *apiError) {
+	var inst computepb.Instance
+	if err := readResource(r, &inst); err != nil {
+		return nil, err
+	}
+	return &inst, nil
+}
+
+// readResource reads a request's resource body into m, strictly, and
+// answers what GCE answers for a body it cannot take.
+func readResource(r *http.Request, m proto.Message) *apiError {
 	body, err := io.ReadAll(r.Body)
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
-		return nil, &apiError{Status: http.StatusBadRequest, Reason: "invalid", Message: "Request payload size exceeds the limit: " + strconv.FormatInt(tooBig.Limit, 10) + " bytes."}
+		return &apiError{Status: http.StatusBadRequest, Reason: "invalid", Message: "Request payload size exceeds the limit: " + strconv.FormatInt(tooBig.Limit, 10) + " bytes."}
 	case err != nil:
-		return nil, &apiError{Status: http.StatusBadRequest, Reason: "invalid", Message: "Invalid JSON payload received. The request body could not be read."}
+		return &apiError{Status: http.StatusBadRequest, Reason: "invalid", Message: "Invalid JSON payload received. The request body could not be read."}
 	case strings.TrimSpace(string(body)) == "":
-		return nil, requiredField("resource")
+		return requiredField("resource")
 	}
-	var inst computepb.Instance
-	if err := (protojson.UnmarshalOptions{}).Unmarshal(body, &inst); err != nil {
+	if err := (protojson.UnmarshalOptions{}).Unmarshal(body, m); err != nil {
 		msg := strings.TrimPrefix(err.Error(), "proto: ")
-		return nil, &apiError{Status: http.StatusBadRequest, Reason: "invalid", Message: "Invalid JSON payload received. " + msg}
+		return &apiError{Status: http.StatusBadRequest, Reason: "invalid", Message: "Invalid JSON payload received. " + msg}
 	}
-	return &inst, nil
+	return nil
 }
 
 // machineTypeName normalises the machine type forms GCE accepts: a full
@@ -238,8 +248,8 @@ func machineTypeName(value, project, zone string) (string, bool) {
 	return name, name != ""
 }
 
-func unknownMachineType(value, name, zone string) *apiError {
-	return invalidField("resource.machineType", value, "Machine type with name '"+name+"' does not exist in zone '"+zone+"'.")
+func unknownMachineType(field, value, name, zone string) *apiError {
+	return invalidField(field, value, "Machine type with name '"+name+"' does not exist in zone '"+zone+"'.")
 }
 
 // Properties the world keeps for the front to echo back.
@@ -277,32 +287,50 @@ func (s *Server) launchSpec(project, zone string, res *computepb.Instance) (sim.
 	if res.MachineType == nil {
 		return spec, sim.InstanceType{}, requiredField("resource.machineType")
 	}
+	return s.shapeSpec(spec, project, "resource", typeOK, res)
+}
 
+// instanceShape is what an instance is made of, as an Instance (insert)
+// and InstanceProperties (bulkInsert) both carry it.
+type instanceShape interface {
+	GetMachineType() string
+	GetScheduling() *computepb.Scheduling
+	GetDisks() []*computepb.AttachedDisk
+	GetNetworkInterfaces() []*computepb.NetworkInterface
+	GetLabels() map[string]string
+}
+
+// shapeSpec validates an instance's machine type, scheduling, disks,
+// network and labels, whose fields are named under field, and fills them
+// into spec, whose zone and instance type are set. typeOK says whether the
+// machine type was named in a form the call accepts.
+func (s *Server) shapeSpec(spec sim.LaunchSpec, project, field string, typeOK bool, res instanceShape) (sim.LaunchSpec, sim.InstanceType, *apiError) {
+	zone := spec.Zone
 	sch := res.GetScheduling()
 	model := sch.GetProvisioningModel()
 	if model != "" && model != "STANDARD" && model != "SPOT" {
-		return spec, sim.InstanceType{}, invalidField("resource.scheduling.provisioningModel", model, "Must be one of [SPOT, STANDARD].")
+		return spec, sim.InstanceType{}, invalidField(field+".scheduling.provisioningModel", model, "Must be one of [SPOT, STANDARD].")
 	}
 	spec.Market = catalog.OnDemand
 	if model == "SPOT" || sch.GetPreemptible() {
 		spec.Market = catalog.Spot
 	}
-	typ, ok := s.world.Type(cloud, zone, typeName, spec.Market)
+	typ, ok := s.world.Type(cloud, zone, spec.InstanceType, spec.Market)
 	if !typeOK || !ok {
-		return spec, sim.InstanceType{}, unknownMachineType(res.GetMachineType(), typeName, zone)
+		return spec, sim.InstanceType{}, unknownMachineType(field+".machineType", res.GetMachineType(), spec.InstanceType, zone)
 	}
 
-	props, err := schedulingProps(sch, spec.Market, typ)
+	props, err := schedulingProps(field, sch, spec.Market, typ)
 	if err != nil {
 		return spec, typ, err
 	}
-	if err := diskProps(res.GetDisks(), props); err != nil {
+	if err := diskProps(field, res.GetDisks(), props); err != nil {
 		return spec, typ, err
 	}
 	nic := firstNIC(res.GetNetworkInterfaces())
 	props[propNetwork] = networkURL(project, nic.GetNetwork())
 	props[propSubnetwork] = subnetworkURL(project, s.region(zone), nic.GetNetwork(), nic.GetSubnetwork())
-	if err := validateLabels(res.GetLabels()); err != nil {
+	if err := validateLabels(field, res.GetLabels()); err != nil {
 		return spec, typ, err
 	}
 	spec.Tags = res.GetLabels()
@@ -310,29 +338,29 @@ func (s *Server) launchSpec(project, zone string, res *computepb.Instance) (sim.
 	return spec, typ, nil
 }
 
-func schedulingProps(sch *computepb.Scheduling, market catalog.Market, typ sim.InstanceType) (map[string]string, *apiError) {
+func schedulingProps(field string, sch *computepb.Scheduling, market catalog.Market, typ sim.InstanceType) (map[string]string, *apiError) {
 	action := sch.GetInstanceTerminationAction()
 	if action != "" && action != "STOP" && action != "DELETE" {
-		return nil, invalidField("resource.scheduling.instanceTerminationAction", action, "Must be one of [DELETE, STOP].")
+		return nil, invalidField(field+".scheduling.instanceTerminationAction", action, "Must be one of [DELETE, STOP].")
 	}
 	maintenance := sch.GetOnHostMaintenance()
 	switch maintenance {
 	case "", "TERMINATE":
 	case "MIGRATE":
 		if typ.GPUs > 0 {
-			return nil, invalidField("resource.scheduling.onHostMaintenance", maintenance, "Instances with guest accelerators do not support live migration.")
+			return nil, invalidField(field+".scheduling.onHostMaintenance", maintenance, "Instances with guest accelerators do not support live migration.")
 		}
 		if market == catalog.Spot {
-			return nil, invalidField("resource.scheduling.onHostMaintenance", maintenance, "Scheduling must have preemptible be false when OnHostMaintenance isn't TERMINATE.")
+			return nil, invalidField(field+".scheduling.onHostMaintenance", maintenance, "Scheduling must have preemptible be false when OnHostMaintenance isn't TERMINATE.")
 		}
 	default:
-		return nil, invalidField("resource.scheduling.onHostMaintenance", maintenance, "Must be one of [MIGRATE, TERMINATE].")
+		return nil, invalidField(field+".scheduling.onHostMaintenance", maintenance, "Must be one of [MIGRATE, TERMINATE].")
 	}
 	restart := market != catalog.Spot
 	if sch != nil && sch.AutomaticRestart != nil {
 		restart = sch.GetAutomaticRestart()
 		if restart && market == catalog.Spot {
-			return nil, invalidField("resource.scheduling.automaticRestart", "true", "Scheduling must have preemptible be false when AutomaticRestart is true.")
+			return nil, invalidField(field+".scheduling.automaticRestart", "true", "Scheduling must have preemptible be false when AutomaticRestart is true.")
 		}
 	}
 	props := map[string]string{
@@ -353,18 +381,18 @@ func schedulingProps(sch *computepb.Scheduling, market catalog.Market, typ sim.I
 	return props, nil
 }
 
-func diskProps(disks []*computepb.AttachedDisk, props map[string]string) *apiError {
+func diskProps(field string, disks []*computepb.AttachedDisk, props map[string]string) *apiError {
 	if len(disks) == 0 {
-		return invalidField("resource.disks", "", "Boot disk must be specified.")
+		return invalidField(field+".disks", "", "Boot disk must be specified.")
 	}
 	boot := disks[0]
 	init := boot.GetInitializeParams()
 	if init.GetSourceImage() == "" && init.GetSourceSnapshot() == "" && boot.GetSource() == "" {
-		return invalidField("resource.disks[0]", "", "Boot disk must have a source image, snapshot or disk.")
+		return invalidField(field+".disks[0]", "", "Boot disk must have a source image, snapshot or disk.")
 	}
 	size := cmp.Or(init.GetDiskSizeGb(), boot.GetDiskSizeGb())
 	if size != 0 && size < defaultDiskSizeGb {
-		return invalidField("resource.disks[0].initializeParams.diskSizeGb", strconv.FormatInt(size, 10),
+		return invalidField(field+".disks[0].initializeParams.diskSizeGb", strconv.FormatInt(size, 10),
 			"Requested disk size cannot be smaller than the image size ("+strconv.Itoa(defaultDiskSizeGb)+" GB)")
 	}
 	props[propSourceImage] = cmp.Or(init.GetSourceImage(), init.GetSourceSnapshot(), boot.GetSource())

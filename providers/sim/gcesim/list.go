@@ -107,6 +107,53 @@ func (s *Server) aggregatedList(w http.ResponseWriter, r *http.Request, project 
 	return writeProto(w, resp)
 }
 
+// zoneList serves instances.list: one zone's instances, paged in name
+// order.
+func (s *Server) zoneList(w http.ResponseWriter, r *http.Request, project, zone string) error {
+	collection := scope(project, zone) + "/instances"
+	q, invalid := parseListQuery(r, collection)
+	out, err := s.intercept(r.Context(), sim.Call{Op: OpList, Zone: zone})
+	if err != nil {
+		return err
+	}
+	if out.Err != nil {
+		return s.syncError(out.Err, faultContext{Project: project, Zone: zone, Permission: permissions[OpList]})
+	}
+	if invalid != nil {
+		return invalid
+	}
+	if _, ok := s.world.ZoneRegion(cloud, zone); !ok {
+		return notFound(scope(project, zone))
+	}
+	matched := s.world.List(cloud, func(inst *sim.Instance) bool {
+		return inst.Scope == scope(project, zone)
+	})
+	slices.SortFunc(matched, func(a, b *sim.Instance) int { return cmp.Compare(a.Name, b.Name) })
+	if q.after != nil {
+		start, _ := slices.BinarySearchFunc(matched, *q.after, func(inst *sim.Instance, c cursor) int {
+			return cmp.Compare(inst.Name, c.Name+"\x00")
+		})
+		matched = matched[start:]
+	}
+	resp := &computepb.InstanceList{
+		Kind:     proto.String("compute#instanceList"),
+		Id:       proto.String(collection),
+		SelfLink: proto.String(apiBase + collection),
+	}
+	for _, inst := range matched {
+		if !q.filter.matches(inst, func() string { return s.status(inst) }) {
+			continue
+		}
+		if len(resp.Items) == q.limit {
+			last := resp.Items[len(resp.Items)-1]
+			resp.NextPageToken = proto.String(encodeCursor(cursor{Zone: zone, Name: last.GetName(), Query: queryHash(r, collection)}))
+			break
+		}
+		resp.Items = append(resp.Items, s.renderInstance(inst))
+	}
+	return writeProto(w, resp)
+}
+
 func noResults(scope string) *computepb.Warning {
 	return &computepb.Warning{
 		Code:    proto.String("NO_RESULTS_ON_PAGE"),

@@ -245,3 +245,48 @@ func TestAggregatedListOtherProject(t *testing.T) {
 		t.Errorf("another project lists %v", names)
 	}
 }
+
+// instances.list serves one zone: only its instances, filtered and paged as
+// aggregatedList is, and a zone that does not exist is a 404.
+func TestZoneListServesOneZone(t *testing.T) {
+	f := newFixture(t, sim.Config{}, Options{})
+	ctx := context.Background()
+	for i := range 5 {
+		zone := "us-central1-a"
+		if i%2 == 1 {
+			zone = "us-central1-b"
+		}
+		f.create(t, vm{name: fmt.Sprintf("node-%d", i), zone: zone, labels: map[string]string{"gpufleet-token": fmt.Sprintf("t%d", i%3)}})
+	}
+	list := func(zone, filter string, page uint32) ([]string, error) {
+		req := &computepb.ListInstancesRequest{Project: project, Zone: zone, MaxResults: proto.Uint32(page)}
+		if filter != "" {
+			req.Filter = proto.String(filter)
+		}
+		var names []string
+		it := f.instances.List(ctx, req)
+		for {
+			inst, err := it.Next()
+			if errors.Is(err, iterator.Done) {
+				return names, nil
+			}
+			if err != nil {
+				return names, err
+			}
+			if lastSegment(inst.GetZone()) != zone {
+				t.Errorf("%s of %s listed in %s", inst.GetName(), inst.GetZone(), zone)
+			}
+			names = append(names, inst.GetName())
+		}
+	}
+	got, err := list("us-central1-a", "", 2)
+	if err != nil || !slices.Equal(got, []string{"node-0", "node-2", "node-4"}) {
+		t.Errorf("us-central1-a in pages of 2: %v, %v", got, err)
+	}
+	got, err = list("us-central1-a", `labels.gpufleet-token = "t0"`, 500)
+	if err != nil || !slices.Equal(got, []string{"node-0"}) {
+		t.Errorf("filtered on the token label: %v, %v", got, err)
+	}
+	_, err = list("us-central1-z", "", 500)
+	wantAPIError(t, err, 404, "notFound", "")
+}

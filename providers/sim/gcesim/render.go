@@ -34,16 +34,16 @@ const maxLabels = 64
 
 // validateLabels applies GCE's label rules, in key order so that the same
 // request always names the same offender.
-func validateLabels(labels map[string]string) *apiError {
+func validateLabels(field string, labels map[string]string) *apiError {
 	if len(labels) > maxLabels {
-		return invalidField("resource.labels", "", fmt.Sprintf("Resource cannot have more than %d labels.", maxLabels))
+		return invalidField(field+".labels", "", fmt.Sprintf("Resource cannot have more than %d labels.", maxLabels))
 	}
 	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		if !labelKeyRE.MatchString(k) {
-			return invalidField("resource.labels", "", "Label key '"+k+"' violates format constraints. The key must start with a lowercase character, can only contain lowercase letters, numeric characters, underscores and dashes. The key can be at most 63 characters long. International characters are allowed.")
+			return invalidField(field+".labels", "", "Label key '"+k+"' violates format constraints. The key must start with a lowercase character, can only contain lowercase letters, numeric characters, underscores and dashes. The key can be at most 63 characters long. International characters are allowed.")
 		}
 		if v := labels[k]; !labelValueRE.MatchString(v) {
-			return invalidField("resource.labels", "", "Label value '"+v+"' violates format constraints. The value can only contain lowercase letters, numeric characters, underscores and dashes. The value can be at most 63 characters long. International characters are allowed.")
+			return invalidField(field+".labels", "", "Label value '"+v+"' violates format constraints. The value can only contain lowercase letters, numeric characters, underscores and dashes. The value can be at most 63 characters long. International characters are allowed.")
 		}
 	}
 	return nil
@@ -157,6 +157,9 @@ func (s *Server) renderOperation(op *sim.Operation) *computepb.Operation {
 		if op.Err != nil {
 			s.operationError(op, out, faultContext{Project: project, Zone: op.Zone, Region: s.region(op.Zone)})
 		}
+	}
+	if op.Kind == sim.OperationBulkInsert {
+		bulkStatus(op, out)
 	}
 	return out
 }

@@ -21,9 +21,11 @@ import (
 // method names.
 const (
 	OpInsert         = "instances.insert"
+	OpBulkInsert     = "instances.bulkInsert"
 	OpGet            = "instances.get"
 	OpDelete         = "instances.delete"
 	OpAggregatedList = "instances.aggregatedList"
+	OpList           = "instances.list"
 	OpOperationGet   = "zoneOperations.get"
 	OpOperationWait  = "zoneOperations.wait"
 
@@ -38,9 +40,11 @@ const (
 // names.
 var permissions = map[string]string{
 	OpInsert:                     "compute.instances.create",
+	OpBulkInsert:                 "compute.instances.create",
 	OpGet:                        "compute.instances.get",
 	OpDelete:                     "compute.instances.delete",
 	OpAggregatedList:             "compute.instances.list",
+	OpList:                       "compute.instances.list",
 	OpOperationGet:               "compute.zoneOperations.get",
 	OpOperationWait:              "compute.zoneOperations.get",
 	OpRegionGet:                  "compute.regions.get",
@@ -114,6 +118,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+	r = withProject(r)
 	if err := s.route(w, r); err != nil {
 		if errors.Is(err, errClientGone) {
 			return
@@ -148,8 +153,12 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) error {
 		return s.getMachineType(w, r, project, seg[3], seg[5])
 	case len(seg) == 4 && seg[2] == "aggregated" && seg[3] == "instances" && r.Method == http.MethodGet:
 		return s.aggregatedList(w, r, project)
+	case len(seg) == 5 && seg[2] == "zones" && seg[4] == "instances" && r.Method == http.MethodGet:
+		return s.zoneList(w, r, project, seg[3])
 	case len(seg) == 5 && seg[2] == "zones" && seg[4] == "instances" && r.Method == http.MethodPost:
 		return s.insert(w, r, project, seg[3])
+	case len(seg) == 6 && seg[2] == "zones" && seg[4] == "instances" && seg[5] == "bulkInsert" && r.Method == http.MethodPost:
+		return s.bulkInsert(w, r, project, seg[3])
 	case len(seg) == 6 && seg[2] == "zones" && seg[4] == "instances" && r.Method == http.MethodGet:
 		return s.get(w, r, project, seg[3], seg[5])
 	case len(seg) == 6 && seg[2] == "zones" && seg[4] == "instances" && r.Method == http.MethodDelete:
@@ -181,10 +190,11 @@ func notFoundRoute(r *http.Request) error {
 // nobody is there to answer.
 var errClientGone = errors.New("client gone")
 
-// intercept reports the call to the world's faults and applies their
-// latency. Every request calls it exactly once.
+// intercept reports the call to the world's rate limits and faults and
+// applies their latency. Every request calls it exactly once.
 func (s *Server) intercept(ctx context.Context, call sim.Call) (sim.Outcome, error) {
 	call.Cloud = cloud
+	call.Class, call.Tenant = requestClass(call.Op), projectFrom(ctx)
 	out := s.world.Intercept(call)
 	if out.Latency > 0 {
 		t := time.NewTimer(out.Latency)
