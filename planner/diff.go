@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // ActionKind is what an action does to the clouds.
@@ -347,13 +348,58 @@ func nextToken(fleet, workload string, offer OfferKey, revision string, slot int
 }
 
 // Token is the idempotency token of a create: derived from what the node is
-// for, so a repeated run asks for the same node, not a second one. It is 36
-// ASCII characters, within EC2's 64 for ClientToken.
+// for, so a repeated run asks for the same node, not a second one. It is
+// "gf2-", 24 hex digits naming the workload's nodes on the offer at the
+// spec revision, "-" and the slot: the slots of one workload and offer
+// count up, so a batch of consecutive slots is named by its first token
+// (TokenAt). At most 34 ASCII characters, within EC2's 64 for ClientToken
+// and GCE's 63 for a label value.
 func Token(fleet, workload string, offer OfferKey, revision string, slot int) string {
 	h := sha256.New()
-	for _, part := range []string{fleet, workload, offer.String(), revision, strconv.Itoa(slot)} {
+	for _, part := range []string{fleet, workload, offer.String(), revision} {
 		h.Write([]byte(part))
 		h.Write([]byte{0})
 	}
-	return "gf1-" + hex.EncodeToString(h.Sum(nil))[:32]
+	return tokenPrefix + hex.EncodeToString(h.Sum(nil))[:tokenHashLen] + "-" + strconv.Itoa(slot)
+}
+
+const (
+	tokenPrefix  = "gf2-"
+	tokenHashLen = 24
+)
+
+// TokenSlot splits a token into the part every slot of its workload and
+// offer shares and its slot. Tokens of an older form have no slot: ok is
+// false.
+func TokenSlot(token string) (base string, slot int, ok bool) {
+	rest, found := strings.CutPrefix(token, tokenPrefix)
+	if !found || len(rest) < tokenHashLen+2 || rest[tokenHashLen] != '-' {
+		return "", 0, false
+	}
+	digits := rest[tokenHashLen+1:]
+	if len(digits) > 1 && digits[0] == '0' {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(digits)
+	if err != nil || n < 0 {
+		return "", 0, false
+	}
+	return token[:len(tokenPrefix)+tokenHashLen+1], n, true
+}
+
+// TokenAt is the token of the i-th node of a batch whose first node has
+// token first: the same workload and offer, i slots on. A cloud that
+// launches a batch under one token and tags every node with it (EC2's
+// RunInstances) tells the nodes apart by their launch index; TokenAt turns
+// that back into each node's own token. ok is false for a token of an
+// older form, which never named a batch, unless i is 0.
+func TokenAt(first string, i int) (string, bool) {
+	if i == 0 {
+		return first, true
+	}
+	base, slot, ok := TokenSlot(first)
+	if !ok || i < 0 {
+		return "", false
+	}
+	return base + strconv.Itoa(slot+i), true
 }

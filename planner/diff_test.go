@@ -48,7 +48,7 @@ func TestDiffFromNothingAndConverged(t *testing.T) {
 	}
 	tokens := map[string]bool{}
 	for _, a := range first.Actions {
-		if len(a.Token) > 64 || !strings.HasPrefix(a.Token, "gf1-") {
+		if len(a.Token) > 64 || !strings.HasPrefix(a.Token, "gf2-") {
 			t.Errorf("token %q is not a valid ClientToken", a.Token)
 		}
 		tokens[a.Token] = true
@@ -173,5 +173,33 @@ func TestOfferKeyRoundTrip(t *testing.T) {
 		if _, err := ParseOfferKey(bad); err == nil {
 			t.Errorf("ParseOfferKey(%q) accepted", bad)
 		}
+	}
+}
+
+func TestBatchTokensNameEveryNodeOfTheBatch(t *testing.T) {
+	offer := OfferKey{Cloud: "aws", Region: "us-east-1", Zone: "us-east-1a", InstanceType: "g4dn.xlarge", Market: "spot"}
+	first := Token("ml", "train", offer, "r1", 7)
+	for i := range 5 {
+		got, ok := TokenAt(first, i)
+		if want := Token("ml", "train", offer, "r1", 7+i); !ok || got != want {
+			t.Errorf("TokenAt(first, %d) = %q, %v; want %q", i, got, ok, want)
+		}
+	}
+	if base, slot, ok := TokenSlot(Token("ml", "train", offer, "r1", 12345)); !ok || slot != 12345 || !strings.HasPrefix(Token("ml", "train", offer, "r1", 0), base) {
+		t.Errorf("TokenSlot: %q %d %v", base, slot, ok)
+	}
+	if len(Token("a-long-fleet-name", "a-long-workload-name", offer, "rev", 99999)) > 34 {
+		t.Error("a token is longer than 34 characters")
+	}
+	for _, old := range []string{"gf1-0123456789abcdef0123456789abcdef", "gf2-0123", "gf2-0123456789abcdef01234567-x", "gf2-0123456789abcdef01234567-07", "gf2-0123456789abcdef01234567--1"} {
+		if _, _, ok := TokenSlot(old); ok {
+			t.Errorf("TokenSlot(%q) reads a slot", old)
+		}
+		if _, ok := TokenAt(old, 1); ok {
+			t.Errorf("TokenAt(%q, 1) names a batch node", old)
+		}
+	}
+	if got, ok := TokenAt("gf1-0123456789abcdef0123456789abcdef", 0); !ok || got != "gf1-0123456789abcdef0123456789abcdef" {
+		t.Error("the first node of an old token is not the token")
 	}
 }

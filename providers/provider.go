@@ -36,6 +36,50 @@ type Provider interface {
 	Capacity(ctx context.Context) (Capacity, error)
 }
 
+// BatchCreator is a Provider that launches several nodes alike in one call
+// (EC2 RunInstances with MinCount and MaxCount, GCE bulkInsert). The
+// reconciler uses it where a provider has it, and Create elsewhere.
+type BatchCreator interface {
+	// CreateBatch launches up to req.Count nodes of one workload on one
+	// offer, the nodes of the consecutive slots from req.Token's on
+	// (planner.TokenAt), and returns those launched in slot order, each
+	// with its own token. It is idempotent as Create is: a repeat of the
+	// same batch returns what the first call launched.
+	//
+	// When the pool has room for fewer, it launches what fits and returns
+	// them with a capacity or quota *Error saying how many did not fit;
+	// when none fit, no instance and the error. A batch of a token without
+	// a slot, or a count beyond MaxBatch, is invalid.
+	CreateBatch(ctx context.Context, req BatchRequest) ([]Instance, error)
+}
+
+// MaxBatch bounds the nodes of one batch: a call that large stays well
+// within what RunInstances and bulkInsert take (GCE's bulkInsert takes
+// 1,000), and a failed one is retried whole.
+const MaxBatch = 500
+
+// BatchRequest is a batch of nodes to launch.
+type BatchRequest struct {
+	// CreateRequest describes the first node; its Token is the batch's.
+	CreateRequest
+	// Count is how many nodes to launch, at most MaxBatch.
+	Count int
+}
+
+// Tokens are the tokens of the batch's nodes, in slot order; nil when the
+// first token names no batch (an older token, with a count above one).
+func (r BatchRequest) Tokens() []string {
+	out := make([]string, 0, r.Count)
+	for i := range r.Count {
+		t, ok := planner.TokenAt(r.Token, i)
+		if !ok {
+			return nil
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
 // Capacity is what a cloud says limits the account, beside prices.
 type Capacity struct {
 	// Quotas are the limits read, with their use where the cloud reports

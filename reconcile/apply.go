@@ -98,21 +98,26 @@ func (r *run) applyRound(ctx context.Context, actions []planner.Action) (failedO
 	}
 
 	incomplete := map[string]bool{} // workloads with a failed create
-	// A pool takes a few creates at a time, and none more once one found it
-	// out of capacity: the creates queued behind would only fail too. Its
-	// nodes are planned again elsewhere next round.
+	// A pool takes one batch, or a few single creates, at a time, and none
+	// more once one found it out of capacity: the creates queued behind
+	// would only fail too. Its nodes are planned again elsewhere next round.
+	units := r.launches(creates)
 	pools := map[planner.OfferKey]chan struct{}{}
 	dry := map[planner.OfferKey]bool{}
-	for _, a := range creates {
-		if pools[a.Offer] == nil {
-			pools[a.Offer] = make(chan struct{}, perPool)
+	for _, u := range units {
+		if pools[u.offer] == nil {
+			n := perPool
+			if r.batcher(u.offer.Cloud) != nil {
+				n = 1
+			}
+			pools[u.offer] = make(chan struct{}, n)
 		}
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(r.opts.Parallelism)
-	for _, a := range interleave(creates) {
+	for _, u := range units {
 		g.Go(func() error {
-			pool := pools[a.Offer]
+			pool := pools[u.offer]
 			select {
 			case pool <- struct{}{}:
 				defer func() { <-pool }()
@@ -123,41 +128,63 @@ func (r *run) applyRound(ctx context.Context, actions []planner.Action) (failedO
 			if gctx.Err() != nil {
 				return nil
 			}
+			key := u.fleet + "/" + u.workload
 			r.mu.Lock()
-			skip := dry[a.Offer]
+			skip := dry[u.offer]
 			if skip {
-				incomplete[a.Fleet+"/"+a.Workload] = true
+				incomplete[key] = true
 				failedOver = true
 			}
 			r.mu.Unlock()
 			if skip {
 				return nil
 			}
-			req := providers.CreateRequest{Token: a.Token, Offer: a.Offer, Fleet: a.Fleet, Workload: a.Workload, Labels: labels[a.Fleet+"/"+a.Workload]}
-			inst, err := r.opts.Providers[a.Offer.Cloud].Create(gctx, req)
-			res := status.ActionResult{Fleet: a.Fleet, Kind: planner.Create, Workload: a.Workload, Offer: a.Offer.String(), Instance: inst.ID}
+			insts, err := r.launch(gctx, u, labels[key])
 			r.mu.Lock()
 			defer r.mu.Unlock()
-			switch {
-			case err != nil && gctx.Err() != nil:
-				// Cut short by the cancel, not refused by the cloud.
-				res.Error = err.Error()
-				incomplete[a.Fleet+"/"+a.Workload] = true
-			case err != nil:
-				res.Error = err.Error()
-				incomplete[a.Fleet+"/"+a.Workload] = true
-				if errors.Is(err, providers.ErrCapacity) || errors.Is(err, providers.ErrQuota) {
-					dry[a.Offer] = true
-				}
-				if r.handleCreateError(a, err) {
-					failedOver = true
-				}
-			default:
-				r.observed = append(r.observed, inst)
-				r.log.Info("created", "fleet", a.Fleet, "workload", a.Workload, "offer", a.Offer.String(), "instance", inst.ID)
-				r.hooks.onCreate()
+			launched := map[string]planner.Instance{}
+			for _, inst := range insts {
+				launched[inst.Token] = inst
 			}
-			r.result.Applied = append(r.result.Applied, res)
+			var unlaunched []string
+			for _, a := range u.actions {
+				res := status.ActionResult{Fleet: a.Fleet, Kind: planner.Create, Workload: a.Workload, Offer: a.Offer.String()}
+				if inst, ok := launched[a.Token]; ok {
+					res.Instance = inst.ID
+					r.observed = append(r.observed, inst)
+					r.hooks.onCreate()
+				} else {
+					res.Error = "not launched"
+					if err != nil {
+						res.Error = err.Error()
+					}
+					unlaunched = append(unlaunched, a.Token)
+				}
+				r.result.Applied = append(r.result.Applied, res)
+			}
+			if len(insts) > 0 {
+				r.log.Info("created", "fleet", u.fleet, "workload", u.workload, "offer", u.offer.String(), "nodes", len(insts), "first", insts[0].ID)
+			}
+			if err == nil && len(unlaunched) == 0 {
+				return nil
+			}
+			incomplete[key] = true
+			if err == nil {
+				// A cloud that answered with fewer nodes than asked, and no
+				// error, is read as a pool with no room for more.
+				err = &providers.Error{Kind: providers.KindCapacity, Cloud: u.offer.Cloud, Op: "create", Offer: u.offer,
+					Message: fmt.Sprintf("launched %d of %d", len(insts), len(u.actions))}
+			}
+			if gctx.Err() != nil {
+				// Cut short by the cancel, not refused by the cloud.
+				return nil
+			}
+			if errors.Is(err, providers.ErrCapacity) || errors.Is(err, providers.ErrQuota) {
+				dry[u.offer] = true
+			}
+			if r.handleCreateError(u.actions[0], unlaunched, err) {
+				failedOver = true
+			}
 			return nil
 		})
 	}
@@ -210,32 +237,106 @@ func (r *run) applyRound(ctx context.Context, actions []planner.Action) (failedO
 	return failedOver
 }
 
-// perPool is how many creates a pool takes at once: when it runs dry, at
-// most this many fail.
+// perPool is how many single creates a pool takes at once: when it runs
+// dry, at most this many fail. A cloud that launches in batches takes one
+// batch at a time per pool.
 const perPool = 2
 
-// interleave orders creates so that consecutive ones go to different pools,
-// round-robin in the order the pools first appear: the run's parallelism is
-// shared among them rather than queued behind one.
-func interleave(creates []planner.Action) []planner.Action {
-	var order []planner.OfferKey
-	byPool := map[planner.OfferKey][]planner.Action{}
-	for _, a := range creates {
-		if byPool[a.Offer] == nil {
-			order = append(order, a.Offer)
-		}
-		byPool[a.Offer] = append(byPool[a.Offer], a)
+// launchUnit is what one call launches: a batch of a workload's nodes on
+// one offer, of consecutive slots, or a single node.
+type launchUnit struct {
+	fleet, workload string
+	offer           planner.OfferKey
+	actions         []planner.Action
+}
+
+// batcher is the cloud's provider if it launches in batches, or nil.
+func (r *run) batcher(cloud string) providers.BatchCreator {
+	b, _ := r.opts.Providers[cloud].(providers.BatchCreator)
+	return b
+}
+
+// launches groups creates into what one call launches each: on a cloud
+// that launches in batches, the creates of a workload on an offer whose
+// slots follow one another, up to providers.MaxBatch; elsewhere one create
+// each. The units are ordered round-robin over the pools in the order they
+// first appear, so the run's parallelism is shared among the pools rather
+// than queued behind one.
+func (r *run) launches(creates []planner.Action) []launchUnit {
+	type group struct {
+		fleet, workload string
+		offer           planner.OfferKey
 	}
-	out := make([]planner.Action, 0, len(creates))
-	for len(out) < len(creates) {
+	var order []planner.OfferKey
+	byPool := map[planner.OfferKey][]launchUnit{}
+	var groups []group
+	byGroup := map[group][]planner.Action{}
+	for _, a := range creates {
+		k := group{a.Fleet, a.Workload, a.Offer}
+		if byGroup[k] == nil {
+			groups = append(groups, k)
+		}
+		byGroup[k] = append(byGroup[k], a)
+	}
+	for _, k := range groups {
+		actions := byGroup[k]
+		batches := r.batcher(k.offer.Cloud) != nil
+		if batches {
+			slices.SortStableFunc(actions, func(a, b planner.Action) int { return cmp.Compare(slotOf(a.Token), slotOf(b.Token)) })
+		}
+		for len(actions) > 0 {
+			n := 1
+			if batches {
+				for n < len(actions) && n < providers.MaxBatch {
+					next, ok := planner.TokenAt(actions[0].Token, n)
+					if !ok || next != actions[n].Token {
+						break
+					}
+					n++
+				}
+			}
+			if byPool[k.offer] == nil {
+				order = append(order, k.offer)
+			}
+			byPool[k.offer] = append(byPool[k.offer], launchUnit{fleet: k.fleet, workload: k.workload, offer: k.offer, actions: actions[:n:n]})
+			actions = actions[n:]
+		}
+	}
+	var out []launchUnit
+	for more := true; more; {
+		more = false
 		for _, k := range order {
 			if q := byPool[k]; len(q) > 0 {
 				out = append(out, q[0])
 				byPool[k] = q[1:]
+				more = true
 			}
 		}
 	}
 	return out
+}
+
+// slotOf is a token's slot, or -1 for a token of an older form.
+func slotOf(token string) int {
+	if _, slot, ok := planner.TokenSlot(token); ok {
+		return slot
+	}
+	return -1
+}
+
+// launch makes the calls of one unit and returns the nodes it launched, in
+// the order of its actions; an error says why the rest were not.
+func (r *run) launch(ctx context.Context, u launchUnit, labels map[string]string) ([]planner.Instance, error) {
+	first := u.actions[0]
+	req := providers.CreateRequest{Token: first.Token, Offer: u.offer, Fleet: u.fleet, Workload: u.workload, Labels: labels}
+	if len(u.actions) == 1 {
+		inst, err := r.opts.Providers[u.offer.Cloud].Create(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return []planner.Instance{inst}, nil
+	}
+	return r.batcher(u.offer.Cloud).CreateBatch(ctx, providers.BatchRequest{CreateRequest: req, Count: len(u.actions)})
 }
 
 func (r *run) findObserved(id string) (planner.Instance, bool) {
@@ -249,9 +350,10 @@ func (r *run) findObserved(id string) (planner.Instance, bool) {
 	return planner.Instance{}, false
 }
 
-// handleCreateError records a failed create and reports whether planning
-// again can route around it. The caller holds r.mu.
-func (r *run) handleCreateError(a planner.Action, err error) bool {
+// handleCreateError records a failed create, or the part of a batch that
+// was not launched (the tokens given), and reports whether planning again
+// can route around it. The caller holds r.mu.
+func (r *run) handleCreateError(a planner.Action, tokens []string, err error) bool {
 	until := r.now.Add(r.repo.Config.Defaults.BlocklistFor)
 	var pe *providers.Error
 	errors.As(err, &pe)
@@ -265,8 +367,8 @@ func (r *run) handleCreateError(a planner.Action, err error) bool {
 		// The next try on this offer gets a fresh token: a cloud may answer
 		// the old one with the old failure (GCE replays an operation for
 		// its requestId).
-		r.state.Retire(a.Token, r.now.Add(tokenMemory))
-		r.log.Warn("offer out of capacity; blocklisted", "offer", a.Offer.String(), "code", code, "until", until)
+		r.retire(tokens)
+		r.log.Warn("offer out of capacity", "offer", a.Offer.String(), "code", code, "until", until)
 		return true
 	case errors.Is(err, providers.ErrQuota):
 		// Quota is per region and GPU family: every such offer is out.
@@ -276,7 +378,7 @@ func (r *run) handleCreateError(a planner.Action, err error) bool {
 				r.state.Block(o.OfferKey, "quota exceeded ("+code+")", until)
 			}
 		}
-		r.state.Retire(a.Token, r.now.Add(tokenMemory))
+		r.retire(tokens)
 		// Like a stock-out, it is routed around; the blocklist entry, in
 		// the fleet's status, says which quota to raise, and a node that
 		// cannot go elsewhere is a shortfall.
@@ -284,11 +386,19 @@ func (r *run) handleCreateError(a planner.Action, err error) bool {
 		return true
 	case errors.Is(err, providers.ErrTokenSpent):
 		// The token's node came and went; the next round gets a new one.
-		r.state.Retire(a.Token, r.now.Add(tokenMemory))
+		r.retire(tokens)
 		return true
 	}
 	r.errs[a.Fleet] = append(r.errs[a.Fleet], fmt.Sprintf("creating on %s: %v", a.Offer, err))
 	return false
+}
+
+// retire keeps tokens from being used again for tokenMemory. The caller
+// holds r.mu.
+func (r *run) retire(tokens []string) {
+	for _, t := range tokens {
+		r.state.Retire(t, r.now.Add(tokenMemory))
+	}
 }
 
 // runOut records an offer that ran out of capacity: capped at the nodes it

@@ -17,6 +17,7 @@ import (
 	"github.com/gpufleet/gpufleet/planner"
 	"github.com/gpufleet/gpufleet/providers"
 	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/reconcile/testenv"
 )
 
 // TestChaos runs many reconciles against clouds that misbehave at random —
@@ -43,11 +44,13 @@ func TestChaos(t *testing.T) {
 		{Op: "RunInstances", Kind: sim.FaultCapacity, Rate: 0.15},
 		{Op: "put", Kind: sim.FaultCapacity, Rate: 0.15},
 		{Op: "instances.insert", Kind: sim.FaultCapacity, Rate: 0.15},
+		{Op: "instances.bulkInsert", Kind: sim.FaultCapacity, Rate: 0.15},
 		{Kind: sim.FaultLatency, Rate: 0.05, Latency: sim.Duration(3 * time.Millisecond)},
 		{Op: "put", Kind: sim.FaultFailLater, Rate: 0.08},
 		// Failing deletes leave the VMs of failed creates behind.
 		{Cloud: "azure", Op: "delete", Kind: sim.FaultServerError, Rate: 0.3},
 		{Op: "instances.insert", Kind: sim.FaultFailLater, Rate: 0.08},
+		{Op: "instances.bulkInsert", Kind: sim.FaultFailLater, Rate: 0.08},
 		{Kind: sim.FaultPreempt, Rate: 0.01},
 	}
 	if err := e.World.AddFaults(faults...); err != nil {
@@ -151,7 +154,7 @@ func TestChaos(t *testing.T) {
 	live := map[string][]string{}
 	for _, inst := range e.World.Instances() {
 		if inst.State == sim.StatePending || inst.State == sim.StateRunning {
-			live[inst.Tags[providers.TagToken]] = append(live[inst.Tags[providers.TagToken]], inst.ID)
+			live[testenv.NodeToken(inst)] = append(live[testenv.NodeToken(inst)], inst.ID)
 		}
 	}
 	duplicates := 0

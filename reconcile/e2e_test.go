@@ -204,9 +204,9 @@ func TestStockOutFailsOverToTheNextCheapest(t *testing.T) {
 		t.Errorf("the status shows no failed create: %+v", st.LastActions)
 	}
 	// The blocklist outlives the run: the next run does not try again.
-	before := e.World.Calls()["gcp instances.insert"]
+	before := e.World.Calls()["gcp instances.insert"] + e.World.Calls()["gcp instances.bulkInsert"]
 	e.mustRun(nil)
-	if after := e.World.Calls()["gcp instances.insert"]; after != before {
+	if after := e.World.Calls()["gcp instances.insert"] + e.World.Calls()["gcp instances.bulkInsert"]; after != before {
 		t.Errorf("the next run tried the blocklisted region again (%d inserts)", after-before)
 	}
 }
@@ -341,11 +341,11 @@ func TestARunKilledAfterCreatingIsAdopted(t *testing.T) {
 	if msg := e.Head().Message; msg != "Example fleets" {
 		t.Fatalf("the crashed run committed: %q", msg)
 	}
-	creates := e.World.Calls()["aws RunInstances"] + e.World.Calls()["azure put"] + e.World.Calls()["gcp instances.insert"]
+	creates := e.World.Calls()["aws RunInstances"] + e.World.Calls()["azure put"] + e.World.Calls()["gcp instances.insert"] + e.World.Calls()["gcp instances.bulkInsert"]
 	// The crashed run still holds the lock; it expires, and the next run
 	// takes it and adopts what was launched.
 	res := e.mustRun(func(o *Options) { o.Lock.Wait = 10 * time.Second })
-	if after := e.World.Calls()["aws RunInstances"] + e.World.Calls()["azure put"] + e.World.Calls()["gcp instances.insert"]; after != creates {
+	if after := e.World.Calls()["aws RunInstances"] + e.World.Calls()["azure put"] + e.World.Calls()["gcp instances.insert"] + e.World.Calls()["gcp instances.bulkInsert"]; after != creates {
 		t.Errorf("the next run launched %d more instances", after-creates)
 	}
 	if len(e.World.Instances()) != 20 {

@@ -141,7 +141,7 @@ func runWith(ctx context.Context, c *Checkout, opts Options, h *hooks) (res *Res
 		opts.Parallelism = 16
 	}
 	if opts.Rounds <= 0 {
-		opts.Rounds = 16
+		opts.Rounds = 100
 	}
 	if opts.PushAttempts <= 0 {
 		opts.PushAttempts = 5

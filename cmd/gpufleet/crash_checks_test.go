@@ -21,6 +21,7 @@ import (
 	"github.com/gpufleet/gpufleet/providers"
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/reconcile/status"
+	"github.com/gpufleet/gpufleet/reconcile/testenv"
 )
 
 // noteFailed remembers the Failed VMs among instances.
@@ -48,7 +49,7 @@ func crashDuplicates(t *testing.T, instances []*sim.Instance) int {
 	live := map[string][]string{}
 	for _, inst := range instances {
 		if inst.State == sim.StatePending || inst.State == sim.StateRunning {
-			token := inst.Tags[providers.TagToken]
+			token := testenv.NodeToken(inst)
 			live[token] = append(live[token], crashID(inst))
 		}
 	}

@@ -81,6 +81,7 @@ func TestRunExitCodes(t *testing.T) {
 		{Op: "RunInstances", Kind: sim.FaultQuota, Rate: 1},
 		{Op: "put", Kind: sim.FaultQuota, Rate: 1},
 		{Op: "instances.insert", Kind: sim.FaultQuota, Rate: 1},
+		{Op: "instances.bulkInsert", Kind: sim.FaultQuota, Rate: 1},
 	}
 	t.Run("converged, then nothing to do", func(t *testing.T) {
 		f := newRunFixture(t)

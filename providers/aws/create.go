@@ -25,64 +25,103 @@ const maxClientToken = 64
 // repeat — a retry, a crashed run, a second agent — gets the instance the
 // first call launched.
 func (p *Provider) Create(ctx context.Context, req providers.CreateRequest) (providers.Instance, error) {
+	insts, err := p.launch(ctx, providers.BatchRequest{CreateRequest: req, Count: 1})
+	if err != nil {
+		return providers.Instance{}, err
+	}
+	return insts[0], nil
+}
+
+// CreateBatch launches up to req.Count instances in one RunInstances call,
+// MinCount 1 and MaxCount the count, under the first node's token as the
+// ClientToken: EC2 launches as many as the zone holds, and a repeat gets
+// the same reservation. A repeat that asks for another count is refused by
+// EC2 (IdempotentParameterMismatch) rather than launching a second set.
+func (p *Provider) CreateBatch(ctx context.Context, req providers.BatchRequest) ([]providers.Instance, error) {
+	insts, err := p.launch(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if len(insts) < req.Count {
+		return insts, &providers.Error{Kind: providers.KindCapacity, Cloud: catalog.AWS, Op: "create", Offer: req.Offer, Code: "InsufficientInstanceCapacity",
+			Message: fmt.Sprintf("launched %d of %d: %s had room for no more", len(insts), req.Count, req.Offer.Zone)}
+	}
+	return insts, nil
+}
+
+func (p *Provider) launch(ctx context.Context, req providers.BatchRequest) ([]providers.Instance, error) {
 	invalid := func(format string, args ...any) error {
 		return &providers.Error{Kind: providers.KindInvalid, Cloud: catalog.AWS, Op: "create", Offer: req.Offer, Message: fmt.Sprintf(format, args...)}
 	}
 	switch {
 	case req.Offer.Cloud != catalog.AWS:
-		return providers.Instance{}, invalid("offer %s is not an AWS offer", req.Offer)
+		return nil, invalid("offer %s is not an AWS offer", req.Offer)
 	case req.Token == "" || len(req.Token) > maxClientToken:
-		return providers.Instance{}, invalid("token %q must have 1 to %d characters", req.Token, maxClientToken)
+		return nil, invalid("token %q must have 1 to %d characters", req.Token, maxClientToken)
 	case req.Fleet == "" || req.Workload == "":
-		return providers.Instance{}, invalid("a create needs a fleet and a workload")
+		return nil, invalid("a create needs a fleet and a workload")
+	case req.Count < 1 || req.Count > providers.MaxBatch:
+		return nil, invalid("a batch of %d: it takes 1 to %d", req.Count, providers.MaxBatch)
+	}
+	tokens := req.Tokens()
+	if tokens == nil {
+		return nil, invalid("token %q names no batch of %d", req.Token, req.Count)
 	}
 	client, err := p.client("create", req.Offer.Region)
 	if err != nil {
-		return providers.Instance{}, err
+		return nil, err
 	}
-	in, err := p.runInput(req)
+	in, err := p.runInput(req.CreateRequest, req.Count)
 	if err != nil {
-		return providers.Instance{}, invalid("%v", err)
+		return nil, invalid("%v", err)
 	}
 
 	callCtx, cancel := p.call(ctx)
 	defer cancel()
 	out, err := client.RunInstances(callCtx, in)
 	if err != nil {
-		return providers.Instance{}, classify("create", req.Offer, err)
+		return nil, classify("create", req.Offer, err)
 	}
-	if len(out.Instances) != 1 {
-		return providers.Instance{}, &providers.Error{Kind: providers.KindUnavailable, Cloud: catalog.AWS, Op: "create", Offer: req.Offer,
-			Message: fmt.Sprintf("RunInstances returned %d instances, want 1", len(out.Instances))}
+	if len(out.Instances) == 0 || len(out.Instances) > req.Count {
+		return nil, &providers.Error{Kind: providers.KindUnavailable, Cloud: catalog.AWS, Op: "create", Offer: req.Offer,
+			Message: fmt.Sprintf("RunInstances returned %d instances, want 1 to %d", len(out.Instances), req.Count)}
 	}
-	launched := out.Instances[0]
-	inst := providers.Instance{
-		ID:         awssdk.ToString(launched.InstanceId),
-		OfferKey:   offerKey(req.Offer.Region, launched),
-		Fleet:      req.Fleet,
-		Workload:   req.Workload,
-		Token:      req.Token,
-		State:      instanceState(launched),
-		LaunchedAt: awssdk.ToTime(launched.LaunchTime),
-	}
-	if !inst.State.Live() {
-		// EC2 answers a reused ClientToken with the instance it launched,
-		// for a day after that instance ended: the token is spent, and
-		// only a new one launches a node.
-		reason := ""
-		if launched.StateReason != nil {
-			reason = ": " + awssdk.ToString(launched.StateReason.Message)
+	insts := make([]providers.Instance, len(out.Instances))
+	for _, launched := range out.Instances {
+		i := int(awssdk.ToInt32(launched.AmiLaunchIndex))
+		if i < 0 || i >= len(insts) || insts[i].ID != "" {
+			return nil, &providers.Error{Kind: providers.KindUnavailable, Cloud: catalog.AWS, Op: "create", Offer: req.Offer,
+				Message: fmt.Sprintf("RunInstances returned launch index %d for %d instances", i, len(out.Instances))}
 		}
-		return providers.Instance{}, &providers.Error{Kind: providers.KindTokenSpent, Cloud: catalog.AWS, Op: "create", Offer: req.Offer, Code: codeTokenReused,
-			Message: fmt.Sprintf("token %s already launched %s, which is %s%s", req.Token, inst.ID, inst.State, reason)}
+		inst := providers.Instance{
+			ID:         awssdk.ToString(launched.InstanceId),
+			OfferKey:   offerKey(req.Offer.Region, launched),
+			Fleet:      req.Fleet,
+			Workload:   req.Workload,
+			Token:      tokens[i],
+			State:      instanceState(launched),
+			LaunchedAt: awssdk.ToTime(launched.LaunchTime),
+		}
+		if !inst.State.Live() {
+			// EC2 answers a reused ClientToken with the instances it
+			// launched, for a day after they ended: the token is spent,
+			// and only a new one launches a node.
+			reason := ""
+			if launched.StateReason != nil {
+				reason = ": " + awssdk.ToString(launched.StateReason.Message)
+			}
+			return nil, &providers.Error{Kind: providers.KindTokenSpent, Cloud: catalog.AWS, Op: "create", Offer: req.Offer, Code: codeTokenReused,
+				Message: fmt.Sprintf("token %s already launched %s, which is %s%s", req.Token, inst.ID, inst.State, reason)}
+		}
+		insts[i] = inst
 	}
-	return inst, nil
+	return insts, nil
 }
 
 // runInput is the RunInstances request for a create. It is a pure function
 // of the request and the configuration, so a repeat sends the same
 // parameters and EC2's idempotency check holds.
-func (p *Provider) runInput(req providers.CreateRequest) (*ec2.RunInstancesInput, error) {
+func (p *Provider) runInput(req providers.CreateRequest, count int) (*ec2.RunInstancesInput, error) {
 	launch := p.cfg.Launch
 	region, zone := req.Offer.Region, req.Offer.Zone
 	image := launch.ImageByRegion[region]
@@ -108,7 +147,7 @@ func (p *Provider) runInput(req providers.CreateRequest) (*ec2.RunInstancesInput
 		ImageId:      awssdk.String(image),
 		InstanceType: types.InstanceType(req.Offer.InstanceType),
 		MinCount:     awssdk.Int32(1),
-		MaxCount:     awssdk.Int32(1),
+		MaxCount:     awssdk.Int32(int32(count)),
 		Placement:    &types.Placement{AvailabilityZone: awssdk.String(zone)},
 		TagSpecifications: []types.TagSpecification{
 			{ResourceType: types.ResourceTypeInstance, Tags: sdkTags},

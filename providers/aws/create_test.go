@@ -28,7 +28,7 @@ func TestRunInput(t *testing.T) {
 	cfg.Launch.DiskGB = 500
 	p := &Provider{cfg: cfg}
 
-	in, err := p.runInput(request(testOffer, "tok-1"))
+	in, err := p.runInput(request(testOffer, "tok-1"), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestRunInput(t *testing.T) {
 
 	west := testOffer
 	west.Region, west.Zone, west.Market = "us-west-2", "us-west-2b", catalog.Spot
-	in, err = p.runInput(request(west, "tok-2"))
+	in, err = p.runInput(request(west, "tok-2"), 1)
 	if err != nil {
 		t.Fatal(err)
 	}

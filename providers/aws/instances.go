@@ -87,6 +87,13 @@ func toInstance(region string, inst types.Instance) (out providers.Instance, ok 
 	if !ok {
 		return providers.Instance{}, false
 	}
+	// Every node of a batch carries the batch's token, its first node's;
+	// the launch index says which slot of the batch the node is.
+	if i := int(awssdk.ToInt32(inst.AmiLaunchIndex)); i > 0 {
+		if own, ok := planner.TokenAt(token, i); ok {
+			token = own
+		}
+	}
 	return providers.Instance{
 		ID:         awssdk.ToString(inst.InstanceId),
 		OfferKey:   offerKey(region, inst),

@@ -25,7 +25,8 @@ func (p *Provider) Delete(ctx context.Context, inst providers.Instance) error {
 		}
 		return nil
 	}
-	_, _, token, owned := providers.Owned(vm.GetLabels())
+	fleet, workload, token, owned := providers.Owned(vm.GetLabels())
+	token = nodeToken(fleet, workload, token, name)
 	if !owned {
 		return &providers.Error{Kind: providers.KindInvalid, Cloud: Name, Op: "delete", Message: fmt.Sprintf("instance %s in %s is not owned by gpufleet", name, zone)}
 	}

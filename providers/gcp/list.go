@@ -74,6 +74,7 @@ func (p *Provider) toInstance(vm *computepb.Instance) (providers.Instance, bool)
 	if !ok {
 		return providers.Instance{}, false
 	}
+	token = nodeToken(fleet, workload, token, vm.GetName())
 	zone := lastSegment(vm.GetZone())
 	market := marketOf(vm.GetScheduling())
 	launched, _ := time.Parse(time.RFC3339, vm.GetCreationTimestamp())
@@ -92,6 +93,16 @@ func (p *Provider) toInstance(vm *computepb.Instance) (providers.Instance, bool)
 		State:      stateOf(vm.GetStatus(), market, p.isDeleting(zone+"/"+vm.GetName())),
 		LaunchedAt: launched,
 	}, true
+}
+
+// nodeToken is an instance's own token. A bulk insert labels every node of
+// a batch with the batch's token, its first node's, and names each node by
+// its slot: the name picks the node's token.
+func nodeToken(fleet, workload, label, name string) string {
+	if own, ok := providers.NodeToken(fleet, workload, label, name); ok {
+		return own
+	}
+	return label
 }
 
 // stateOf maps a GCE status. GCE does not say who stops a VM: a spot VM

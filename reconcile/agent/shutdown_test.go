@@ -18,7 +18,7 @@ func TestShutdownMidRunLeavesNoLockAndNoHalfWrittenStatus(t *testing.T) {
 	o := newOrigin(t, 25)
 	// Every create hangs, so the run is in the middle of applying until it
 	// is cancelled.
-	for _, f := range []sim.Fault{{Cloud: "aws", Op: "RunInstances"}, {Cloud: "azure", Op: "put"}, {Cloud: "gcp", Op: "instances.insert"}} {
+	for _, f := range []sim.Fault{{Cloud: "aws", Op: "RunInstances"}, {Cloud: "azure", Op: "put"}, {Cloud: "gcp", Op: "instances.insert"}, {Cloud: "gcp", Op: "instances.bulkInsert"}} {
 		f.Kind, f.Rate, f.Latency = sim.FaultLatency, 1, sim.Duration(time.Hour)
 		if err := o.World.AddFaults(&f); err != nil {
 			t.Fatal(err)

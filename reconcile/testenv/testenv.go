@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/gpufleet/gpufleet/examples"
+	"github.com/gpufleet/gpufleet/planner"
 	"github.com/gpufleet/gpufleet/providers"
 	"github.com/gpufleet/gpufleet/providers/clouds"
 	"github.com/gpufleet/gpufleet/providers/sim"
@@ -228,11 +230,35 @@ func (e *Env) Live() map[string]int {
 // still waiting out an injected latency.
 func (e *Env) Creates() int {
 	calls := e.World.Calls()
-	return calls["aws RunInstances"] + calls["azure put"] + calls["gcp instances.insert"]
+	return calls["aws RunInstances"] + calls["azure put"] + calls["gcp instances.insert"] + calls["gcp instances.bulkInsert"]
 }
 
 // Mutations counts the calls that change a cloud: creates and deletes.
 func (e *Env) Mutations() int {
 	calls := e.World.Calls()
 	return e.Creates() + calls["aws TerminateInstances"] + calls["azure delete"] + calls["gcp instances.delete"]
+}
+
+// NodeToken is the token of the node an emulated instance is: the token it
+// is tagged with, or, for a node launched in a batch under the batch's
+// first token, the token of its own slot — by its launch index on EC2, by
+// its name on GCE. Two live instances with one node token are one node
+// launched twice.
+func NodeToken(inst *sim.Instance) string {
+	fleet, workload, token := inst.Tags[providers.TagFleet], inst.Tags[providers.TagWorkload], inst.Tags[providers.TagToken]
+	switch inst.Cloud {
+	case "aws":
+		if i, err := strconv.Atoi(inst.Properties["amiLaunchIndex"]); err == nil && i > 0 {
+			if own, ok := planner.TokenAt(token, i); ok {
+				return own
+			}
+			return fmt.Sprintf("%s#%d", token, i)
+		}
+	case "gcp":
+		if own, ok := providers.NodeToken(fleet, workload, token, inst.Name); ok {
+			return own
+		}
+		return token + "#" + inst.Name
+	}
+	return token
 }

@@ -1,0 +1,39 @@
+package providers
+
+import (
+	"regexp"
+	"testing"
+
+	"github.com/gpufleet/gpufleet/planner"
+)
+
+var nameRE = regexp.MustCompile(`^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$`)
+
+// The nodes of a batch are named apart, every name is one GCE and Azure
+// take, and the name of a node gives its token back from the batch's.
+func TestBatchNodesAreNamedApartAndKnownByName(t *testing.T) {
+	offer := planner.OfferKey{Cloud: "gcp", Region: "us-central1", Zone: "us-central1-a", InstanceType: "g2-standard-4", Market: "spot"}
+	fleet, workload := "a-fleet-with-a-rather-long-name", "and-a-long-workload-name"
+	first := planner.Token(fleet, workload, offer, "r", 98)
+	seen := map[string]bool{}
+	for i := range 20 {
+		token, _ := planner.TokenAt(first, i)
+		name := InstanceName(fleet, workload, token)
+		if !nameRE.MatchString(name) || seen[name] {
+			t.Errorf("node %d: name %q is invalid or taken", i, name)
+		}
+		seen[name] = true
+		if got, ok := NodeToken(fleet, workload, first, name); !ok || got != token {
+			t.Errorf("NodeToken of %s = %q, %v; want %s", name, got, ok, token)
+		}
+	}
+	for _, name := range []string{"someone-else-1", InstanceName(fleet, "other", first), InstanceName(fleet, workload, planner.Token(fleet, workload, offer, "r", 3))} {
+		if got, ok := NodeToken(fleet, workload, first, name); ok {
+			t.Errorf("NodeToken of %s = %s, want no node of the batch", name, got)
+		}
+	}
+	old := "gf1-0123456789abcdef0123456789abcdef"
+	if name := InstanceName(fleet, workload, old); !nameRE.MatchString(name) {
+		t.Errorf("an old token's name %q is invalid", name)
+	}
+}
