@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -70,7 +71,10 @@ type planContext struct {
 	blocked  []planner.OfferKey
 	learned  map[planner.OfferKey]int
 	quotas   []planner.Quota
-	warnings []string
+	// blocklist is, by fleet, when its blocklisted offers come back, for
+	// the report to say.
+	blocklist map[string][]planner.BlockedOffer
+	warnings  []string
 }
 
 func (a *app) planContext(f planFlags, repoDir string, statusDir string) (*planContext, error) {
@@ -93,6 +97,7 @@ func (a *app) planContext(f planFlags, repoDir string, statusDir string) (*planC
 		return nil, err
 	}
 	pc.observed, pc.blocked, pc.learned, pc.quotas = snap.Observed, snap.Blocked, snap.Learned, snap.Quotas
+	pc.blocklist = snap.Blocklist
 	return pc, nil
 }
 
@@ -233,7 +238,17 @@ func planReport(r *schema.Repo, pc *planContext) (*planner.Report, error) {
 		MaxDeletions: r.Config.Defaults.MaxDeletions,
 		Prune:        r.Config.Defaults.Prune,
 	})
-	return planner.NewReport(plan, changes), nil
+	report := planner.NewReport(plan, changes)
+	for _, fl := range r.Fleets {
+		if fl.Suspended {
+			report.Suspended = append(report.Suspended, fl.Name)
+		}
+	}
+	slices.Sort(report.Suspended)
+	if len(pc.blocklist) > 0 {
+		report.Blocklist = pc.blocklist
+	}
+	return report, nil
 }
 
 func (a *app) writeReport(report *planner.Report, output string) error {

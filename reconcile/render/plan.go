@@ -12,16 +12,32 @@ import (
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
-// PlanSummary is the one line a reviewer reads first.
+// PlanSummary is the one line a reviewer reads first: the nodes the plan
+// cannot place, when it cannot place them all, else what it changes.
 func PlanSummary(r *planner.Report) string {
+	return planHeadline(r)[0]
+}
+
+// planHeadline is the lines a plan opens with: the shortfall, if any, then
+// the changes and their cost. A plan that changes nothing yet falls short
+// says that no change can help, not that all is well.
+func planHeadline(r *planner.Report) []string {
 	creates, deletes := r.Changes.Counts()
 	delta := r.Plan.CostMicros - r.CurrentMicros
+	short := reportShortfall(r).line()
 	line := fmt.Sprintf("Plan: %d to create, %d to delete — %s/h → %s/h (%s/h)",
 		creates, deletes, catalog.Money(r.CurrentMicros), catalog.Money(r.Plan.CostMicros), signed(delta))
-	if creates == 0 && deletes == 0 && len(r.Changes.Refused) == 0 {
+	switch {
+	case creates > 0 || deletes > 0 || len(r.Changes.Refused) > 0:
+	case short != "":
+		line = fmt.Sprintf("No changes possible — %s/h", catalog.Money(r.Plan.CostMicros))
+	default:
 		line = fmt.Sprintf("No changes — %s/h", catalog.Money(r.Plan.CostMicros))
 	}
-	return line
+	if short == "" {
+		return []string{line}
+	}
+	return []string{short, line}
 }
 
 // signed writes a cost change with its sign, using a true minus sign.
@@ -37,21 +53,33 @@ func signed(m int64) string {
 
 // PlanText writes a report as the plan command prints it.
 func PlanText(w io.Writer, r *planner.Report) error {
-	p := r.Plan
 	var b strings.Builder
-	fmt.Fprintln(&b, PlanSummary(r))
-	fmt.Fprintf(&b, "Prices: %s of %s. %s\n", p.Prices.Source, p.Prices.AsOf.Format("2006-01-02"), optimality(p))
+	writePlanText(&b, r, "")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writePlanText writes a report as text, leaving out a headline line that
+// is said already.
+func writePlanText(b *strings.Builder, r *planner.Report, said string) {
+	p := r.Plan
+	for _, line := range planHeadline(r) {
+		if line != said {
+			fmt.Fprintln(b, line)
+		}
+	}
+	fmt.Fprintf(b, "Prices: %s of %s. %s\n", p.Prices.Source, p.Prices.AsOf.Format("2006-01-02"), optimality(p))
 	if p.BaselineMicros > 0 {
-		fmt.Fprintf(&b, "Saving against the cheapest single-cloud on-demand placement: %s/h of %s/h (%s)\n",
+		fmt.Fprintf(b, "Saving against the cheapest single-cloud on-demand placement: %s/h of %s/h (%s)\n",
 			catalog.Money(p.BaselineMicros-p.CostMicros), catalog.Money(p.BaselineMicros), percent(p.BaselineMicros-p.CostMicros, p.BaselineMicros))
 	}
 	for _, f := range p.Fleets {
-		fmt.Fprintf(&b, "\nfleet %s — owner %s, %s/h", f.Name, f.Owner, catalog.Money(f.CostMicros))
+		fmt.Fprintf(b, "\nfleet %s — owner %s, %s/h", f.Name, f.Owner, catalog.Money(f.CostMicros))
 		if f.BudgetMicros != nil {
-			fmt.Fprintf(&b, " of a %s/h budget", catalog.Money(*f.BudgetMicros))
+			fmt.Fprintf(b, " of a %s/h budget", catalog.Money(*f.BudgetMicros))
 		}
-		fmt.Fprintln(&b)
-		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(b)
+		tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  WORKLOAD\tNODES\tCLOUD\tREGION\tZONE\tTYPE\tMARKET\t$/NODE-H\t$/H")
 		for _, wl := range f.Workloads {
 			label := fmt.Sprintf("%s (%d/%d)", wl.Name, wl.Placed, wl.Desired)
@@ -70,25 +98,23 @@ func PlanText(w io.Writer, r *planner.Report) error {
 		tw.Flush()
 		for _, wl := range f.Workloads {
 			for _, line := range explanation(wl) {
-				fmt.Fprintf(&b, "  %s: %s\n", wl.Name, line)
+				fmt.Fprintf(b, "  %s: %s\n", wl.Name, line)
 			}
 		}
 	}
 	if lines := quotaLines(p); len(lines) > 0 {
-		fmt.Fprintln(&b, "\nQuotas:")
+		fmt.Fprintln(b, "\nQuotas:")
 		for _, line := range lines {
-			fmt.Fprintf(&b, "  - %s\n", line)
+			fmt.Fprintf(b, "  - %s\n", line)
 		}
 	}
-	writeChanges(&b, r.Changes, "")
+	writeChanges(b, r.Changes, "")
 	if len(p.Warnings) > 0 {
-		fmt.Fprintln(&b, "\nWarnings:")
+		fmt.Fprintln(b, "\nWarnings:")
 		for _, warn := range p.Warnings {
-			fmt.Fprintf(&b, "  - %s\n", warn)
+			fmt.Fprintf(b, "  - %s\n", warn)
 		}
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 func placementNote(pl planner.Placement) string {
@@ -175,7 +201,9 @@ func percent(part, whole int64) string {
 func PlanMarkdown(w io.Writer, r *planner.Report) error {
 	p := r.Plan
 	var b strings.Builder
-	fmt.Fprintf(&b, "**%s**\n\n", PlanSummary(r))
+	for _, line := range planHeadline(r) {
+		fmt.Fprintf(&b, "**%s**\n\n", line)
+	}
 	fmt.Fprintf(&b, "Prices: %s of %s. %s", p.Prices.Source, p.Prices.AsOf.Format("2006-01-02"), optimality(p))
 	if p.BaselineMicros > 0 {
 		fmt.Fprintf(&b, " Saves %s/h (%s) against the cheapest single-cloud on-demand placement.",

@@ -12,24 +12,39 @@ import (
 // Marker starts every plan comment, so the commenter finds its own.
 const Marker = "<!-- gpufleet-plan -->"
 
-// ReviewSummary is the first line a reviewer reads.
+// ReviewSummary is the first line a reviewer reads: the nodes the head
+// cannot place, when it cannot place them all, else what merging changes.
 func ReviewSummary(r *planner.Review) string {
+	return reviewHeadline(r)[0]
+}
+
+// reviewHeadline is the lines a review opens with: the head's shortfall,
+// if any, then the changes and their cost.
+func reviewHeadline(r *planner.Review) []string {
 	if r.Head == nil {
 		if len(r.HeadErrors) == 1 {
-			return "Plan failed: the specs have an error"
+			return []string{"Plan failed: the specs have an error"}
 		}
-		return fmt.Sprintf("Plan failed: the specs have %d errors", len(r.HeadErrors))
+		return []string{fmt.Sprintf("Plan failed: the specs have %d errors", len(r.HeadErrors))}
 	}
 	creates, deletes := r.Head.Changes.Counts()
-	return fmt.Sprintf("Plan: %d to create, %d to delete — %s/h → %s/h (%s/h)",
+	line := fmt.Sprintf("Plan: %d to create, %d to delete — %s/h → %s/h (%s/h)",
 		creates, deletes, catalog.Money(r.BeforeMicros), catalog.Money(r.AfterMicros), signed(r.DeltaMicros))
+	if short := reportShortfall(r.Head).line(); short != "" {
+		return []string{short, line}
+	}
+	return []string{line}
 }
 
 // ReviewMarkdown writes the review as a pull-request comment: the summary,
 // then a collapsible section per fleet with a diff of its actions.
 func ReviewMarkdown(w io.Writer, r *planner.Review) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n### %s\n\n", Marker, ReviewSummary(r))
+	headline := reviewHeadline(r)
+	fmt.Fprintf(&b, "%s\n### %s\n\n", Marker, headline[0])
+	for _, line := range headline[1:] {
+		fmt.Fprintf(&b, "**%s**\n\n", line)
+	}
 	if len(r.HeadErrors) > 0 {
 		b.WriteString("The specs of this pull request do not load:\n\n```\n")
 		for _, e := range r.HeadErrors {

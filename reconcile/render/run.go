@@ -33,15 +33,30 @@ type Run struct {
 	Took   time.Duration
 }
 
-// RunText writes what a run did: its plan, the calls it made, each fleet's
-// state and cost now, the commit, and why it did not converge.
+// RunText writes what a run did: the nodes it could not place, if any,
+// its plan, the calls it made, each fleet's state and cost now, the
+// commit, and why it did not converge.
 func RunText(w io.Writer, r Run) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Reconciling %s at %.12s\n\n", r.Dir, r.Revision)
+	var report *planner.Report
 	if r.Report != nil {
-		if err := PlanText(&b, r.Report); err != nil {
-			return err
-		}
+		report = withStatuses(r.Report, r.Statuses)
+	}
+	// The statuses are of the plan the run ended with, which may have
+	// re-planned around capacity errors since the plan it printed.
+	var short string
+	switch {
+	case len(r.Statuses) > 0:
+		short = statusShortfall(r.Statuses).line()
+	case report != nil:
+		short = reportShortfall(report).line()
+	}
+	if short != "" {
+		fmt.Fprintln(&b, short)
+	}
+	fmt.Fprintf(&b, "Reconciling %s at %.12s\n\n", r.Dir, r.Revision)
+	if report != nil {
+		writePlanText(&b, report, short)
 	}
 	if len(r.Applied) > 0 {
 		created, deleted, failed := 0, 0, 0

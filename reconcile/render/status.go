@@ -12,9 +12,9 @@ import (
 )
 
 // StatusMarkdown renders STATUS.md: what runs where and what it costs, for
-// people, with why the last run stopped if it did. It holds no timestamp
-// that changes from run to run, so a run that changed nothing leaves it
-// byte for byte the same.
+// people, with the nodes that cannot be placed and why the last run
+// stopped if it did. It holds no timestamp that changes from run to run,
+// so a run that changed nothing leaves it byte for byte the same.
 func StatusMarkdown(statuses map[string]*status.FleetStatus, stopped []string, specRevision string) []byte {
 	var b strings.Builder
 	names := slices.Sorted(maps.Keys(statuses))
@@ -23,7 +23,13 @@ func StatusMarkdown(statuses map[string]*status.FleetStatus, stopped []string, s
 		cost += statuses[n].CostMicros
 		baseline += statuses[n].BaselineMicros
 	}
-	b.WriteString("# gpufleet status\n\n")
+	// A shortfall is in the title, where whoever opens the file reads it
+	// first.
+	if short := statusShortfall(statuses).phrase(); short != "" {
+		fmt.Fprintf(&b, "# gpufleet status: %s\n\n", short)
+	} else {
+		b.WriteString("# gpufleet status\n\n")
+	}
 	fmt.Fprintf(&b, "Written by gpufleet after each run that changed something. Specs at revision `%s`.\n\n", specRevision)
 	fmt.Fprintf(&b, "**%s/h** for %d fleets", catalog.Money(cost), len(names))
 	if baseline > 0 {

@@ -384,7 +384,13 @@ func ReadObserved(repoDir, statusDir string, now time.Time) (*Snapshot, error) {
 		return nil, err
 	}
 	var observed []planner.Instance
+	blocklist := map[string][]planner.BlockedOffer{}
 	for _, st := range statuses {
+		for _, b := range st.Blocklist {
+			if k, err := planner.ParseOfferKey(b.Offer); err == nil && now.Before(b.Until) {
+				blocklist[st.Fleet] = append(blocklist[st.Fleet], planner.BlockedOffer{Offer: k, Until: b.Until})
+			}
+		}
 		for _, w := range st.Workloads {
 			for _, inst := range w.Instances {
 				k, err := planner.ParseOfferKey(inst.Offer)
@@ -400,7 +406,7 @@ func ReadObserved(repoDir, statusDir string, now time.Time) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Snapshot{Observed: observed, Blocked: state.Active(now), Learned: state.Learned(now), Quotas: state.Quotas}, nil
+	return &Snapshot{Observed: observed, Blocked: state.Active(now), Learned: state.Learned(now), Quotas: state.Quotas, Blocklist: blocklist}, nil
 }
 
 // Snapshot is what the status in a repository says of the clouds: what
@@ -411,4 +417,7 @@ type Snapshot struct {
 	Blocked  []planner.OfferKey
 	Learned  map[planner.OfferKey]int
 	Quotas   []planner.Quota
+	// Blocklist is, by fleet, the entries in force that the last run
+	// found bear on the fleet's offers, with when each ends.
+	Blocklist map[string][]planner.BlockedOffer
 }
