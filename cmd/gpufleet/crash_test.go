@@ -45,12 +45,16 @@ import (
 // depends on timing; the verdict must not. Linux only: after a kill it
 // waits for the run's Git children through /proc.
 func TestCrashSweep(t *testing.T) {
-	began := time.Now()
 	kills := 20
 	if testing.Short() {
 		kills = 5
 	}
-	kills = crashEnvInt(t, "GPUFLEET_CRASH_KILLS", kills)
+	crashSweepWith(t, filepath.Join("testdata", "crash-faults.json"), crashEnvInt(t, "GPUFLEET_CRASH_KILLS", kills))
+}
+
+
+func crashSweepWith(t *testing.T, faults string, kills int) {
+	began := time.Now()
 	seed := crashEnvInt(t, "GPUFLEET_CRASH_SEED", 2026)
 	r := rand.New(rand.NewPCG(uint64(seed), 0x6b696c6c))
 
@@ -62,7 +66,7 @@ func TestCrashSweep(t *testing.T) {
 	// capped, and aimed at sizes with room elsewhere: an offer out of
 	// capacity stays blocklisted for half an hour after the faults stop,
 	// and the runs after them must still have room for every node.
-	s.sim = s.startSim(filepath.Join("testdata", "crash-faults.json"))
+	s.sim = s.startSim(faults)
 	shared := filepath.Join(s.dir, "work")
 
 	// The first run creates every node; the next, after a change of the
