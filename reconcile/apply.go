@@ -29,6 +29,7 @@ func (r *run) apply(ctx context.Context) error {
 			break
 		}
 		r.result.Rounds = round
+		r.throttledNow = false
 		failedOver := r.applyRound(ctx, actions)
 		// Plan again on what now runs: the report then shows what is left.
 		if err := r.replan(); err != nil {
@@ -36,6 +37,18 @@ func (r *run) apply(ctx context.Context) error {
 		}
 		if !failedOver || ctx.Err() != nil {
 			break
+		}
+		if r.throttledNow {
+			// The SDK backed off and gave up; the cloud wants fewer
+			// calls, so the next round waits longer each time.
+			r.throttledRounds++
+			wait := time.Duration(r.throttledRounds) * throttlePause
+			r.log.Warn("creates throttled after the SDK's retries; trying them again", "round", round+1, "after", wait)
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		}
 		r.log.Info("re-planning after capacity errors", "round", round+1)
 	}
@@ -237,6 +250,13 @@ func (r *run) applyRound(ctx context.Context, actions []planner.Action) (failedO
 	return failedOver
 }
 
+// A run tries creates the clouds throttled again at most maxThrottledRounds
+// times, pausing throttlePause longer each time.
+const (
+	maxThrottledRounds = 3
+	throttlePause      = time.Second
+)
+
 // perPool is how many single creates a pool takes at once: when it runs
 // dry, at most this many fail. A cloud that launches in batches takes one
 // batch at a time per pool.
@@ -383,6 +403,12 @@ func (r *run) handleCreateError(a planner.Action, tokens []string, err error) bo
 		// the fleet's status, says which quota to raise, and a node that
 		// cannot go elsewhere is a shortfall.
 		r.log.Warn("quota exceeded; the region's offers of the GPU model are blocklisted", "offer", a.Offer.String(), "code", code, "until", until)
+		return true
+	case errors.Is(err, providers.ErrThrottled) && r.throttledRounds < maxThrottledRounds:
+		// Throttled beyond the SDK's own retries: the same creates, with
+		// the same tokens, go again next round, after a pause; a node the
+		// call made after all is observed, or adopted by its token.
+		r.throttledNow = true
 		return true
 	case errors.Is(err, providers.ErrTokenSpent):
 		// The token's node came and went; the next round gets a new one.

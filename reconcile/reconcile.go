@@ -111,8 +111,12 @@ type run struct {
 	report           *planner.Report
 	result           Result
 	errs             map[string][]string // by fleet, "" for all
-	mu               sync.Mutex
-	hooks            *hooks
+	// throttledNow says a create of this round was throttled beyond the
+	// SDK's retries; throttledRounds counts the rounds tried again so.
+	throttledNow    bool
+	throttledRounds int
+	mu              sync.Mutex
+	hooks           *hooks
 	// disconnect releases what Options.Connect built.
 	disconnect func() error
 }
