@@ -61,6 +61,15 @@ func (c *callCounter) count(cloud string, err error, launched int) {
 	}
 }
 
+// totals are the mutating calls and the failed ones, over every cloud.
+func (c *callCounter) totals() (mutating, failed int64) {
+	for cloud := range c.mutating {
+		mutating += c.mutating[cloud].Load()
+		failed += c.failed[cloud].Load()
+	}
+	return mutating, failed
+}
+
 // wrap counts what the providers of a run do.
 func (c *callCounter) wrap(opts *Options) {
 	connect := opts.Connect
@@ -158,12 +167,10 @@ func BenchmarkConverge(b *testing.B) {
 				b.StartTimer()
 			}
 			share := map[string]int{"aws": n * 2 / 5, "gcp": n * 2 / 5, "azure": n - 2*(n*2/5)}
-			var mutating, failed int64
 			for cloud, m := range calls.mutating {
-				mutating += m.Load()
-				failed += calls.failed[cloud].Load()
 				b.ReportMetric(float64(m.Load())/float64(share[cloud]), cloud+"-mutating-calls/node")
 			}
+			mutating, failed := calls.totals()
 			b.ReportMetric(float64(mutating)/float64(n), "mutating-calls/node")
 			b.ReportMetric(float64(failed)/float64(n), "failed-calls/node")
 			b.ReportMetric(float64(apiCalls)/float64(n), "api-calls/node")

@@ -73,11 +73,7 @@ func TestFifteenPercentOfPoolsEmpty(t *testing.T) {
 	calls := newCallCounter()
 	res := e.mustRun(func(o *Options) { calls.wrap(o) })
 	live, twice := liveNodes(e)
-	var failed, mutating int64
-	for cloud := range calls.failed {
-		failed += calls.failed[cloud].Load()
-		mutating += calls.mutating[cloud].Load()
-	}
+	mutating, failed := calls.totals()
 	perNode := float64(failed) / float64(max(1, live))
 	t.Logf("%d pools emptied, %d planned first; first run: %s in %d rounds, %d live, %d mutating calls, %d failed (%.4f per created node), %d twice",
 		emptied, len(planned), OutcomeOf(res, nil), res.Rounds, live, mutating, failed, perNode, twice)
@@ -121,11 +117,7 @@ func TestAFleetFarLargerThanThePools(t *testing.T) {
 	calls := newCallCounter()
 	first := e.mustRun(func(o *Options) { calls.wrap(o) })
 	live, twice := liveNodes(e)
-	var failed, mutating int64
-	for cloud := range calls.failed {
-		failed += calls.failed[cloud].Load()
-		mutating += calls.mutating[cloud].Load()
-	}
+	mutating, failed := calls.totals()
 	perNode := float64(failed) / float64(max(1, live))
 	t.Logf("first run: %d rounds, %d live of 5000, %d mutating calls, %d failed (%.4f per created node)", first.Rounds, live, mutating, failed, perNode)
 	if twice != 0 {

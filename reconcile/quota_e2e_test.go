@@ -60,10 +60,8 @@ func fiveHundredWithinTheQuota(t *testing.T, cfg sim.Config, stockOut float64, c
 	calls := newCallCounter()
 	res := e.mustRun(func(o *Options) { calls.wrap(o) })
 	live := e.Live()["infer/serve"]
-	failed, quotaErrors := 0, 0
-	for _, c := range calls.failed {
-		failed += int(c.Load())
-	}
+	_, failed := calls.totals()
+	quotaErrors := 0
 	for _, a := range res.Applied {
 		if strings.Contains(a.Error, "QUOTA_EXCEEDED") || strings.Contains(a.Error, "quotaExceeded") || strings.Contains(a.Error, "VcpuLimitExceeded") {
 			quotaErrors++

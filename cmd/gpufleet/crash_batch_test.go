@@ -87,26 +87,7 @@ gpufleet: defaults: maxDeletions: 1000
 		fired[f.Op] += f.Fired
 	}
 
-	s.sim.interrupt(t)
-	empty := filepath.Join(s.dir, "no-faults.json")
-	if err := os.WriteFile(empty, []byte(`{"faults": []}`+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s.sim = s.startSim(empty)
-	s.unlock(shared)
-	runs, converged := 0, false
-	for runs < 2 && !converged {
-		runs++
-		run := s.reconcile(shared, 0)
-		converged = run.exit == exitConverged
-		if !converged {
-			t.Logf("convergence run %d exited %d; stdout:\n%s\nstderr (last lines):\n%s", runs, run.exit, run.stdout, lastLines(run.stderr, 20))
-		}
-	}
-	s.sim.interrupt(t)
-	if !converged {
-		t.Errorf("not converged within %d runs without faults", runs)
-	}
+	runs := s.converge(shared)
 	instances := s.world().Instances()
 	duplicates := crashDuplicates(t, instances)
 	leaked, live := s.checkAccounted(instances)

@@ -120,28 +120,7 @@ func crashSweepWith(t *testing.T, faults string, kills int) {
 		fired[f.Kind] += f.Fired
 	}
 
-	// The faults stop: a fault file replaces the rules the state holds.
-	s.sim.interrupt(t)
-	empty := filepath.Join(s.dir, "no-faults.json")
-	if err := os.WriteFile(empty, []byte(`{"faults": []}`+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s.sim = s.startSim(empty)
-	s.unlock(shared)
-	runs, converged := 0, false
-	for runs < 2 && !converged {
-		runs++
-		run := s.reconcile(shared, 0)
-		converged = run.exit == exitConverged
-		if !converged {
-			t.Logf("convergence run %d exited %d; stdout:\n%s\nstderr (last lines):\n%s", runs, run.exit, run.stdout, lastLines(run.stderr, 20))
-		}
-	}
-	s.sim.interrupt(t)
-
-	if !converged {
-		t.Errorf("not converged within %d runs without faults", runs)
-	}
+	runs := s.converge(shared)
 	instances := s.world().Instances()
 	s.noteFailed(instances)
 	duplicates := crashDuplicates(t, instances)
@@ -151,8 +130,38 @@ func crashSweepWith(t *testing.T, faults string, kills int) {
 		t.Errorf("the repository lock is still held at the end, by %s", holder)
 	}
 	t.Logf("crash sweep (seed %d): %d kills; landed: %v; exit codes: %v; locks freed: %d; faults fired: %v; failed VMs seen: %d; "+
-		"work directories broken: %d; runs to converge: %d (converged: %v); duplicates: %d; leaked: %d; %d live instances; took %v",
-		seed, kills, landed, s.exits, freed, fired, len(s.failedVMs), s.broken, runs, converged, duplicates, leaked, live, time.Since(began).Round(time.Millisecond))
+		"work directories broken: %d; runs to converge: %d; duplicates: %d; leaked: %d; %d live instances; took %v",
+		seed, kills, landed, s.exits, freed, fired, len(s.failedVMs), s.broken, runs, duplicates, leaked, live, time.Since(began).Round(time.Millisecond))
+}
+
+// converge stops the faults — a fault file replaces the rules the state
+// holds — and reconciles until the clouds match the specs, at most twice,
+// failing the test if they do not; it returns the runs it took, and stops
+// the emulator.
+func (s *crashSweep) converge(workDir string) int {
+	t := s.t
+	t.Helper()
+	s.sim.interrupt(t)
+	empty := filepath.Join(s.dir, "no-faults.json")
+	if err := os.WriteFile(empty, []byte(`{"faults": []}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.sim = s.startSim(empty)
+	s.unlock(workDir)
+	runs, converged := 0, false
+	for runs < 2 && !converged {
+		runs++
+		run := s.reconcile(workDir, 0)
+		converged = run.exit == exitConverged
+		if !converged {
+			t.Logf("convergence run %d exited %d; stdout:\n%s\nstderr (last lines):\n%s", runs, run.exit, run.stdout, lastLines(run.stderr, 20))
+		}
+	}
+	s.sim.interrupt(t)
+	if !converged {
+		t.Errorf("not converged within %d runs without faults", runs)
+	}
+	return runs
 }
 
 // crashSweep is the scratch world of the sweep: the origin repository, the

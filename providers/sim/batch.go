@@ -55,7 +55,7 @@ func (w *World) LaunchBatch(spec BatchSpec) (BatchResult, error) {
 	if spec.Token != "" {
 		if t, ok := w.tokens[spec.Token]; ok {
 			if spec.Params != "" && t.Params != spec.Params {
-				return BatchResult{}, &Error{Kind: KindIdempotencyMismatch, Message: "Arguments on this idempotent request are inconsistent with arguments used in previous request(s)."}
+				return BatchResult{}, errMismatch()
 			}
 			res := BatchResult{}
 			for _, id := range t.batchIDs() {
@@ -73,16 +73,9 @@ func (w *World) LaunchBatch(spec BatchSpec) (BatchResult, error) {
 			}
 		}
 	}
-	region, ok := w.ZoneRegion(spec.Cloud, spec.Zone)
-	if !ok {
-		return BatchResult{}, &Error{Kind: KindUnknownZone, Message: fmt.Sprintf("zone %q does not exist", spec.Zone)}
-	}
-	typ, ok := w.typeIn(spec.Cloud, spec.Zone, spec.InstanceType, spec.Market)
-	if !ok {
-		if !w.TypeExists(spec.Cloud, spec.InstanceType) {
-			return BatchResult{}, &Error{Kind: KindUnknownType, Message: fmt.Sprintf("instance type %q does not exist", spec.InstanceType)}
-		}
-		return BatchResult{}, &Error{Kind: KindUnsupported, Message: fmt.Sprintf("instance type %q is not offered as %s in %s", spec.InstanceType, spec.Market, spec.Zone)}
+	region, typ, err := w.placement(spec.LaunchSpec)
+	if err != nil {
+		return BatchResult{}, err
 	}
 	for _, name := range spec.Names {
 		for _, other := range w.named(spec.Cloud, spec.Scope, name) {

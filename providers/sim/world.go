@@ -391,6 +391,28 @@ type LaunchResult struct {
 	Created bool
 }
 
+// errMismatch is the answer to a token reused with other parameters.
+func errMismatch() *Error {
+	return &Error{Kind: KindIdempotencyMismatch, Message: "Arguments on this idempotent request are inconsistent with arguments used in previous request(s)."}
+}
+
+// placement checks that a launch's zone exists and offers its type on its
+// market, and returns the zone's region and the type.
+func (w *World) placement(spec LaunchSpec) (string, InstanceType, error) {
+	region, ok := w.ZoneRegion(spec.Cloud, spec.Zone)
+	if !ok {
+		return "", InstanceType{}, &Error{Kind: KindUnknownZone, Message: fmt.Sprintf("zone %q does not exist", spec.Zone)}
+	}
+	typ, ok := w.typeIn(spec.Cloud, spec.Zone, spec.InstanceType, spec.Market)
+	if !ok {
+		if !w.TypeExists(spec.Cloud, spec.InstanceType) {
+			return "", InstanceType{}, &Error{Kind: KindUnknownType, Message: fmt.Sprintf("instance type %q does not exist", spec.InstanceType)}
+		}
+		return "", InstanceType{}, &Error{Kind: KindUnsupported, Message: fmt.Sprintf("instance type %q is not offered as %s in %s", spec.InstanceType, spec.Market, spec.Zone)}
+	}
+	return region, typ, nil
+}
+
 // Launch creates an instance, or returns what an earlier Launch with the
 // same Token created.
 func (w *World) Launch(spec LaunchSpec) (LaunchResult, error) {
@@ -402,7 +424,7 @@ func (w *World) Launch(spec LaunchSpec) (LaunchResult, error) {
 	if spec.Token != "" {
 		if t, ok := w.tokens[spec.Token]; ok {
 			if spec.Params != "" && t.Params != spec.Params {
-				return LaunchResult{}, &Error{Kind: KindIdempotencyMismatch, Message: "Arguments on this idempotent request are inconsistent with arguments used in previous request(s)."}
+				return LaunchResult{}, errMismatch()
 			}
 			res := LaunchResult{}
 			if inst, ok := w.instances[t.InstanceID]; ok {
@@ -418,16 +440,9 @@ func (w *World) Launch(spec LaunchSpec) (LaunchResult, error) {
 			}
 		}
 	}
-	region, ok := w.ZoneRegion(spec.Cloud, spec.Zone)
-	if !ok {
-		return LaunchResult{}, &Error{Kind: KindUnknownZone, Message: fmt.Sprintf("zone %q does not exist", spec.Zone)}
-	}
-	typ, ok := w.typeIn(spec.Cloud, spec.Zone, spec.InstanceType, spec.Market)
-	if !ok {
-		if !w.TypeExists(spec.Cloud, spec.InstanceType) {
-			return LaunchResult{}, &Error{Kind: KindUnknownType, Message: fmt.Sprintf("instance type %q does not exist", spec.InstanceType)}
-		}
-		return LaunchResult{}, &Error{Kind: KindUnsupported, Message: fmt.Sprintf("instance type %q is not offered as %s in %s", spec.InstanceType, spec.Market, spec.Zone)}
+	region, typ, err := w.placement(spec)
+	if err != nil {
+		return LaunchResult{}, err
 	}
 	if spec.Name != "" {
 		for _, other := range w.named(spec.Cloud, spec.Scope, spec.Name) {
