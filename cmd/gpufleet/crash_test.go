@@ -52,7 +52,6 @@ func TestCrashSweep(t *testing.T) {
 	crashSweepWith(t, filepath.Join("testdata", "crash-faults.json"), crashEnvInt(t, "GPUFLEET_CRASH_KILLS", kills))
 }
 
-
 func crashSweepWith(t *testing.T, faults string, kills int) {
 	began := time.Now()
 	seed := crashEnvInt(t, "GPUFLEET_CRASH_SEED", 2026)
