@@ -56,17 +56,7 @@ func (s *Server) bulkInsert(w http.ResponseWriter, r *http.Request, project, zon
 	if invalid != nil {
 		return invalid
 	}
-	// As for insert, a stock-out, quota or fail-later fault strikes the
-	// operation, naming the quota the type counts against.
-	if fail := cmp.Or(out.Err, out.FailLater); fail != nil {
-		fail := *fail
-		if fail.Quota == "" {
-			if q, ok := s.world.QuotaFor(cloud, fc.Region, spec.InstanceType, spec.Market); ok {
-				fail.Quota, fail.Region, fail.Limit = q.Name, q.Region, q.Limit
-			}
-		}
-		spec.FailLater = &fail
-	}
+	spec.FailLater = s.operationFault(out, fc.Region, spec.InstanceType, spec.Market)
 	if requestID != "" {
 		// The same key as insert's, so a requestId names one request
 		// whichever method it was sent with.

@@ -41,18 +41,7 @@ func (s *Server) insert(w http.ResponseWriter, r *http.Request, project, zone st
 	if invalid != nil {
 		return invalid
 	}
-	// A stock-out or quota fault, or a fail-later one, strikes the
-	// operation. Quota errors name their limit: the world's own carry it, a
-	// fault's is filled in here, as the operation outlives the request.
-	if fail := cmp.Or(out.Err, out.FailLater); fail != nil {
-		fail := *fail
-		if fail.Quota == "" {
-			if q, ok := s.world.QuotaFor(cloud, fc.Region, spec.InstanceType, spec.Market); ok {
-				fail.Quota, fail.Region, fail.Limit = q.Name, q.Region, q.Limit
-			}
-		}
-		spec.FailLater = &fail
-	}
+	spec.FailLater = s.operationFault(out, fc.Region, spec.InstanceType, spec.Market)
 	if requestID != "" {
 		// GCE ignores a repeated requestId and returns the first operation,
 		// whatever the body says, so the world compares no parameters.
@@ -438,4 +427,22 @@ func subnetworkURL(project, region, network, subnetwork string) string {
 		return apiBase + "projects/" + project + "/" + subnetwork
 	}
 	return apiBase + "projects/" + project + "/regions/" + region + "/subnetworks/" + subnetwork
+}
+
+// operationFault is the error a create's operation ends with: a stock-out
+// or quota fault, or a fail-later one, strikes the operation rather than
+// the request. Quota errors name their limit: the world's own carry it, a
+// fault's is filled in here, as the operation outlives the request.
+func (s *Server) operationFault(out sim.Outcome, region, instanceType string, market catalog.Market) *sim.Error {
+	fail := cmp.Or(out.Err, out.FailLater)
+	if fail == nil {
+		return nil
+	}
+	f := *fail
+	if f.Quota == "" {
+		if q, ok := s.world.QuotaFor(cloud, region, instanceType, market); ok {
+			f.Quota, f.Region, f.Limit = q.Name, q.Region, q.Limit
+		}
+	}
+	return &f
 }
