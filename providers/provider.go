@@ -123,4 +123,20 @@ type CreateRequest struct {
 	// Labels are the workload's labels, put on the instance beside the
 	// ownership tags.
 	Labels map[string]string
+	// Bootstrap is what the node runs at first boot; nil for nothing.
+	Bootstrap *Bootstrap
+}
+
+// Bootstrap is a node's first-boot file, rendered for it: EC2 user data,
+// GCE metadata (user-data for cloud-init, startup-script for a script),
+// Azure custom data.
+type Bootstrap struct {
+	// Format is schema.BootstrapCloudInit or schema.BootstrapScript.
+	Format string
+	// Data is the rendered file. It holds the values of secrets: it goes
+	// to the cloud and nowhere else, never into an error, a log or a tag.
+	Data []byte
+	// Digest names the repository's file it was rendered from (its 12 hex
+	// digits); the node is tagged with it.
+	Digest string
 }

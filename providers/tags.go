@@ -15,6 +15,9 @@ const (
 	TagFleet    = "gpufleet-fleet"
 	TagWorkload = "gpufleet-workload"
 	TagToken    = "gpufleet-token"
+	// TagBootstrap names the version of the bootstrap file a node was
+	// launched with, so a node of an older one is replaced.
+	TagBootstrap = "gpufleet-bootstrap"
 )
 
 // OwnershipTags returns the tags a created instance carries: the workload's
@@ -27,6 +30,10 @@ func OwnershipTags(req CreateRequest) map[string]string {
 	tags[TagFleet] = req.Fleet
 	tags[TagWorkload] = req.Workload
 	tags[TagToken] = req.Token
+	delete(tags, TagBootstrap)
+	if req.Bootstrap != nil && req.Bootstrap.Digest != "" {
+		tags[TagBootstrap] = req.Bootstrap.Digest
+	}
 	return tags
 }
 

@@ -81,6 +81,11 @@ func (l *loader) checkConfig(v cue.Value, cfg *Config) bool {
 			fail(fmt.Sprintf("clouds.%s.regions", cloud), "region %q is listed twice", dup)
 		}
 	}
+	for _, cloud := range enabled {
+		if b := cfg.cloudBootstrap(cloud); b != nil {
+			l.loadBootstrap(b, v, "clouds."+cloud+".launch.bootstrap", "gpufleet", []string{cloud})
+		}
+	}
 	for i, r := range cfg.Reservations {
 		at := fmt.Sprintf("reservations[%d]", i)
 		if !slices.Contains(enabled, r.Cloud) {
@@ -212,6 +217,9 @@ func (l *loader) checkWorkload(cfg *Config, w *Workload, v cue.Value, base strin
 			fail("placement.clouds", "none of the clouds %s is enabled in %s", strings.Join(w.Placement.Clouds, ", "), ConfigFile)
 			return
 		}
+	}
+	if w.Bootstrap != nil {
+		l.loadBootstrap(w.Bootstrap, v, "bootstrap", base, w.Placement.Clouds)
 	}
 
 	for i, glob := range append(w.Placement.Regions.Allow, w.Placement.Regions.Deny...) {

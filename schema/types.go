@@ -97,18 +97,46 @@ type Reservation struct {
 }
 
 type Launch struct {
-	DiskGB int `json:"diskGB"`
+	DiskGB    int        `json:"diskGB"`
+	Bootstrap *Bootstrap `json:"bootstrap,omitempty"`
 }
+
+// Bootstrap is what a node runs at first boot (#Bootstrap).
+type Bootstrap struct {
+	File    string   `json:"file"`
+	Format  string   `json:"format"`
+	Secrets []string `json:"secrets"`
+	// Source is the file as the repository holds it, read by Load; it
+	// holds no secret, only references to them.
+	Source []byte `json:"-"`
+	// Digest names Source: "sha256:" and 12 hex digits. A node is tagged
+	// with it, so a node launched from another version of the file is
+	// known and replaced.
+	Digest string `json:"digest,omitempty"`
+	// PerNode says the file uses .Token, which differs from node to
+	// node: such nodes are launched one to a call, never in batches.
+	PerNode bool `json:"-"`
+	// Pos is where the bootstrap is declared.
+	Pos Position `json:"-"`
+}
+
+// Bootstrap formats.
+const (
+	BootstrapCloudInit = "cloud-init"
+	BootstrapScript    = "script"
+)
 
 type AWS struct {
 	Enabled bool     `json:"enabled"`
 	Regions []string `json:"regions"`
 	Launch  struct {
 		Launch
-		Image          string            `json:"image"`
-		ImageByRegion  map[string]string `json:"imageByRegion"`
-		SubnetByZone   map[string]string `json:"subnetByZone"`
-		SecurityGroups []string          `json:"securityGroups"`
+		Image           string            `json:"image"`
+		ImageByRegion   map[string]string `json:"imageByRegion"`
+		SubnetByZone    map[string]string `json:"subnetByZone"`
+		SecurityGroups  []string          `json:"securityGroups"`
+		InstanceProfile string            `json:"instanceProfile"`
+		IMDS            string            `json:"imds"`
 	} `json:"launch"`
 }
 
@@ -123,6 +151,7 @@ type Azure struct {
 		SubnetByRegion map[string]string `json:"subnetByRegion"`
 		AdminUsername  string            `json:"adminUsername"`
 		SSHPublicKey   string            `json:"sshPublicKey"`
+		Identity       string            `json:"identity"`
 	} `json:"launch"`
 }
 
@@ -136,6 +165,8 @@ type GCP struct {
 		Network        string            `json:"network"`
 		SubnetByRegion map[string]string `json:"subnetByRegion"`
 		ServiceAccount string            `json:"serviceAccount"`
+		Scopes         []string          `json:"scopes"`
+		ExternalIP     bool              `json:"externalIP"`
 	} `json:"launch"`
 }
 
@@ -190,7 +221,10 @@ type Workload struct {
 	Data                *Data             `json:"data,omitempty"`
 	RunHours            float64           `json:"runHours"`
 	Labels              map[string]string `json:"labels"`
-	Pos                 Position          `json:"-"`
+	// Bootstrap is the workload's own; BootstrapFor gives the one a
+	// cloud's nodes run.
+	Bootstrap *Bootstrap `json:"bootstrap,omitempty"`
+	Pos       Position   `json:"-"`
 }
 
 // Gang reports whether every node must share one region.
