@@ -163,7 +163,10 @@ func (p *planning) explain(w *workload) WorkloadPlan {
 		Placements: p.placements(w),
 		File:       w.spec.Pos.File,
 		Line:       w.spec.Pos.Line,
+		Bootstrap:  p.in.Bootstraps[w.key()],
+		Outdated:   p.outdated[w.key()],
 	}
+	wp.KeepOutdated = wp.Outdated > 0 && !w.spec.Movable
 	if len(w.rejected) > 0 {
 		wp.Rejected = maps.Clone(w.rejected)
 	}

@@ -31,10 +31,13 @@ const (
 	CauseFailed    Cause = "failed"
 	CauseStopped   Cause = "stopped"
 	// Deletes of working nodes.
-	CauseDisallowed      Cause = "disallowed"
-	CauseMoved           Cause = "moved"
-	CauseSurplus         Cause = "surplus"
-	CauseShed            Cause = "shed"
+	CauseDisallowed Cause = "disallowed"
+	CauseMoved      Cause = "moved"
+	CauseSurplus    Cause = "surplus"
+	CauseShed       Cause = "shed"
+	// CauseReplaced: the node runs an older bootstrap; a new one takes its
+	// place.
+	CauseReplaced        Cause = "replaced"
 	CauseWorkloadRemoved Cause = "workload-removed"
 	CauseFleetRemoved    Cause = "fleet-removed"
 )
@@ -231,6 +234,10 @@ func diffWorkload(fleet string, w WorkloadPlan, observed []Instance, revision st
 		case StateStopping:
 			deletes = append(deletes, deleteAction(inst, CauseStopped, "stopped: not a working node; deleted so it stops billing for its disks"))
 		case StatePending, StateRunning:
+			if !w.KeepOutdated && outdated(inst, w.Bootstrap) {
+				deletes = append(deletes, deleteAction(inst, CauseReplaced, replacedReason(inst, w.Bootstrap)))
+				continue
+			}
 			byOffer[inst.OfferKey] = append(byOffer[inst.OfferKey], inst)
 			live++
 		}

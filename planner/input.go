@@ -23,6 +23,7 @@ func NewInput(repo *schema.Repo, cat *catalog.Catalog) Input {
 		Offers:       Expand(cat, regions),
 		Egress:       cat.Egress,
 		Prices:       PriceInfo{Source: cat.Source, AsOf: cat.FetchedAt},
+		Bootstraps:   Bootstraps(&repo.Config, repo.Fleets),
 	}
 }
 

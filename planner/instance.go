@@ -38,7 +38,10 @@ type Instance struct {
 	Fleet    string `json:"fleet"`
 	Workload string `json:"workload"`
 	// Token is the idempotency token the instance was created with.
-	Token      string    `json:"token,omitempty"`
+	Token string `json:"token,omitempty"`
+	// Bootstrap is the digest of the first-boot file it was launched
+	// with (Bootstrap.Tag), "" for none.
+	Bootstrap  string    `json:"bootstrap,omitempty"`
 	State      State     `json:"state"`
 	LaunchedAt time.Time `json:"launchedAt,omitzero"`
 }

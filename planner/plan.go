@@ -33,6 +33,10 @@ type Input struct {
 	// a quota an offer names that is not here is not known, and not
 	// planned against.
 	Quotas []Quota
+	// Bootstraps are, per workload ("fleet/workload"), the first-boot
+	// files its nodes run on each cloud (see Bootstraps). A live node with
+	// another is outdated: replaced when its workload is movable.
+	Bootstraps map[string][]Bootstrap
 	// noRaise marks the solve that prices a quota raise, which asks for no
 	// raises of its own.
 	noRaise bool
@@ -118,6 +122,13 @@ type WorkloadPlan struct {
 	// Unfit lists offers the workload has nodes on that its spec no longer
 	// allows, and why.
 	Unfit []UnfitOffer `json:"unfit,omitempty"`
+	// Bootstrap is what the workload's nodes run at first boot, per
+	// cloud; Outdated counts its live nodes launched with another, which
+	// the plan replaces (or keeps, when the workload is not movable).
+	Bootstrap []Bootstrap `json:"bootstrap,omitempty"`
+	Outdated  int         `json:"outdated,omitempty"`
+	// KeepOutdated says those nodes stay: the workload is not movable.
+	KeepOutdated bool `json:"keepOutdated,omitempty"`
 	// Position of the workload in the repository, for messages.
 	File string `json:"file,omitempty"`
 	Line int    `json:"line,omitempty"`

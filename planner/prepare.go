@@ -13,9 +13,12 @@ import (
 
 // planning is the state of one call to Solve.
 type planning struct {
-	in      Input
-	offers  []Offer
-	blocked map[OfferKey]bool
+	in Input
+	// outdated counts, per workload, the live nodes launched with another
+	// bootstrap than its nodes now run.
+	outdated map[string]int
+	offers   []Offer
+	blocked  map[OfferKey]bool
 	// byShape indexes offers by GPU model and GPUs per node, the filters
 	// that reject most offers, so each workload looks at few.
 	byShape   map[shape][]int
@@ -185,12 +188,27 @@ func newPlanning(in Input) *planning {
 }
 
 func (p *planning) prepare() {
+	movable := map[string]bool{}
+	for _, f := range p.in.Fleets {
+		for _, w := range f.Workloads {
+			movable[f.Name+"/"+w.Name] = w.Movable
+		}
+	}
 	running := map[string]map[OfferKey]int{}
+	p.outdated = map[string]int{}
 	for _, inst := range p.in.Observed {
 		if !inst.State.Live() {
 			continue
 		}
 		k := inst.Fleet + "/" + inst.Workload
+		if outdated(inst, p.in.Bootstraps[k]) {
+			p.outdated[k]++
+			// A node of an older bootstrap is planned as if gone, and
+			// replaced; one a workload may not move stays as it is.
+			if movable[k] {
+				continue
+			}
+		}
 		if running[k] == nil {
 			running[k] = map[OfferKey]int{}
 		}

@@ -300,7 +300,9 @@ func (r *run) launches(creates []planner.Action) []launchUnit {
 	}
 	for _, k := range groups {
 		actions := byGroup[k]
-		batches := r.batcher(k.offer.Cloud) != nil
+		// A bootstrap that names each node's token differs from node to
+		// node, and a batch's nodes all get the same one.
+		batches := r.batcher(k.offer.Cloud) != nil && !r.perNodeBootstrap(k.fleet, k.workload, k.offer.Cloud)
 		if batches {
 			slices.SortStableFunc(actions, func(a, b planner.Action) int { return cmp.Compare(slotOf(a.Token), slotOf(b.Token)) })
 		}
@@ -349,14 +351,29 @@ func slotOf(token string) int {
 func (r *run) launch(ctx context.Context, u launchUnit, labels map[string]string) ([]planner.Instance, error) {
 	first := u.actions[0]
 	req := providers.CreateRequest{Token: first.Token, Offer: u.offer, Fleet: u.fleet, Workload: u.workload, Labels: labels}
+	boot, err := r.renderBootstrap(u.fleet, u.workload, u.offer, first.Token)
+	if err != nil {
+		return nil, &providers.Error{Kind: providers.KindInvalid, Cloud: u.offer.Cloud, Op: "create", Offer: u.offer, Message: err.Error()}
+	}
+	req.Bootstrap = boot
+	var insts []planner.Instance
 	if len(u.actions) == 1 {
 		inst, err := r.opts.Providers[u.offer.Cloud].Create(ctx, req)
 		if err != nil {
 			return nil, err
 		}
-		return []planner.Instance{inst}, nil
+		insts = []planner.Instance{inst}
+	} else {
+		insts, err = r.batcher(u.offer.Cloud).CreateBatch(ctx, providers.BatchRequest{CreateRequest: req, Count: len(u.actions)})
 	}
-	return r.batcher(u.offer.Cloud).CreateBatch(ctx, providers.BatchRequest{CreateRequest: req, Count: len(u.actions)})
+	// A create's answer says what was launched, not always with which
+	// tags: the nodes boot with what was asked for.
+	for i := range insts {
+		if boot != nil && insts[i].Bootstrap == "" {
+			insts[i].Bootstrap = boot.Digest
+		}
+	}
+	return insts, err
 }
 
 func (r *run) findObserved(id string) (planner.Instance, bool) {

@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpufleet/gpufleet/examples"
+	"github.com/gpufleet/gpufleet/reconcile"
 )
 
 func (a *app) demoCommand() *cobra.Command {
@@ -51,6 +53,9 @@ nothing changes; --reset starts over.`,
 				}
 				fmt.Fprintf(a.stdout, "Made a scratch Git repository of the example fleets: %s\n", origin)
 			}
+			if from == "" {
+				a.demoSecrets()
+			}
 			work := filepath.Join(dir, "work")
 			err = a.reconcile(cmd.Context(), runFlags{
 				repo: "file://" + origin, workDir: work, output: "text",
@@ -67,6 +72,25 @@ nothing changes; --reset starts over.`,
 	cmd.Flags().StringVar(&from, "from", "", "fleet repository directory to start from; the built-in example when empty")
 	cmd.Flags().BoolVar(&reset, "reset", false, "start over: remove the scratch repository and the emulated clouds first")
 	return cmd
+}
+
+// exampleSecrets are the secrets the example's bootstrap files use.
+var exampleSecrets = []string{"K8S_JOIN_TOKEN", "RAY_PASSWORD"}
+
+// demoSecrets gives the example's secrets placeholder values where the
+// environment has none, so the demo's nodes boot with something and the
+// demo needs nothing set; the values never show in its output.
+func (a *app) demoSecrets() {
+	var placeholders []string
+	for _, name := range exampleSecrets {
+		if _, ok := os.LookupEnv(reconcile.SecretPrefix + name); !ok {
+			os.Setenv(reconcile.SecretPrefix+name, "demo-placeholder-"+strings.ToLower(name))
+			placeholders = append(placeholders, name)
+		}
+	}
+	if len(placeholders) > 0 {
+		fmt.Fprintf(a.stdout, "Bootstrap secrets %s are demo placeholders; set %s<NAME> to use your own.\n", strings.Join(placeholders, " and "), reconcile.SecretPrefix)
+	}
 }
 
 // demoMarker marks a directory the demo made, so that --reset removes what

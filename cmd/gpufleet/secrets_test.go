@@ -27,6 +27,8 @@ var credentialEnv = []string{
 	"GITHUB_TOKEN", "GPUFLEET_GIT_TOKEN", "GPUFLEET_GIT_SSH_KEY_PASSPHRASE", "GPUFLEET_WEBHOOK_SECRET", "GPUFLEET_GCP_API_KEY",
 	"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
 	"AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET", "AZURE_TENANT_ID", "AZURE_CLIENT_CERTIFICATE_PASSWORD",
+	// The secrets the example's bootstrap files use.
+	"GPUFLEET_SECRET_K8S_JOIN_TOKEN", "GPUFLEET_SECRET_RAY_PASSWORD",
 }
 
 // TestCredentialsNeverLeak puts a canary in every credential variable and
@@ -133,6 +135,17 @@ func TestCredentialsNeverLeak(t *testing.T) {
 	}
 	if !strings.Contains(traces.String(), `"level":"INFO"`) {
 		t.Error("no JSON log line was checked")
+	}
+	// The bootstrap secrets went where they belong: into the nodes' first
+	// boot, which the emulated clouds keep.
+	clouds, err := os.ReadFile(filepath.Join(dir, "clouds.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"GPUFLEET_SECRET_K8S_JOIN_TOKEN", "GPUFLEET_SECRET_RAY_PASSWORD"} {
+		if !bytes.Contains(clouds, []byte(canary+"-"+strings.ToLower(name))) {
+			t.Errorf("%s did not reach the nodes' bootstrap in the clouds", name)
+		}
 	}
 }
 

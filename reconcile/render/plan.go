@@ -146,12 +146,38 @@ func explanation(wl planner.WorkloadPlan) []string {
 	if ru := wl.RunnerUp; ru != nil {
 		lines = append(lines, fmt.Sprintf("runner-up %s at %s/node-h", ru.Offer, catalog.Money(ru.PriceMicros+ru.EgressMicros)))
 	}
+	lines = append(lines, bootstrapLines(wl)...)
 	if len(wl.Rejected) > 0 {
 		var parts []string
 		for _, reason := range slices.Sorted(maps.Keys(wl.Rejected)) {
 			parts = append(parts, fmt.Sprintf("%d %s", wl.Rejected[reason], reason))
 		}
 		lines = append(lines, "offers rejected: "+strings.Join(parts, ", "))
+	}
+	return lines
+}
+
+// bootstrapLines name the file a workload's nodes boot with, by cloud,
+// and the nodes of an older one.
+func bootstrapLines(wl planner.WorkloadPlan) []string {
+	var lines []string
+	var order []string
+	clouds := map[string][]string{}
+	for _, b := range wl.Bootstrap {
+		k := b.File + " " + b.Digest
+		if clouds[k] == nil {
+			order = append(order, k)
+		}
+		clouds[k] = append(clouds[k], b.Cloud)
+	}
+	for _, k := range order {
+		lines = append(lines, fmt.Sprintf("boots with %s (%s)", k, strings.Join(clouds[k], ", ")))
+	}
+	switch {
+	case wl.Outdated > 0 && wl.KeepOutdated:
+		lines = append(lines, fmt.Sprintf("%d nodes run an older bootstrap and stay: the workload is not movable", wl.Outdated))
+	case wl.Outdated > 0:
+		lines = append(lines, fmt.Sprintf("%d nodes run an older bootstrap and are replaced", wl.Outdated))
 	}
 	return lines
 }
