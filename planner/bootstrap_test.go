@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -35,7 +36,8 @@ func TestANodeOfAnOlderBootstrapIsReplaced(t *testing.T) {
 		in := base
 		in.Fleets = cloneFleets(base.Fleets)
 		in.Fleets[0].Workloads[0].Movable = movable
-		in.Bootstraps = map[string][]Bootstrap{target: {{Cloud: cloud, File: "bootstrap/join.yaml", Digest: "sha256:0123456789ab"}}}
+		in.Bootstraps = maps.Clone(base.Bootstraps)
+		in.Bootstraps[target] = []Bootstrap{{Cloud: cloud, File: "bootstrap/join.yaml", Digest: "sha256:0123456789ab"}}
 		plan := solve(t, in)
 		changes := Diff(plan, in.Observed, DiffOptions{MaxDeletions: 1000})
 		creates, replaced := 0, 0
@@ -66,7 +68,8 @@ func TestANodeOfAnOlderBootstrapIsReplaced(t *testing.T) {
 	}
 	// Nodes launched with the new file are current.
 	in := base
-	in.Bootstraps = map[string][]Bootstrap{target: {{Cloud: cloud, File: "bootstrap/join.yaml", Digest: "sha256:0123456789ab"}}}
+	in.Bootstraps = maps.Clone(base.Bootstraps)
+	in.Bootstraps[target] = []Bootstrap{{Cloud: cloud, File: "bootstrap/join.yaml", Digest: "sha256:0123456789ab"}}
 	in.Observed = nil
 	for _, inst := range base.Observed {
 		if inst.Fleet+"/"+inst.Workload == target {

@@ -91,10 +91,16 @@ func observe(plan *Plan) []Instance {
 	for _, f := range plan.Fleets {
 		for _, w := range f.Workloads {
 			for _, pl := range w.Placements {
+				boot := ""
+				for _, b := range w.Bootstrap {
+					if b.Cloud == pl.Offer.Cloud {
+						boot = b.Tag()
+					}
+				}
 				for i := range pl.Count {
 					out = append(out, Instance{
 						ID: pl.Offer.String() + "#" + string(rune('a'+i)), OfferKey: pl.Offer,
-						Fleet: f.Name, Workload: w.Name, State: StateRunning,
+						Fleet: f.Name, Workload: w.Name, State: StateRunning, Bootstrap: boot,
 					})
 				}
 			}

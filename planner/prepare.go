@@ -195,12 +195,17 @@ func (p *planning) prepare() {
 		}
 	}
 	running := map[string]map[OfferKey]int{}
+	live := map[string]map[OfferKey]int{}
 	p.outdated = map[string]int{}
 	for _, inst := range p.in.Observed {
 		if !inst.State.Live() {
 			continue
 		}
 		k := inst.Fleet + "/" + inst.Workload
+		if live[k] == nil {
+			live[k] = map[OfferKey]int{}
+		}
+		live[k][inst.OfferKey]++
 		if outdated(inst, p.in.Bootstraps[k]) {
 			p.outdated[k]++
 			// A node of an older bootstrap is planned as if gone, and
@@ -223,7 +228,7 @@ func (p *planning) prepare() {
 		slices.SortFunc(workloads, func(a, b schema.Workload) int { return cmp.Compare(a.Name, b.Name) })
 		for wi := range workloads {
 			w := &workload{index: len(p.workloads), fleet: f, spec: &workloads[wi], rejected: map[Reason]int{}, flows: map[int]*flowResult{}}
-			w.live = running[w.key()]
+			w.live = live[w.key()]
 			p.eligible(w, filters, running[w.key()])
 			p.workloads = append(p.workloads, w)
 		}

@@ -20,7 +20,7 @@ func threeClouds(n int) fstest.MapFS {
 
 gpufleet: clouds: {
 	aws: regions: ["us-east-1", "us-west-2"]
-	azure: {subscription: "00000000-0000-0000-0000-000000000000", resourceGroup: "gpufleet", regions: ["eastus"], launch: adminUsername: "mlops"}
+	azure: {subscription: "00000000-0000-0000-0000-000000000000", resourceGroup: "gpufleet", regions: ["eastus"], launch: {adminUsername: "mlops", sshPublicKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHq3bWl2Zm9vYmFyYmF6cXV4cXV1eHF1dXpxdXV6 mlops@example.com", subnetByRegion: eastus: "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/gpufleet/providers/Microsoft.Network/virtualNetworks/gpu-eastus/subnets/nodes"}}
 	gcp: {project: "acme-gpu-fleet", regions: ["us-central1", "europe-west4"]}
 }
 gpufleet: defaults: maxDeletions: 100000

@@ -9,10 +9,6 @@ import (
 	"github.com/gpufleet/gpufleet/schema"
 )
 
-// SecretPrefix is how a bootstrap's secrets are found in the environment:
-// GPUFLEET_SECRET_<NAME>.
-const SecretPrefix = "GPUFLEET_SECRET_"
-
 // bootstrapOf is the bootstrap a workload's nodes run on a cloud, or nil.
 func (r *run) bootstrapOf(fleet, workload, cloud string) *schema.Bootstrap {
 	for fi := range r.repo.Fleets {
@@ -47,7 +43,7 @@ func (r *run) renderBootstrap(fleet, workload string, offer planner.OfferKey, to
 	data, err := b.Render(schema.BootstrapData{
 		Fleet: fleet, Workload: workload, Cloud: offer.Cloud, Region: offer.Region, Zone: offer.Zone,
 		InstanceType: offer.InstanceType, Market: string(offer.Market), Token: token,
-	}, func(name string) (string, bool) { return os.LookupEnv(SecretPrefix + name) })
+	}, func(name string) (string, bool) { return os.LookupEnv(schema.SecretEnvPrefix + name) })
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/gpufleet/gpufleet/planner"
 	"github.com/gpufleet/gpufleet/providers"
 	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/schema"
 )
 
 var bootFleet = fstest.MapFS{
@@ -39,7 +40,7 @@ fleets: serve: {
 // a new version of the file replaces them, new ones first; a secret that
 // is not set stops the creates with its name, never a value.
 func TestABootstrapChangeReplacesTheNodes(t *testing.T) {
-	t.Setenv(SecretPrefix+"JOIN_TOKEN", "tok-canary-91")
+	t.Setenv(schema.SecretEnvPrefix+"JOIN_TOKEN", "tok-canary-91")
 	e := newEnvFrom(t, sim.Config{Seed: 3}, bootFleet)
 	res := e.mustRun(nil)
 	if OutcomeOf(res, nil) != Converged {
@@ -91,13 +92,13 @@ func TestABootstrapChangeReplacesTheNodes(t *testing.T) {
 	}
 
 	// Without the secret, nothing is launched, and the error says which.
-	t.Setenv(SecretPrefix+"JOIN_TOKEN", "")
+	t.Setenv(schema.SecretEnvPrefix+"JOIN_TOKEN", "")
 	e.Push("fleets/serve.cue", strings.Replace(string(bootFleet["fleets/serve.cue"].Data), "nodes: 4", "nodes: 6", 1), "two more")
 	// An empty variable is a value; an unset one is not.
 	e.mustRun(nil)
-	t.Setenv(SecretPrefix+"JOIN_TOKEN", "x")
+	t.Setenv(schema.SecretEnvPrefix+"JOIN_TOKEN", "x")
 	e.Push("fleets/serve.cue", strings.Replace(string(bootFleet["fleets/serve.cue"].Data), "nodes: 4", "nodes: 8", 1), "two more again")
-	unsetenv(t, SecretPrefix+"JOIN_TOKEN")
+	unsetenv(t, schema.SecretEnvPrefix+"JOIN_TOKEN")
 	res = e.mustRun(nil)
 	if OutcomeOf(res, nil) != NotConverged {
 		t.Errorf("a run without its secret ended %s", OutcomeOf(res, nil))

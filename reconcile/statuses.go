@@ -75,7 +75,7 @@ func (r *run) statuses() map[string]*status.FleetStatus {
 				case planner.StateStopping:
 					ws.Stopped++
 				}
-				ws.Instances = append(ws.Instances, status.InstanceStatus{ID: inst.ID, Offer: inst.OfferKey.String(), State: inst.State, Token: inst.Token})
+				ws.Instances = append(ws.Instances, status.InstanceStatus{ID: inst.ID, Offer: inst.OfferKey.String(), State: inst.State, Token: inst.Token, Bootstrap: inst.Bootstrap})
 			}
 			st.Workloads = append(st.Workloads, ws)
 			for _, b := range blocked {
@@ -129,7 +129,7 @@ func (r *run) statuses() map[string]*status.FleetStatus {
 		default:
 			st.Workloads[i].Stopped++
 		}
-		st.Workloads[i].Instances = append(st.Workloads[i].Instances, status.InstanceStatus{ID: o.ID, Offer: o.OfferKey.String(), State: o.State, Token: o.Token})
+		st.Workloads[i].Instances = append(st.Workloads[i].Instances, status.InstanceStatus{ID: o.ID, Offer: o.OfferKey.String(), State: o.State, Token: o.Token, Bootstrap: o.Bootstrap})
 		if o.State.Live() {
 			st.CostMicros += priceOf(o.OfferKey, r.offers)
 		}

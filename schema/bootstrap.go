@@ -25,6 +25,10 @@ var MaxBootstrap = map[string]int{
 	catalog.GCP:   256 << 10,
 }
 
+// SecretEnvPrefix is how a bootstrap's secrets are found in the
+// environment: GPUFLEET_SECRET_<NAME>.
+const SecretEnvPrefix = "GPUFLEET_SECRET_"
+
 // BootstrapData is what a bootstrap file is rendered with, for one node.
 type BootstrapData struct {
 	Fleet, Workload, Cloud, Region, Zone, InstanceType, Market, Token string
@@ -218,13 +222,16 @@ func bootstrapUses(n parse.Node) []bootstrapUse {
 // its value; the result holds the secrets' values, so it goes to the
 // cloud only.
 func (b *Bootstrap) Render(data BootstrapData, lookup func(name string) (string, bool)) ([]byte, error) {
+	var missing error
 	funcs := template.FuncMap{"secret": func(name string) (string, error) {
 		if !slices.Contains(b.Secrets, name) {
-			return "", fmt.Errorf("secret %q is not declared", name)
+			missing = fmt.Errorf("secret %q is not declared", name)
+			return "", missing
 		}
 		v, ok := lookup(name)
 		if !ok {
-			return "", fmt.Errorf("secret %s is not set: export GPUFLEET_SECRET_%s", name, name)
+			missing = fmt.Errorf("secret %s is not set: export %s%s", name, SecretEnvPrefix, name)
+			return "", missing
 		}
 		return v, nil
 	}}
@@ -236,6 +243,10 @@ func (b *Bootstrap) Render(data BootstrapData, lookup func(name string) (string,
 	if err := tmpl.Execute(&out, data); err != nil {
 		// The error names the template position and the function's own
 		// message, never a secret's value.
+		if missing != nil {
+			pos, _ := bootstrapPosition(b.File, strings.TrimPrefix(err.Error(), "template: "))
+			return nil, fmt.Errorf("%s: %w", pos, missing)
+		}
 		return nil, fmt.Errorf("bootstrap %s: %w", b.File, err)
 	}
 	if limit := MaxBootstrap[data.Cloud]; limit > 0 && out.Len() > limit {

@@ -81,6 +81,9 @@ func (l *loader) checkConfig(v cue.Value, cfg *Config) bool {
 			fail(fmt.Sprintf("clouds.%s.regions", cloud), "region %q is listed twice", dup)
 		}
 	}
+	if cfg.Clouds.Azure != nil && cfg.Clouds.Azure.Enabled {
+		l.checkAzureLaunch(cfg.Clouds.Azure, fail)
+	}
 	for _, cloud := range enabled {
 		if b := cfg.cloudBootstrap(cloud); b != nil {
 			l.loadBootstrap(b, v, "clouds."+cloud+".launch.bootstrap", "gpufleet", []string{cloud})
@@ -406,4 +409,22 @@ func didYouMean(name string, candidates []string) string {
 		return ": did you mean " + orList(s) + "?"
 	}
 	return ""
+}
+
+// checkAzureLaunch asks for what ARM cannot create a Linux VM without: an
+// SSH key, password sign-in being off, and a subnet for its NIC in each
+// configured region.
+func (l *loader) checkAzureLaunch(az *Azure, fail func(at string, format string, args ...any)) {
+	if az.Launch.SSHPublicKey == "" {
+		fail("clouds.azure.launch", "sshPublicKey is required: Azure VMs sign in with an SSH key only (an \"ssh-ed25519 …\" or \"ssh-rsa …\" public key)")
+	}
+	var missing []string
+	for _, region := range az.Regions {
+		if az.Launch.SubnetByRegion[region] == "" {
+			missing = append(missing, region)
+		}
+	}
+	if len(missing) > 0 {
+		fail("clouds.azure.launch.subnetByRegion", "no subnet for %s: each VM's NIC needs one, by resource id (/subscriptions/…/virtualNetworks/…/subnets/…)", strings.Join(missing, ", "))
+	}
 }

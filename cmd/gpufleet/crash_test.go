@@ -26,6 +26,7 @@ import (
 	"github.com/gpufleet/gpufleet/examples"
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/reconcile/testenv"
+	"github.com/gpufleet/gpufleet/schema"
 )
 
 // TestCrashSweep kills real `gpufleet reconcile` processes with SIGKILL at
@@ -411,7 +412,7 @@ func crashGroupAlive(pgid int) bool {
 func crashBaseEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GPUFLEET_") {
+		if !strings.HasPrefix(kv, "GPUFLEET_") || strings.HasPrefix(kv, schema.SecretEnvPrefix) {
 			env = append(env, kv)
 		}
 	}

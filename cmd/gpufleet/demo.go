@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpufleet/gpufleet/examples"
-	"github.com/gpufleet/gpufleet/reconcile"
+	"github.com/gpufleet/gpufleet/schema"
 )
 
 func (a *app) demoCommand() *cobra.Command {
@@ -74,22 +74,12 @@ nothing changes; --reset starts over.`,
 	return cmd
 }
 
-// exampleSecrets are the secrets the example's bootstrap files use.
-var exampleSecrets = []string{"K8S_JOIN_TOKEN", "RAY_PASSWORD"}
-
 // demoSecrets gives the example's secrets placeholder values where the
 // environment has none, so the demo's nodes boot with something and the
 // demo needs nothing set; the values never show in its output.
 func (a *app) demoSecrets() {
-	var placeholders []string
-	for _, name := range exampleSecrets {
-		if _, ok := os.LookupEnv(reconcile.SecretPrefix + name); !ok {
-			os.Setenv(reconcile.SecretPrefix+name, "demo-placeholder-"+strings.ToLower(name))
-			placeholders = append(placeholders, name)
-		}
-	}
-	if len(placeholders) > 0 {
-		fmt.Fprintf(a.stdout, "Bootstrap secrets %s are demo placeholders; set %s<NAME> to use your own.\n", strings.Join(placeholders, " and "), reconcile.SecretPrefix)
+	if set := examples.SetPlaceholderSecrets(schema.SecretEnvPrefix); len(set) > 0 {
+		fmt.Fprintf(a.stdout, "Bootstrap secrets %s are demo placeholders; set %s<NAME> to use your own.\n", strings.Join(set, " and "), schema.SecretEnvPrefix)
 	}
 }
 

@@ -56,7 +56,10 @@ func TestCredentialsNeverLeak(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg, _ := os.ReadFile(filepath.Join(repo, "gpufleet.cue"))
-	cfg = bytes.Replace(cfg, []byte(`launch: adminUsername: "mlops"`), []byte(`launch: {adminUsername: "mlops", sshPublicKey: "ssh-ed25519 AAAA`+canary+`-ssh"}`), 1)
+	cfg = bytes.Replace(cfg, []byte(`sshPublicKey: "ssh-ed25519 `), []byte(`sshPublicKey: "ssh-ed25519 AAAA`+canary+`-ssh `), 1)
+	if !bytes.Contains(cfg, []byte(canary+"-ssh")) {
+		t.Fatal("the example's SSH key is not where the test puts the canary")
+	}
 	if err := os.WriteFile(filepath.Join(repo, "gpufleet.cue"), cfg, 0o644); err != nil {
 		t.Fatal(err)
 	}

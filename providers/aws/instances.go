@@ -100,6 +100,7 @@ func toInstance(region string, inst types.Instance) (out providers.Instance, ok 
 		Fleet:      fleet,
 		Workload:   workload,
 		Token:      token,
+		Bootstrap:  tagMap(inst.Tags)[providers.TagBootstrap],
 		State:      instanceState(inst),
 		LaunchedAt: awssdk.ToTime(inst.LaunchTime),
 	}, true

@@ -28,10 +28,11 @@ func instanceOf(vm *armcompute.VirtualMachine) (planner.Instance, bool) {
 			Region: region,
 			Market: marketOf(vm),
 		},
-		Fleet:    fleet,
-		Workload: workload,
-		Token:    token,
-		State:    stateOf(vm),
+		Fleet:     fleet,
+		Workload:  workload,
+		Token:     token,
+		Bootstrap: tagValues(vm.Tags)[providers.TagBootstrap],
+		State:     stateOf(vm),
 	}
 	// The catalog names zones "<region>-<n>" so that a zone names one
 	// place; ARM names them "<n>" within the VM's location.

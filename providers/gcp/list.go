@@ -90,6 +90,7 @@ func (p *Provider) toInstance(vm *computepb.Instance) (providers.Instance, bool)
 		Fleet:      fleet,
 		Workload:   workload,
 		Token:      token,
+		Bootstrap:  vm.GetLabels()[providers.TagBootstrap],
 		State:      stateOf(vm.GetStatus(), market, p.isDeleting(zone+"/"+vm.GetName())),
 		LaunchedAt: launched,
 	}, true

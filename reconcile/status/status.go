@@ -106,6 +106,9 @@ type InstanceStatus struct {
 	Offer string        `json:"offer"`
 	State planner.State `json:"state"`
 	Token string        `json:"token,omitempty"`
+	// Bootstrap is the digest of the first-boot file the node was
+	// launched with.
+	Bootstrap string `json:"bootstrap,omitempty"`
 }
 
 // ActionResult is an action of the last run that changed something, and how
@@ -397,7 +400,7 @@ func ReadObserved(repoDir, statusDir string, now time.Time) (*Snapshot, error) {
 				if err != nil {
 					return nil, fmt.Errorf("status of %s: %w", st.Fleet, err)
 				}
-				observed = append(observed, planner.Instance{ID: inst.ID, OfferKey: k, Fleet: st.Fleet, Workload: w.Name, Token: inst.Token, State: inst.State})
+				observed = append(observed, planner.Instance{ID: inst.ID, OfferKey: k, Fleet: st.Fleet, Workload: w.Name, Token: inst.Token, Bootstrap: inst.Bootstrap, State: inst.State})
 			}
 		}
 	}
