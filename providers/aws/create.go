@@ -2,9 +2,11 @@ package aws
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -14,12 +16,18 @@ import (
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
-// rootDevice is the root device of the Ubuntu-based images gpufleet
-// launches by default; a mapping on it resizes the root volume.
-const rootDevice = "/dev/sda1"
-
 // maxClientToken is EC2's limit on ClientToken.
 const maxClientToken = 64
+
+// maxUserData is EC2's limit on user data, before base64.
+const maxUserData = 16384
+
+// hopLimit is the metadata service's PUT response hop limit. IMDSv2's
+// session token answers a PUT, and a container on a bridge network (a
+// pod off the host network, a Docker container) is one hop further from
+// the service than the node: with EC2's default of 1 its token never
+// arrives, and the GPU workloads gpufleet launches run in containers.
+const hopLimit = 2
 
 // Create launches one instance with req.Token as its ClientToken, so a
 // repeat — a retry, a crashed run, a second agent — gets the instance the
@@ -67,11 +75,26 @@ func (p *Provider) launch(ctx context.Context, req providers.BatchRequest) ([]pr
 	if tokens == nil {
 		return nil, invalid("token %q names no batch of %d", req.Token, req.Count)
 	}
+	if b := req.Bootstrap; b != nil && len(b.Data) > maxUserData {
+		// Refused here rather than sent: the file holds secrets, and EC2
+		// would refuse it.
+		return nil, invalid("the bootstrap file renders to %d bytes, over EC2's user data limit of %d", len(b.Data), maxUserData)
+	}
 	client, err := p.client("create", req.Offer.Region)
 	if err != nil {
 		return nil, err
 	}
-	in, err := p.runInput(req.CreateRequest, req.Count)
+	var root string
+	if p.cfg.Launch.DiskGB > 0 {
+		image, err := p.image(req.Offer.Region)
+		if err != nil {
+			return nil, invalid("%v", err)
+		}
+		if root, err = p.rootDevice(ctx, client, req.Offer, image); err != nil {
+			return nil, err
+		}
+	}
+	in, err := p.runInput(req.CreateRequest, req.Count, root)
 	if err != nil {
 		return nil, invalid("%v", err)
 	}
@@ -118,18 +141,16 @@ func (p *Provider) launch(ctx context.Context, req providers.BatchRequest) ([]pr
 	return insts, nil
 }
 
-// runInput is the RunInstances request for a create. It is a pure function
-// of the request and the configuration, so a repeat sends the same
-// parameters and EC2's idempotency check holds.
-func (p *Provider) runInput(req providers.CreateRequest, count int) (*ec2.RunInstancesInput, error) {
+// runInput is the RunInstances request for a create, root the image's root
+// device name (needed only to size the root volume). It is a pure function
+// of the request, the configuration and the image, so a repeat sends the
+// same parameters and EC2's idempotency check holds.
+func (p *Provider) runInput(req providers.CreateRequest, count int, root string) (*ec2.RunInstancesInput, error) {
 	launch := p.cfg.Launch
-	region, zone := req.Offer.Region, req.Offer.Zone
-	image := launch.ImageByRegion[region]
-	if image == "" {
-		image = launch.Image
-	}
-	if image == "" {
-		return nil, fmt.Errorf("no image configured for %s", region)
+	zone := req.Offer.Zone
+	image, err := p.image(req.Offer.Region)
+	if err != nil {
+		return nil, err
 	}
 	if zone == "" || req.Offer.InstanceType == "" {
 		return nil, fmt.Errorf("offer %s names no zone or no instance type", req.Offer)
@@ -140,6 +161,15 @@ func (p *Provider) runInput(req providers.CreateRequest, count int) (*ec2.RunIns
 	sdkTags := make([]types.Tag, 0, len(keys))
 	for _, k := range keys {
 		sdkTags = append(sdkTags, types.Tag{Key: awssdk.String(k), Value: awssdk.String(tags[k])})
+	}
+
+	tokens := types.HttpTokensStateRequired
+	switch launch.IMDS {
+	case "", "required":
+	case "optional":
+		tokens = types.HttpTokensStateOptional
+	default:
+		return nil, fmt.Errorf("imds %q: want required or optional", launch.IMDS)
 	}
 
 	in := &ec2.RunInstancesInput{
@@ -153,6 +183,22 @@ func (p *Provider) runInput(req providers.CreateRequest, count int) (*ec2.RunIns
 			{ResourceType: types.ResourceTypeInstance, Tags: sdkTags},
 			{ResourceType: types.ResourceTypeVolume, Tags: sdkTags},
 		},
+		MetadataOptions: &types.InstanceMetadataOptionsRequest{
+			HttpEndpoint:            types.InstanceMetadataEndpointStateEnabled,
+			HttpTokens:              tokens,
+			HttpPutResponseHopLimit: awssdk.Int32(hopLimit),
+		},
+	}
+	if b := req.Bootstrap; b != nil && len(b.Data) > 0 {
+		// A cloud-init file and a script both go as user data: cloud-init
+		// runs a file that starts with #! as a script.
+		in.UserData = awssdk.String(base64.StdEncoding.EncodeToString(b.Data))
+	}
+	if profile := launch.InstanceProfile; profile != "" {
+		in.IamInstanceProfile = &types.IamInstanceProfileSpecification{Name: awssdk.String(profile)}
+		if strings.HasPrefix(profile, "arn:") {
+			in.IamInstanceProfile = &types.IamInstanceProfileSpecification{Arn: awssdk.String(profile)}
+		}
 	}
 	if subnet := launch.SubnetByZone[zone]; subnet != "" {
 		in.SubnetId = awssdk.String(subnet)
@@ -161,8 +207,11 @@ func (p *Provider) runInput(req providers.CreateRequest, count int) (*ec2.RunIns
 		in.SecurityGroupIds = slices.Clone(launch.SecurityGroups)
 	}
 	if launch.DiskGB > 0 {
+		if root == "" {
+			return nil, fmt.Errorf("the root device of %s is not known, so its volume cannot be sized", image)
+		}
 		in.BlockDeviceMappings = []types.BlockDeviceMapping{{
-			DeviceName: awssdk.String(rootDevice),
+			DeviceName: awssdk.String(root),
 			Ebs: &types.EbsBlockDevice{
 				VolumeSize:          awssdk.Int32(int32(launch.DiskGB)),
 				VolumeType:          types.VolumeTypeGp3,

@@ -28,7 +28,7 @@ func TestRunInput(t *testing.T) {
 	cfg.Launch.DiskGB = 500
 	p := &Provider{cfg: cfg}
 
-	in, err := p.runInput(request(testOffer, "tok-1"), 1)
+	in, err := p.runInput(request(testOffer, "tok-1"), 1, "/dev/sda1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,9 +62,12 @@ func TestRunInput(t *testing.T) {
 
 	west := testOffer
 	west.Region, west.Zone, west.Market = "us-west-2", "us-west-2b", catalog.Spot
-	in, err = p.runInput(request(west, "tok-2"), 1)
+	in, err = p.runInput(request(west, "tok-2"), 1, "/dev/xvda")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if awssdk.ToString(in.BlockDeviceMappings[0].DeviceName) != "/dev/xvda" {
+		t.Errorf("root mapping on %s, want the image's root device", awssdk.ToString(in.BlockDeviceMappings[0].DeviceName))
 	}
 	if awssdk.ToString(in.ImageId) != "ami-0fedcba9876543210" || in.SubnetId != nil {
 		t.Errorf("image %q subnet %v: want the region's image and the default subnet", awssdk.ToString(in.ImageId), in.SubnetId)

@@ -58,6 +58,7 @@ type Provider struct {
 	// quotas are the regions' Service Quotas clients, built like the EC2
 	// ones: same configuration, credentials, retries and endpoint.
 	quotas map[string]*servicequotas.Client
+	roots  rootDevices
 }
 
 var _ providers.Provider = (*Provider)(nil)

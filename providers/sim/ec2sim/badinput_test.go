@@ -114,6 +114,16 @@ func TestBadInput(t *testing.T) {
 		{name: "run: bad security group", body: run + "&SecurityGroupId.1=default", wantStatus: 400, wantCode: "InvalidGroupId.Malformed"},
 		{name: "run: zero-size volume", body: run + "&BlockDeviceMapping.1.DeviceName=/dev/xvda&BlockDeviceMapping.1.Ebs.VolumeSize=0", wantStatus: 400, wantCode: "InvalidParameterValue"},
 
+		{name: "run: user data not base64", body: run + "&UserData=%23!%2Fbin%2Fsh", wantStatus: 400, wantCode: "InvalidParameterValue", wantMsg: "Invalid BASE64 encoding of user data"},
+		{name: "run: hop limit out of range", body: run + "&MetadataOptions.HttpPutResponseHopLimit=99", wantStatus: 400, wantCode: "InvalidParameterValue"},
+		{name: "run: mapping without a device", body: run + "&BlockDeviceMapping.1.Ebs.VolumeSize=10", wantStatus: 400, wantCode: "MissingParameter"},
+		{name: "run: malformed instance profile", body: run + "&IamInstanceProfile.Name=a%20b", wantStatus: 400, wantCode: "InvalidParameterValue"},
+		{name: "attribute: no attribute", body: "Action=DescribeInstanceAttribute" + v + "&InstanceId=i-0123456789abcdef0", wantStatus: 400, wantCode: "MissingParameter"},
+		{name: "attribute: no instance", body: "Action=DescribeInstanceAttribute" + v + "&Attribute=userData", wantStatus: 400, wantCode: "MissingParameter"},
+		{name: "images: malformed id", body: "Action=DescribeImages" + v + "&ImageId.1=ubuntu", wantStatus: 400, wantCode: "InvalidAMIID.Malformed"},
+		{name: "volumes: ids with MaxResults", body: "Action=DescribeVolumes" + v + "&VolumeId.1=vol-0123456789abcdef0&MaxResults=5", wantStatus: 400, wantCode: "InvalidParameterCombination"},
+		{name: "volumes: another action's token", body: "Action=DescribeVolumes" + v + "&NextToken=c3BvdDo5OTk", wantStatus: 400, wantCode: "InvalidPaginationToken"},
+
 		{name: "describe: filter without a name", body: "Action=DescribeInstances" + v + "&Filter.1.Value.1=x", wantStatus: 400, wantCode: "MissingParameter"},
 		{name: "describe: MaxResults not a number", body: "Action=DescribeInstances" + v + "&MaxResults=many", wantStatus: 400, wantCode: "InvalidParameterValue"},
 		{name: "terminate: no ids", body: "Action=TerminateInstances" + v, wantStatus: 400, wantCode: "MissingParameter"},
@@ -158,8 +168,9 @@ func TestBadInput(t *testing.T) {
 // queryVocabulary is what the random requests are built from: every
 // parameter the front reads, with good, bad and strange values.
 var (
-	queryActions = []string{"RunInstances", "DescribeInstances", "TerminateInstances", "CreateTags", "DescribeSpotPriceHistory", "DescribeInstanceTypeOfferings", "", "Nope"}
-	queryKeys    = []string{
+	queryActions = []string{"RunInstances", "DescribeInstances", "TerminateInstances", "CreateTags", "DescribeSpotPriceHistory", "DescribeInstanceTypeOfferings",
+		"DescribeInstanceAttribute", "DescribeImages", "DescribeVolumes", "", "Nope"}
+	queryKeys = []string{
 		"ImageId", "InstanceType", "MinCount", "MaxCount", "ClientToken", "Placement.AvailabilityZone",
 		"InstanceMarketOptions.MarketType", "InstanceMarketOptions.SpotOptions.MaxPrice",
 		"InstanceMarketOptions.SpotOptions.SpotInstanceType", "TagSpecification.1.ResourceType",
@@ -167,13 +178,18 @@ var (
 		"SubnetId", "SecurityGroupId.1", "SecurityGroupId.99999999999999999999", "BlockDeviceMapping.1.Ebs.VolumeSize",
 		"InstanceId.1", "InstanceId.2", "Filter.1.Name", "Filter.1.Value.1", "Filter.2.Name", "MaxResults", "NextToken",
 		"ResourceId.1", "Tag.1.Key", "Tag.1.Value", "AvailabilityZone", "StartTime", "EndTime", "ProductDescription.1",
-		"InstanceType.1", "Version", "LocationType",
+		"InstanceType.1", "Version", "LocationType", "UserData", "InstanceId", "Attribute", "ImageId.1", "VolumeId.1",
+		"IamInstanceProfile.Name", "IamInstanceProfile.Arn", "MetadataOptions.HttpTokens", "MetadataOptions.HttpPutResponseHopLimit",
+		"BlockDeviceMapping.1.DeviceName", "BlockDeviceMapping.1.Ebs.VolumeType", "BlockDeviceMapping.1.Ebs.DeleteOnTermination",
+		"BlockDeviceMapping.2.DeviceName", "BlockDeviceMapping.2.Ebs.VolumeSize",
 	}
 	queryValues = []string{
 		"", "1", "0", "-1", "5", "1000", "99999999999999999999", "ami-0123456789abcdef0", "resolve:ssm:", "g4dn.xlarge",
 		"p5.48xlarge", "us-east-1a", "us-west-2a", "spot", "instance", "tag:team", "instance-state-name", "running",
 		"i-0123456789abcdef0", "i-", "aws:x", "2026-11-01T00:00:00Z", "not-a-time", "Linux/UNIX", "ZWMyOjE", "*", "?",
 		"\\", "\x00", "ü", strings.Repeat("z", 300), "2016-11-15", "availability-zone", "region", "location",
+		"userData", "blockDeviceMapping", "kernel", "/dev/xvda", "/dev/sda1", "required", "gp3", "true", "aGVsbG8=", "!!!",
+		"vol-0123456789abcdef0", "ami-0123456789abcdef1", "arn:aws:iam::123456789012:instance-profile/x",
 	}
 )
 
@@ -206,6 +222,10 @@ func FuzzQuery(f *testing.F) {
 		"Action=CreateTags&Version=2016-11-15&ResourceId.1=i-0123456789abcdef0&Tag.1.Key=a",
 		"Action=TerminateInstances&Version=2016-11-15&InstanceId.1=i-0123456789abcdef0",
 		"Action=DescribeInstanceTypeOfferings&Version=2016-11-15&LocationType=availability-zone&Filter.1.Name=location&Filter.1.Value.1=us-east-1a&MaxResults=5",
+		"Action=RunInstances&Version=2016-11-15&ImageId=ami-0123456789abcdef1&InstanceType=g4dn.xlarge&MinCount=1&MaxCount=1&UserData=aGVsbG8=&BlockDeviceMapping.1.DeviceName=/dev/sda1&BlockDeviceMapping.1.Ebs.VolumeSize=20&MetadataOptions.HttpTokens=required",
+		"Action=DescribeInstanceAttribute&Version=2016-11-15&InstanceId=i-0123456789abcdef0&Attribute=userData",
+		"Action=DescribeVolumes&Version=2016-11-15&MaxResults=5&NextToken=dm9sdW1lczo5OTk",
+		"Action=DescribeImages&Version=2016-11-15&ImageId.1=ami-0123456789abcdef0&Filter.1.Name=state&Filter.1.Value.1=available",
 		"Action=%%&&==",
 	} {
 		f.Add(seed)

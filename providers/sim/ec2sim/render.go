@@ -19,13 +19,25 @@ const (
 	propImage         = "imageId"
 	propSubnet        = "subnetId"
 	propGroups        = "securityGroupIds"
-	propVolumeGiB     = "rootVolumeGiB"
 	propReservation   = "reservationId"
 	propLaunchIndex   = "amiLaunchIndex"
 	propClientToken   = "clientToken"
 	propParamsDigest  = "paramsDigest"
 	propSpotRequest   = "spotInstanceRequestId"
 	propLaunchFailure = "launchFailure"
+	// propUserData is the user data in standard base64.
+	propUserData        = "userData"
+	propInstanceProfile = "iamInstanceProfileArn"
+	propRootDevice      = "rootDeviceName"
+	// propBlockDevices lists the instance's EBS volumes (blockDevice, in
+	// JSON); propVolumeTags are the tags the launch gave them.
+	propBlockDevices     = "blockDevices"
+	propVolumeTags       = "volumeTags"
+	propHTTPTokens       = "metadata.httpTokens"
+	propHTTPEndpoint     = "metadata.httpEndpoint"
+	propHTTPProtocolIPv6 = "metadata.httpProtocolIpv6"
+	propMetadataTags     = "metadata.instanceMetadataTags"
+	propHopLimit         = "metadata.httpPutResponseHopLimit"
 )
 
 // EC2's instance state codes.
@@ -92,31 +104,34 @@ type placementXML struct {
 }
 
 type instanceXML struct {
-	InstanceID         string          `xml:"instanceId"`
-	ImageID            string          `xml:"imageId"`
-	State              stateXML        `xml:"instanceState"`
-	PrivateDNSName     string          `xml:"privateDnsName"`
-	Reason             string          `xml:"reason"`
-	AMILaunchIndex     int             `xml:"amiLaunchIndex"`
-	InstanceType       string          `xml:"instanceType"`
-	LaunchTime         string          `xml:"launchTime"`
-	Placement          placementXML    `xml:"placement"`
-	MonitoringState    string          `xml:"monitoring>state"`
-	SubnetID           string          `xml:"subnetId,omitempty"`
-	VpcID              string          `xml:"vpcId,omitempty"`
-	PrivateIPAddress   string          `xml:"privateIpAddress,omitempty"`
-	Groups             []groupXML      `xml:"groupSet>item"`
-	StateReason        *stateReasonXML `xml:"stateReason,omitempty"`
-	Architecture       string          `xml:"architecture"`
-	RootDeviceType     string          `xml:"rootDeviceType"`
-	RootDeviceName     string          `xml:"rootDeviceName"`
-	InstanceLifecycle  string          `xml:"instanceLifecycle,omitempty"`
-	SpotRequestID      string          `xml:"spotInstanceRequestId,omitempty"`
-	VirtualizationType string          `xml:"virtualizationType"`
-	ClientToken        string          `xml:"clientToken,omitempty"`
-	Tags               []tagXML        `xml:"tagSet>item"`
-	Hypervisor         string          `xml:"hypervisor"`
-	EbsOptimized       bool            `xml:"ebsOptimized"`
+	InstanceID         string                   `xml:"instanceId"`
+	ImageID            string                   `xml:"imageId"`
+	State              stateXML                 `xml:"instanceState"`
+	PrivateDNSName     string                   `xml:"privateDnsName"`
+	Reason             string                   `xml:"reason"`
+	AMILaunchIndex     int                      `xml:"amiLaunchIndex"`
+	InstanceType       string                   `xml:"instanceType"`
+	LaunchTime         string                   `xml:"launchTime"`
+	Placement          placementXML             `xml:"placement"`
+	MonitoringState    string                   `xml:"monitoring>state"`
+	SubnetID           string                   `xml:"subnetId,omitempty"`
+	VpcID              string                   `xml:"vpcId,omitempty"`
+	PrivateIPAddress   string                   `xml:"privateIpAddress,omitempty"`
+	Groups             []groupXML               `xml:"groupSet>item"`
+	StateReason        *stateReasonXML          `xml:"stateReason,omitempty"`
+	Architecture       string                   `xml:"architecture"`
+	RootDeviceType     string                   `xml:"rootDeviceType"`
+	RootDeviceName     string                   `xml:"rootDeviceName"`
+	BlockDevices       []instanceBlockDeviceXML `xml:"blockDeviceMapping>item"`
+	IamInstanceProfile *iamProfileXML           `xml:"iamInstanceProfile,omitempty"`
+	MetadataOptions    *metadataOptionsXML      `xml:"metadataOptions,omitempty"`
+	InstanceLifecycle  string                   `xml:"instanceLifecycle,omitempty"`
+	SpotRequestID      string                   `xml:"spotInstanceRequestId,omitempty"`
+	VirtualizationType string                   `xml:"virtualizationType"`
+	ClientToken        string                   `xml:"clientToken,omitempty"`
+	Tags               []tagXML                 `xml:"tagSet>item"`
+	Hypervisor         string                   `xml:"hypervisor"`
+	EbsOptimized       bool                     `xml:"ebsOptimized"`
 }
 
 type reservationXML struct {
@@ -141,12 +156,15 @@ func (s *Server) renderInstance(inst *sim.Instance, fresh bool) instanceXML {
 		State:              stateOf(state),
 		AMILaunchIndex:     index,
 		InstanceType:       inst.InstanceType,
-		LaunchTime:         inst.LaunchedAt.UTC().Format("2006-01-02T15:04:05.000Z"),
+		LaunchTime:         timestamp(inst.LaunchedAt),
 		Placement:          placementXML{AvailabilityZone: inst.Zone, Tenancy: "default"},
 		MonitoringState:    "disabled",
 		Architecture:       "x86_64",
 		RootDeviceType:     "ebs",
-		RootDeviceName:     "/dev/xvda",
+		RootDeviceName:     rootDeviceName(inst),
+		BlockDevices:       renderDevices(inst, state),
+		IamInstanceProfile: renderInstanceProfile(inst),
+		MetadataOptions:    renderMetadataOptions(inst, fresh),
 		VirtualizationType: "hvm",
 		ClientToken:        inst.Properties[propClientToken],
 		Hypervisor:         "xen",
@@ -191,6 +209,9 @@ func (s *Server) renderInstance(inst *sim.Instance, fresh bool) instanceXML {
 	slices.SortFunc(x.Tags, func(a, b tagXML) int { return cmp.Compare(a.Key, b.Key) })
 	return x
 }
+
+// timestamp is a time as EC2 writes it.
+func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
 // stateReason says why an instance is in its state, as EC2 records it: a
 // launch is pending, an ended instance carries why it ended, and a running

@@ -33,8 +33,12 @@ type launch struct {
 	minCount, maxCount int
 	token              string
 	tags               map[string]string
+	// volumeTags are the tags for the launch's volumes.
+	volumeTags map[string]string
 	// properties are stored on every instance of the reservation.
 	properties map[string]string
+	// devices are the EBS volumes each instance gets, without their ids.
+	devices []blockDevice
 	// params is the canonical form of the parameters a ClientToken replay
 	// must repeat; digest is its short form, kept on the instances.
 	params, digest string
@@ -118,6 +122,7 @@ func (s *Server) launchReservation(req *request, l launch, failLater *sim.Error,
 		}
 		spec.Properties[propReservation] = reservation
 		spec.Properties[propLaunchIndex] = strconv.Itoa(i)
+		spec.Properties[propBlockDevices] = withVolumes(l.devices, reservation, i)
 		if l.market == catalog.Spot {
 			spec.Properties[propSpotRequest] = s.newID("sir", 8)
 		}
@@ -179,6 +184,7 @@ func (s *Server) parseLaunch(req *request, zone string, market catalog.Market) (
 		market:       market,
 		token:        form.Get("ClientToken"),
 		tags:         map[string]string{},
+		volumeTags:   map[string]string{},
 		properties:   map[string]string{},
 	}
 
@@ -188,7 +194,7 @@ func (s *Server) parseLaunch(req *request, zone string, market catalog.Market) (
 		return l, missingParameter("ImageId")
 	case strings.HasPrefix(image, "resolve:ssm:") && len(image) > len("resolve:ssm:"):
 	case !amiID.MatchString(image):
-		return l, &apiError{Status: http.StatusBadRequest, Code: "InvalidAMIID.Malformed", Message: fmt.Sprintf("Invalid id: %q (expecting \"ami-...\")", image)}
+		return l, malformedImage(image)
 	}
 	l.properties[propImage] = image
 
@@ -231,18 +237,23 @@ func (s *Server) parseLaunch(req *request, zone string, market catalog.Market) (
 	if apiErr := parseNetwork(form, req.region, &l); apiErr != nil {
 		return l, apiErr
 	}
-	for _, n := range indexes(form, "BlockDeviceMapping") {
-		raw := form.Get(fmt.Sprintf("BlockDeviceMapping.%d.Ebs.VolumeSize", n))
-		if raw == "" {
-			continue
-		}
-		size, convErr := strconv.Atoi(raw)
-		if convErr != nil || size < 1 || size > 65536 {
-			return l, invalidValue("Volume size %s is invalid. Valid sizes are 1 to 65536 GiB.", raw)
-		}
-		if _, ok := l.properties[propVolumeGiB]; !ok {
-			l.properties[propVolumeGiB] = raw
-		}
+	if apiErr := parseUserData(form, &l); apiErr != nil {
+		return l, apiErr
+	}
+	if apiErr := s.parseInstanceProfile(form, req.region, &l); apiErr != nil {
+		return l, apiErr
+	}
+	if apiErr := parseMetadataOptions(form, &l); apiErr != nil {
+		return l, apiErr
+	}
+	devices, apiErr := parseBlockDevices(form, image)
+	if apiErr != nil {
+		return l, apiErr
+	}
+	l.devices = devices
+	l.properties[propRootDevice] = rootDeviceOf(image)
+	if tags := encodeTags(l.volumeTags); tags != "" {
+		l.properties[propVolumeTags] = tags
 	}
 
 	l.params = canonicalParams(form)
@@ -306,7 +317,7 @@ func parseMarket(form url.Values, l *launch) *apiError {
 }
 
 // taggableAtLaunch are the resource types RunInstances accepts tag
-// specifications for; only the instance's tags are kept.
+// specifications for; the instance's and its volumes' tags are kept.
 var taggableAtLaunch = map[string]bool{
 	"instance": true, "volume": true, "network-interface": true, "spot-instances-request": true,
 }
@@ -322,14 +333,20 @@ func parseTagSpecifications(form url.Values, l *launch) *apiError {
 		if err != nil {
 			return err
 		}
-		if resourceType != "instance" {
+		var into map[string]string
+		switch resourceType {
+		case "instance":
+			into = l.tags
+		case "volume":
+			into = l.volumeTags
+		default:
 			continue
 		}
 		for _, t := range tags {
-			l.tags[t.key] = t.value
+			into[t.key] = t.value
 		}
 	}
-	if len(l.tags) > maxTags {
+	if len(l.tags) > maxTags || len(l.volumeTags) > maxTags {
 		return &apiError{Status: http.StatusBadRequest, Code: "TagLimitExceeded", Message: fmt.Sprintf("The maximum number of tags per resource (%d) was exceeded.", maxTags)}
 	}
 	return nil
@@ -359,13 +376,18 @@ func parseNetwork(form url.Values, region string, l *launch) *apiError {
 
 // canonicalParams is every parameter a ClientToken replay must repeat: all
 // of them but the token itself and the placement's zone, which EC2 exempts
-// from the idempotency check along with the region.
+// from the idempotency check along with the region. The world keeps them
+// with the token, in its state file too, so the user data, which holds
+// secrets, is kept as its digest, which tells another file apart as well.
 func canonicalParams(form url.Values) string {
 	kept := make(url.Values, len(form))
 	for k, v := range form {
 		switch k {
 		case "ClientToken", "Placement.AvailabilityZone", "Placement.AvailabilityZoneId":
 			continue
+		case "UserData":
+			sum := sha256.Sum256([]byte(strings.Join(v, "\x00")))
+			v = []string{"sha256:" + hex.EncodeToString(sum[:])}
 		}
 		kept[k] = v
 	}

@@ -78,6 +78,9 @@ var actions = map[string]action{
 	"CreateTags":                    (*Server).createTags,
 	"DescribeSpotPriceHistory":      (*Server).describeSpotPriceHistory,
 	"DescribeInstanceTypeOfferings": (*Server).describeInstanceTypeOfferings,
+	"DescribeInstanceAttribute":     (*Server).describeInstanceAttribute,
+	"DescribeImages":                (*Server).describeImages,
+	"DescribeVolumes":               (*Server).describeVolumes,
 }
 
 // mutatingActions are the actions served that change something, which
