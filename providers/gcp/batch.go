@@ -34,7 +34,7 @@ func (p *Provider) CreateBatch(ctx context.Context, req providers.BatchRequest) 
 		names[i] = providers.InstanceName(req.Fleet, req.Workload, t)
 		per[names[i]] = &computepb.BulkInsertInstanceResourcePerInstanceProperties{}
 	}
-	vm := p.instanceResource(names[0], o, providers.OwnershipTags(req.CreateRequest))
+	vm := p.instanceResource(names[0], req.CreateRequest, true)
 	op, err := p.instances.BulkInsert(ctx, &computepb.BulkInsertInstanceRequest{
 		Project:   p.cfg.Project,
 		Zone:      o.Zone,
@@ -49,6 +49,7 @@ func (p *Provider) CreateBatch(ctx context.Context, req providers.BatchRequest) 
 				NetworkInterfaces: vm.NetworkInterfaces,
 				Scheduling:        vm.Scheduling,
 				Labels:            vm.Labels,
+				Metadata:          vm.Metadata,
 				ServiceAccounts:   vm.ServiceAccounts,
 			},
 		},

@@ -36,6 +36,8 @@ var (
 type backend struct {
 	provider *Provider
 	world    *sim.World
+	// url is the front's, for SDK clients of the tests' own.
+	url string
 }
 
 // testConfig is a project in two regions with every launch setting filled.
@@ -54,6 +56,12 @@ func testConfig() *schema.GCP {
 // operations at once. wrap, when set, wraps the front, to look at requests.
 func newBackend(t *testing.T, world sim.Config, wrap func(http.Handler) http.Handler) backend {
 	t.Helper()
+	return newBackendWith(t, testConfig(), world, wrap)
+}
+
+// newBackendWith is newBackend with a provider configured by cfg.
+func newBackendWith(t *testing.T, cfg *schema.GCP, world sim.Config, wrap func(http.Handler) http.Handler) backend {
+	t.Helper()
 	// Enough capacity and quota for the paging case's 1,001 instances.
 	world.Capacity = max(world.Capacity, 2000)
 	world.Quota = max(world.Quota, 100000)
@@ -67,7 +75,7 @@ func newBackend(t *testing.T, world sim.Config, wrap func(http.Handler) http.Han
 	}
 	ts := httptest.NewServer(front)
 	t.Cleanup(ts.Close)
-	p, err := New(context.Background(), testConfig(), w.Catalog(), Options{
+	p, err := New(context.Background(), cfg, w.Catalog(), Options{
 		Endpoint:      ts.URL,
 		ClientOptions: []option.ClientOption{option.WithoutAuthentication()},
 		OperationPoll: 5 * time.Millisecond,
@@ -82,7 +90,7 @@ func newBackend(t *testing.T, world sim.Config, wrap func(http.Handler) http.Han
 			t.Errorf("Close: %v", err)
 		}
 	})
-	return backend{provider: p, world: w}
+	return backend{provider: p, world: w, url: ts.URL}
 }
 
 func TestConformance(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strings"
+	"unicode/utf8"
 
 	"cloud.google.com/go/compute/apiv1/computepb"
 	"github.com/google/uuid"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/gpufleet/gpufleet/planner"
 	"github.com/gpufleet/gpufleet/providers"
+	"github.com/gpufleet/gpufleet/schema"
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
@@ -38,8 +41,9 @@ func requestID(token string) string {
 // leaving the instance up and billed.
 func deleteRequestID() string { return uuid.NewString() }
 
-// cloudPlatformScope lets the instance's service account reach whatever its
-// IAM roles allow; the roles, not the scopes, are what restrict it.
+// cloudPlatformScope, the scope of a service account configured without
+// any, lets the instance's service account reach whatever its IAM roles
+// allow; the roles, not the scopes, are what restrict it.
 const cloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform"
 
 // Create launches the instance for req and waits for its insert operation.
@@ -55,7 +59,7 @@ func (p *Provider) Create(ctx context.Context, req providers.CreateRequest) (pro
 		Project:          p.cfg.Project,
 		Zone:             o.Zone,
 		RequestId:        proto.String(requestID(req.Token)),
-		InstanceResource: p.instanceResource(name, o, providers.OwnershipTags(req)),
+		InstanceResource: p.instanceResource(name, req, false),
 	}, p.callOptions()...)
 	if err != nil {
 		if nameTaken(err) {
@@ -145,16 +149,63 @@ func (p *Provider) checkRequest(req providers.CreateRequest) error {
 	if err := checkLabels(providers.OwnershipTags(req)); err != nil {
 		return invalid("%v", err)
 	}
+	if err := checkBootstrap(req.Bootstrap); err != nil {
+		return invalid("%v", err)
+	}
 	return nil
 }
 
-// instanceResource is the VM to insert.
-func (p *Provider) instanceResource(name string, o planner.OfferKey, labels map[string]string) *computepb.Instance {
+// bootstrapKeys are the metadata keys a bootstrap goes in, by format: the
+// guest environment runs a startup-script at every boot, and cloud-init
+// reads user-data from GCE's metadata server.
+var bootstrapKeys = map[string]string{
+	schema.BootstrapCloudInit: "user-data",
+	schema.BootstrapScript:    "startup-script",
+}
+
+// maxMetadataValue is the most GCE takes in one metadata value, 256 KiB.
+// (All of an instance's metadata may hold 512 KiB, and the bootstrap is
+// its only item.)
+const maxMetadataValue = 256 << 10
+
+// checkBootstrap applies GCE's rules for metadata values before the insert
+// does, so that a bootstrap that cannot go is refused with its key and size.
+// What it says never quotes the data, which holds secrets.
+func checkBootstrap(b *providers.Bootstrap) error {
+	if b == nil {
+		return nil
+	}
+	key, ok := bootstrapKeys[b.Format]
+	switch {
+	case !ok:
+		return fmt.Errorf("bootstrap format %q is neither %s nor %s", b.Format, schema.BootstrapCloudInit, schema.BootstrapScript)
+	case len(b.Data) > maxMetadataValue:
+		return fmt.Errorf("bootstrap is %d bytes rendered, and GCE takes at most %d (256 KiB) in metadata %s", len(b.Data), maxMetadataValue, key)
+	case !utf8.Valid(b.Data):
+		// A metadata value is a JSON string.
+		return fmt.Errorf("bootstrap is not UTF-8 text, as GCE metadata %s must be", key)
+	}
+	return nil
+}
+
+// instanceResource is the VM to insert for req, named name. For a
+// bulkInsert's instance properties (bulk), which are written as an instance
+// template's, the boot disk names its type bare; an insert names it by its
+// zonal URL.
+func (p *Provider) instanceResource(name string, req providers.CreateRequest, bulk bool) *computepb.Instance {
 	launch := p.cfg.Launch
+	o := req.Offer
+	diskType := bootDiskType(o.InstanceType)
+	if !bulk {
+		diskType = "zones/" + o.Zone + "/diskTypes/" + diskType
+	}
 	boot := &computepb.AttachedDisk{
-		Boot:             proto.Bool(true),
-		AutoDelete:       proto.Bool(true),
-		InitializeParams: &computepb.AttachedDiskInitializeParams{SourceImage: proto.String(launch.Image)},
+		Boot:       proto.Bool(true),
+		AutoDelete: proto.Bool(true),
+		InitializeParams: &computepb.AttachedDiskInitializeParams{
+			SourceImage: proto.String(launch.Image),
+			DiskType:    proto.String(diskType),
+		},
 	}
 	if launch.DiskGB > 0 {
 		boot.InitializeParams.DiskSizeGb = proto.Int64(int64(launch.DiskGB))
@@ -165,6 +216,14 @@ func (p *Provider) instanceResource(name string, o planner.OfferKey, labels map[
 	}
 	if subnet := launch.SubnetByRegion[o.Region]; subnet != "" {
 		nic.Subnetwork = proto.String(subnet)
+	}
+	if launch.ExternalIP {
+		// Without an access config a node has no external address and
+		// reaches the internet through Cloud NAT, if the network has it.
+		nic.AccessConfigs = []*computepb.AccessConfig{{
+			Name: proto.String("External NAT"),
+			Type: proto.String(computepb.AccessConfig_ONE_TO_ONE_NAT.String()),
+		}}
 	}
 	// Every machine type gpufleet places carries GPUs, and GPUs cannot
 	// live-migrate: GCE requires TERMINATE on host maintenance for them.
@@ -186,12 +245,37 @@ func (p *Provider) instanceResource(name string, o planner.OfferKey, labels map[
 		Disks:             []*computepb.AttachedDisk{boot},
 		NetworkInterfaces: []*computepb.NetworkInterface{nic},
 		Scheduling:        sched,
-		Labels:            labels,
+		Labels:            providers.OwnershipTags(req),
+	}
+	if b := req.Bootstrap; b != nil {
+		res.Metadata = &computepb.Metadata{Items: []*computepb.Items{{
+			Key:   proto.String(bootstrapKeys[b.Format]),
+			Value: proto.String(string(b.Data)),
+		}}}
 	}
 	if launch.ServiceAccount != "" {
-		res.ServiceAccounts = []*computepb.ServiceAccount{{Email: proto.String(launch.ServiceAccount), Scopes: []string{cloudPlatformScope}}}
+		scopes := slices.Clone(launch.Scopes)
+		if len(scopes) == 0 {
+			scopes = []string{cloudPlatformScope}
+		}
+		res.ServiceAccounts = []*computepb.ServiceAccount{{Email: proto.String(launch.ServiceAccount), Scopes: scopes}}
 	}
 	return res
+}
+
+// bootDiskType is the boot disk type for a machine type, by series, as
+// GCE's accelerator-optimized machine family page lists their disk types.
+// Balanced Persistent Disk boots every GPU series that takes Persistent
+// Disk (A3 High, Mega and Edge, G2, A2, N1); Standard Persistent Disk would
+// not do, as A3 and G2 refuse it. A3 Ultra and A4 take Hyperdisk only, and
+// Hyperdisk Balanced is the Hyperdisk type that can boot.
+func bootDiskType(machineType string) string {
+	for _, prefix := range []string{"a3-ultragpu-", "a4-", "a4x-"} {
+		if strings.HasPrefix(machineType, prefix) {
+			return "hyperdisk-balanced"
+		}
+	}
+	return "pd-balanced"
 }
 
 // GCE's label rules: at most 64 labels; keys start with a lowercase letter;

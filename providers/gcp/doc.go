@@ -3,5 +3,8 @@
 // waits on GCE's long-running operations with its own bounded loop, reads
 // the project's GPU quotas and each zone's machine types, and classifies
 // GCE's errors, synchronous or reported on an operation, into
-// providers.Error.
+// providers.Error. A VM boots with its bootstrap in its metadata
+// (user-data for cloud-init, startup-script for a script), runs as the
+// configured service account, gets an external address only when
+// configured to, and boots from a disk of a type its machine series takes.
 package gcp

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -124,7 +125,7 @@ func TestRawBadInput(t *testing.T) {
 		{"JSON null", "POST", instances, `null`, 400, "invalid", ""},
 		{"JSON array", "POST", instances, `[]`, 400, "invalid", ""},
 		{"empty body", "POST", instances, ``, 400, "required", "Required field 'resource' not specified"},
-		{"oversized body", "POST", instances, `{"description":"` + strings.Repeat("x", 2<<20) + `"}`, 400, "invalid", "Request payload size exceeds the limit: 1048576 bytes."},
+		{"oversized body", "POST", instances, `{"description":"` + strings.Repeat("x", 2*maxBody) + `"}`, 400, "invalid", "Request payload size exceeds the limit: " + strconv.Itoa(maxBody) + " bytes."},
 		{"valid body, empty requestId", "POST", instances + "?requestId=", valid, 400, "invalid", ""},
 		{"unknown zone", "POST", "/compute/v1/projects/gpufleet-test/zones/atlantis-1a/instances", valid, 404, "notFound", "The resource 'projects/gpufleet-test/zones/atlantis-1a' was not found"},
 		{"instance name with a space", "GET", instances + "/bad%20name", "", 400, "invalid", "Invalid value for field 'instance': 'bad name'. Must be a match of regex '[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?|[1-9][0-9]{0,19}'"},

@@ -140,7 +140,7 @@ func (s *Server) batchSpec(project, zone string, res *computepb.BulkInsertInstan
 		return spec, sim.InstanceType{}, invalidField(bulkProps+".machineType", mt,
 			"Bulk insert takes a machine type name, such as 'g2-standard-4', not a URL.")
 	}
-	launch, typ, err := s.shapeSpec(spec.LaunchSpec, project, bulkProps, true, props)
+	launch, typ, err := s.shapeSpec(spec.LaunchSpec, project, bulkProps, true, true, props)
 	spec.LaunchSpec = launch
 	if err != nil {
 		return spec, typ, err

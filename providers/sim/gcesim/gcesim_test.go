@@ -37,6 +37,7 @@ type fixture struct {
 	regions    *compute.RegionsClient
 	projects   *compute.ProjectsClient
 	types      *compute.MachineTypesClient
+	disks      *compute.DisksClient
 }
 
 func newFixture(t *testing.T, cfg sim.Config, opts Options) *fixture {
@@ -79,13 +80,18 @@ func newFixture(t *testing.T, cfg sim.Config, opts Options) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { types.Close() })
+	disks, err := compute.NewDisksRESTClient(ctx, clientOpts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { disks.Close() })
 	t.Cleanup(func() {
 		if n := srv.panics.Load(); n != 0 {
 			t.Errorf("%d requests reached the panic recovery", n)
 		}
 	})
 	return &fixture{world: world, clock: clock, server: srv, url: ts.URL, instances: instances, operations: operations,
-		regions: regions, projects: projects, types: types}
+		regions: regions, projects: projects, types: types, disks: disks}
 }
 
 // vm describes an instance to insert; the zero value is a valid on-demand

@@ -3,6 +3,7 @@ package gcesim
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -253,6 +254,15 @@ const (
 	propAutomaticRestart  = "automaticRestart"
 	propOnHostMaintenance = "onHostMaintenance"
 	propPreemptible       = "preemptible"
+	propAutoDelete        = "autoDelete"
+	propDeviceName        = "deviceName"
+	// The NIC's access config, when it has one: its name, and the
+	// external address asked for, if any.
+	propAccessConfig = "accessConfig"
+	propNatIP        = "natIP"
+	// The service account: its email and its scopes, space-separated.
+	propServiceAccount = "serviceAccount"
+	propScopes         = "scopes"
 )
 
 // defaultDiskSizeGb is the boot disk size when none is asked for: the size
@@ -276,7 +286,7 @@ func (s *Server) launchSpec(project, zone string, res *computepb.Instance) (sim.
 	if res.MachineType == nil {
 		return spec, sim.InstanceType{}, requiredField("resource.machineType")
 	}
-	return s.shapeSpec(spec, project, "resource", typeOK, res)
+	return s.shapeSpec(spec, project, "resource", typeOK, false, res)
 }
 
 // instanceShape is what an instance is made of, as an Instance (insert)
@@ -287,13 +297,17 @@ type instanceShape interface {
 	GetDisks() []*computepb.AttachedDisk
 	GetNetworkInterfaces() []*computepb.NetworkInterface
 	GetLabels() map[string]string
+	GetMetadata() *computepb.Metadata
+	GetServiceAccounts() []*computepb.ServiceAccount
 }
 
 // shapeSpec validates an instance's machine type, scheduling, disks,
-// network and labels, whose fields are named under field, and fills them
-// into spec, whose zone and instance type are set. typeOK says whether the
-// machine type was named in a form the call accepts.
-func (s *Server) shapeSpec(spec sim.LaunchSpec, project, field string, typeOK bool, res instanceShape) (sim.LaunchSpec, sim.InstanceType, *apiError) {
+// network, metadata, service account and labels, whose fields are named
+// under field, and fills them into spec, whose zone and instance type are
+// set. typeOK says whether the machine type was named in a form the call
+// accepts; bulk, whether the call is a bulkInsert, which names types
+// without URLs.
+func (s *Server) shapeSpec(spec sim.LaunchSpec, project, field string, typeOK, bulk bool, res instanceShape) (sim.LaunchSpec, sim.InstanceType, *apiError) {
 	zone := spec.Zone
 	sch := res.GetScheduling()
 	model := sch.GetProvisioningModel()
@@ -313,12 +327,21 @@ func (s *Server) shapeSpec(spec sim.LaunchSpec, project, field string, typeOK bo
 	if err != nil {
 		return spec, typ, err
 	}
-	if err := diskProps(field, res.GetDisks(), props); err != nil {
+	if err := diskProps(field, project, zone, typ.Name, bulk, res.GetDisks(), props); err != nil {
 		return spec, typ, err
 	}
 	nic := firstNIC(res.GetNetworkInterfaces())
 	props[propNetwork] = networkURL(project, nic.GetNetwork())
 	props[propSubnetwork] = subnetworkURL(project, s.region(zone), nic.GetNetwork(), nic.GetSubnetwork())
+	if err := accessConfigProps(field, nic.GetAccessConfigs(), props); err != nil {
+		return spec, typ, err
+	}
+	if err := metadataProps(field, res.GetMetadata(), props); err != nil {
+		return spec, typ, err
+	}
+	if err := serviceAccountProps(field, project, res.GetServiceAccounts(), props); err != nil {
+		return spec, typ, err
+	}
 	if err := validateLabels(field, res.GetLabels()); err != nil {
 		return spec, typ, err
 	}
@@ -370,7 +393,7 @@ func schedulingProps(field string, sch *computepb.Scheduling, market catalog.Mar
 	return props, nil
 }
 
-func diskProps(field string, disks []*computepb.AttachedDisk, props map[string]string) *apiError {
+func diskProps(field, project, zone, machineType string, bulk bool, disks []*computepb.AttachedDisk, props map[string]string) *apiError {
 	if len(disks) == 0 {
 		return invalidField(field+".disks", "", "Boot disk must be specified.")
 	}
@@ -384,9 +407,69 @@ func diskProps(field string, disks []*computepb.AttachedDisk, props map[string]s
 		return invalidField(field+".disks[0].initializeParams.diskSizeGb", strconv.FormatInt(size, 10),
 			"Requested disk size cannot be smaller than the image size ("+strconv.Itoa(defaultDiskSizeGb)+" GB)")
 	}
+	diskType, err := bootDiskType(field, project, zone, machineType, bulk, init)
+	if err != nil {
+		return err
+	}
 	props[propSourceImage] = cmp.Or(init.GetSourceImage(), init.GetSourceSnapshot(), boot.GetSource())
 	props[propDiskSizeGb] = strconv.FormatInt(cmp.Or(size, defaultDiskSizeGb), 10)
-	props[propDiskType] = cmp.Or(init.GetDiskType(), "pd-balanced")
+	props[propDiskType] = diskType
+	// The API's default is to keep a disk when its instance goes.
+	props[propAutoDelete] = strconv.FormatBool(boot.GetAutoDelete())
+	if boot.GetDeviceName() != "" {
+		props[propDeviceName] = boot.GetDeviceName()
+	}
+	return nil
+}
+
+// accessConfigProps validates the NIC's access configs: an instance gets
+// an external IPv4 address only through one, and a NIC takes at most one,
+// of type ONE_TO_ONE_NAT.
+func accessConfigProps(field string, configs []*computepb.AccessConfig, props map[string]string) *apiError {
+	f := field + ".networkInterfaces[0].accessConfigs"
+	switch {
+	case len(configs) == 0:
+		return nil
+	case len(configs) > 1:
+		return invalidField(f, "", "At most one access config is supported per network interface.")
+	}
+	ac := configs[0]
+	if t := ac.GetType(); t != "" && t != computepb.AccessConfig_ONE_TO_ONE_NAT.String() {
+		return invalidField(f+"[0].type", t, "Must be one of [ONE_TO_ONE_NAT].")
+	}
+	// GCE's documented default name for the one access config.
+	props[propAccessConfig] = cmp.Or(ac.GetName(), "External NAT")
+	if ip := ac.GetNatIP(); ip != "" {
+		props[propNatIP] = ip
+	}
+	return nil
+}
+
+// serviceAccountProps validates the service account the instance runs as:
+// one at most, "default" (or no email) being the project's Compute Engine
+// default service account.
+func serviceAccountProps(field, project string, accounts []*computepb.ServiceAccount, props map[string]string) *apiError {
+	switch {
+	case len(accounts) == 0:
+		return nil
+	case len(accounts) > 1:
+		return invalidField(field+".serviceAccounts", "", "Only one service account per VM instance is supported.")
+	}
+	sa := accounts[0]
+	email := sa.GetEmail()
+	if email == "" || email == "default" {
+		email = defaultServiceAccount(project)
+	}
+	if !strings.Contains(email, "@") {
+		return invalidField(field+".serviceAccounts[0].email", email, "The service account email is not valid.")
+	}
+	for i, scope := range sa.GetScopes() {
+		if scope == "" || strings.ContainsAny(scope, " \t\n") {
+			return invalidField(fmt.Sprintf("%s.serviceAccounts[0].scopes[%d]", field, i), scope, "The scope is not valid.")
+		}
+	}
+	props[propServiceAccount] = email
+	props[propScopes] = strings.Join(sa.GetScopes(), " ")
 	return nil
 }
 

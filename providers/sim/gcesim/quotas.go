@@ -73,15 +73,14 @@ func (s *Server) getProject(w http.ResponseWriter, r *http.Request, project stri
 		// that cannot name one names nothing.
 		return notFound(resource)
 	}
-	// A project number has twelve digits.
-	number := stableID(project)%900_000_000_000 + 100_000_000_000
+	number := projectNumber(project)
 	resp := &computepb.Project{
 		Kind:                  proto.String("compute#project"),
 		Id:                    proto.Uint64(number),
 		Name:                  proto.String(project),
 		CreationTimestamp:     proto.String(projectCreated),
 		SelfLink:              proto.String(apiBase + resource),
-		DefaultServiceAccount: proto.String(fmt.Sprintf("%d-compute@developer.gserviceaccount.com", number)),
+		DefaultServiceAccount: proto.String(defaultServiceAccount(project)),
 		DefaultNetworkTier:    proto.String("PREMIUM"),
 		XpnProjectStatus:      proto.String("UNSPECIFIED_XPN_PROJECT_STATUS"),
 		VmDnsSetting:          proto.String("ZONAL_ONLY"),
@@ -92,6 +91,17 @@ func (s *Server) getProject(w http.ResponseWriter, r *http.Request, project stri
 		Quotas: s.quotas("", catalog.GlobalScope),
 	}
 	return writeProto(w, resp)
+}
+
+// projectNumber is a project's number, which has twelve digits.
+func projectNumber(project string) uint64 {
+	return stableID(project)%900_000_000_000 + 100_000_000_000
+}
+
+// defaultServiceAccount is the project's Compute Engine default service
+// account, which an instance asking for "default" runs as.
+func defaultServiceAccount(project string) string {
+	return fmt.Sprintf("%d-compute@developer.gserviceaccount.com", projectNumber(project))
 }
 
 // quotas renders the world's quotas of one scope: a region's, or with

@@ -1,6 +1,7 @@
 package gcesim
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"cloud.google.com/go/compute/apiv1/computepb"
 	"google.golang.org/protobuf/proto"
@@ -98,29 +100,82 @@ func (s *Server) renderInstance(inst *sim.Instance) *computepb.Instance {
 			Preemptible:               optionalBool(props[propPreemptible]),
 		},
 		Disks: []*computepb.AttachedDisk{{
-			Kind:       proto.String("compute#attachedDisk"),
-			Type:       proto.String("PERSISTENT"),
-			Mode:       proto.String("READ_WRITE"),
-			Boot:       proto.Bool(true),
-			AutoDelete: proto.Bool(true),
-			DeviceName: proto.String("persistent-disk-0"),
+			Kind: proto.String("compute#attachedDisk"),
+			Type: proto.String("PERSISTENT"),
+			Mode: proto.String("READ_WRITE"),
+			Boot: proto.Bool(true),
+			// An instance the world made without the front keeps its
+			// disk no longer than itself.
+			AutoDelete: cmp.Or(optionalBool(props[propAutoDelete]), proto.Bool(true)),
+			DeviceName: proto.String(cmp.Or(props[propDeviceName], "persistent-disk-0")),
 			Index:      proto.Int32(0),
 			Source:     proto.String(zoneURL(project, inst.Zone) + "/disks/" + inst.Name),
 			DiskSizeGb: optionalInt(props[propDiskSizeGb]),
 		}},
 		NetworkInterfaces: []*computepb.NetworkInterface{{
-			Kind:       proto.String("compute#networkInterface"),
-			Name:       proto.String("nic0"),
-			Network:    optional(props[propNetwork]),
-			Subnetwork: optional(props[propSubnetwork]),
-			NetworkIP:  proto.String(fmt.Sprintf("10.%d.%d.%d", 128+inst.Seq>>16&63, inst.Seq>>8&255, inst.Seq&255)),
-			StackType:  proto.String("IPV4_ONLY"),
+			Kind:          proto.String("compute#networkInterface"),
+			Name:          proto.String("nic0"),
+			Network:       optional(props[propNetwork]),
+			Subnetwork:    optional(props[propSubnetwork]),
+			NetworkIP:     proto.String(privateIP(inst.Seq)),
+			StackType:     proto.String("IPV4_ONLY"),
+			AccessConfigs: accessConfigs(inst),
 		}},
+		Metadata:        renderMetadata(props),
+		ServiceAccounts: serviceAccounts(props),
 	}
 	if status == "TERMINATED" && !inst.EndedAt.IsZero() {
 		out.LastStopTimestamp = proto.String(timestamp(inst.EndedAt))
 	}
 	return out
+}
+
+// privateIP is an instance's internal address, in 10.128.0.0/9, the
+// range of the default network's subnetworks: derived from the instance's
+// place in the world, so it is the same on every read and restart and no
+// two instances share one (until 8 million have been made). The first two
+// addresses of a range are the network's and its gateway's.
+func privateIP(seq uint64) string {
+	n := 2 + seq%(1<<23-4)
+	return fmt.Sprintf("10.%d.%d.%d", 128+n>>16, n>>8&255, n&255)
+}
+
+// externalIP is the address of an instance's access config when none was
+// asked for, derived as privateIP is; 34.64.0.0/10 is among the ranges
+// GCE's ephemeral addresses come from.
+func externalIP(seq uint64) string {
+	n := 2 + seq%(1<<22-4)
+	return fmt.Sprintf("34.%d.%d.%d", 64+n>>16, n>>8&255, n&255)
+}
+
+// accessConfigs are the NIC's access configs: one, with its external
+// address, when the instance asked for it, else none and no external
+// address.
+func accessConfigs(inst *sim.Instance) []*computepb.AccessConfig {
+	name, ok := inst.Properties[propAccessConfig]
+	if !ok {
+		return nil
+	}
+	return []*computepb.AccessConfig{{
+		Kind:        proto.String("compute#accessConfig"),
+		Type:        proto.String(computepb.AccessConfig_ONE_TO_ONE_NAT.String()),
+		Name:        proto.String(name),
+		NatIP:       proto.String(cmp.Or(inst.Properties[propNatIP], externalIP(inst.Seq))),
+		NetworkTier: proto.String(computepb.AccessConfig_PREMIUM.String()),
+	}}
+}
+
+// serviceAccounts is the instance's service account, if it has one.
+func serviceAccounts(props map[string]string) []*computepb.ServiceAccount {
+	email, ok := props[propServiceAccount]
+	if !ok {
+		return nil
+	}
+	var scopes []string
+	if s := props[propScopes]; s != "" {
+		scopes = strings.Split(s, " ")
+	}
+	return []*computepb.ServiceAccount{{Email: proto.String(email), Scopes: scopes}}
 }
 
 // renderOperation is an operation as the zonal operations API returns it.

@@ -34,6 +34,7 @@ const (
 	OpMachineTypeGet             = "machineTypes.get"
 	OpMachineTypesList           = "machineTypes.list"
 	OpMachineTypesAggregatedList = "machineTypes.aggregatedList"
+	OpDiskGet                    = "disks.get"
 )
 
 // permissions is the IAM permission each operation needs, which a denial
@@ -52,6 +53,7 @@ var permissions = map[string]string{
 	OpMachineTypeGet:             "compute.machineTypes.get",
 	OpMachineTypesList:           "compute.machineTypes.list",
 	OpMachineTypesAggregatedList: "compute.machineTypes.list",
+	OpDiskGet:                    "compute.disks.get",
 }
 
 // cloud is the world's name for Compute Engine.
@@ -62,8 +64,11 @@ const cloud = catalog.GCP
 // its own endpoint, never from these.
 const apiBase = "https://www.googleapis.com/compute/v1/"
 
-// maxBody caps request bodies; an instance resource is a few kilobytes.
-const maxBody = 1 << 20
+// maxBody caps request bodies. An instance resource is a few kilobytes
+// beside its metadata, which may hold 512 KiB, and JSON escaping can make
+// that several times larger on the wire: the cap leaves the metadata
+// limits to refuse what is too big, with GCE's own errors.
+const maxBody = 4 << 20
 
 // Options tunes a Server. The zero value is usable.
 type Options struct {
@@ -163,6 +168,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) error {
 		return s.get(w, r, project, seg[3], seg[5])
 	case len(seg) == 6 && seg[2] == "zones" && seg[4] == "instances" && r.Method == http.MethodDelete:
 		return s.delete(w, r, project, seg[3], seg[5])
+	case len(seg) == 6 && seg[2] == "zones" && seg[4] == "disks" && r.Method == http.MethodGet:
+		return s.getDisk(w, r, project, seg[3], seg[5])
 	case len(seg) == 6 && seg[2] == "zones" && seg[4] == "operations" && r.Method == http.MethodGet:
 		return s.getOperation(w, r, project, seg[3], seg[5])
 	case len(seg) == 7 && seg[2] == "zones" && seg[4] == "operations" && seg[6] == "wait" && r.Method == http.MethodPost:
