@@ -55,12 +55,19 @@ type envConfig struct {
 	front armsim.Options
 	retry *policy.RetryOptions
 	edit  func(*schema.Azure)
+	// catalog, when set, replaces the default catalog, for the world and
+	// the provider alike.
+	catalog *catalog.Catalog
 }
 
 func newEnv(t *testing.T, ec envConfig) *env {
 	t.Helper()
+	cat := ec.catalog
+	if cat == nil {
+		cat = catalog.Default()
+	}
 	world, err := sim.New(sim.Config{
-		Catalog: catalog.Default(),
+		Catalog: cat,
 		// Room for the paging case's thousand VMs beside the others.
 		Capacity: 5000,
 		Quota:    1 << 20,
@@ -78,7 +85,7 @@ func newEnv(t *testing.T, ec envConfig) *env {
 	if ec.retry != nil {
 		retry = *ec.retry
 	}
-	p, err := New(context.Background(), cfg, catalog.Default(), Options{
+	p, err := New(context.Background(), cfg, cat, Options{
 		Endpoint:      ts.URL,
 		Credential:    &azfake.TokenCredential{},
 		PollFrequency: 5 * time.Millisecond,
@@ -110,7 +117,8 @@ func testConfig() *schema.Azure {
 	cfg.Launch.AdminUsername = "gpufleet"
 	cfg.Launch.SSHPublicKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGpufleettest gpufleet@test"
 	cfg.Launch.SubnetByRegion = map[string]string{
-		"eastus": "/subscriptions/" + testSub + "/resourceGroups/" + testRG + "/providers/Microsoft.Network/virtualNetworks/gpu/subnets/nodes",
+		"eastus":  "/subscriptions/" + testSub + "/resourceGroups/" + testRG + "/providers/Microsoft.Network/virtualNetworks/gpu/subnets/nodes",
+		"westus3": "/subscriptions/" + testSub + "/resourceGroups/" + testRG + "/providers/Microsoft.Network/virtualNetworks/gpu-westus3/subnets/nodes",
 	}
 	return cfg
 }

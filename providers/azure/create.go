@@ -42,6 +42,12 @@ func (p *Provider) Create(ctx context.Context, req providers.CreateRequest) (pro
 	if !ok {
 		return providers.Instance{}, invalid(op, offer, "zone %q is not a zone of %s (want %s-<n>)", offer.Zone, offer.Region, offer.Region)
 	}
+	if _, ok := p.launch.subnet(offer.Region); !ok {
+		return providers.Instance{}, invalid(op, offer, "launch.subnetByRegion.%s: no subnet is configured for region %s, and a VM's NIC needs one (a subnet's resource id)", offer.Region, offer.Region)
+	}
+	if err := checkBootstrap(req.Bootstrap); err != nil {
+		return providers.Instance{}, invalid(op, offer, "%v", err)
+	}
 	name := providers.InstanceName(req.Fleet, req.Workload, req.Token)
 	vm := p.launch.vmFor(name, zone, req)
 	poller, err := p.vms.BeginCreateOrUpdate(ctx, p.cfg.ResourceGroup, name, vm,

@@ -1,7 +1,9 @@
 package azure
 
 import (
+	"encoding/base64"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -20,13 +22,22 @@ type launchSpec struct {
 	adminUsername string
 	sshPublicKey  string
 	subnets       map[string]string
+	// identity is the resource id of the user-assigned identity the VMs
+	// run as, "" for none.
+	identity string
 }
 
 const (
 	defaultAdminUsername = "gpufleet"
 	// maxComputerName is Linux's limit on a VM's host name in Azure.
 	maxComputerName = 64
+	// maxCustomData is the most custom data Compute takes, decoded: its
+	// base64 may be 87,380 characters.
+	maxCustomData = 65535
 )
+
+// userIdentityID is a user-assigned identity's resource id.
+var userIdentityID = regexp.MustCompile(`(?i)^/subscriptions/[^/]+/resourcegroups/[^/]+/providers/Microsoft\.ManagedIdentity/userAssignedIdentities/[^/]+$`)
 
 func readLaunch(cfg *schema.Azure) (launchSpec, error) {
 	l := cfg.Launch
@@ -43,13 +54,78 @@ func readLaunch(cfg *schema.Azure) (launchSpec, error) {
 		},
 		diskGB:        int32(l.DiskGB),
 		adminUsername: l.AdminUsername,
-		sshPublicKey:  l.SSHPublicKey,
-		subnets:       l.SubnetByRegion,
+		// A key pasted from a .pub file ends in a newline, which is no
+		// part of the key.
+		sshPublicKey: strings.TrimSpace(l.SSHPublicKey),
+		subnets:      l.SubnetByRegion,
+		identity:     l.Identity,
 	}
 	if spec.adminUsername == "" {
 		spec.adminUsername = defaultAdminUsername
 	}
+	if spec.sshPublicKey == "" {
+		// Password sign-in is off, so a VM without a key is one nobody can
+		// sign in to, and ARM refuses it.
+		return launchSpec{}, fmt.Errorf("launch.sshPublicKey is required: Azure VMs are created with password sign-in off")
+	}
+	if spec.identity != "" && !userIdentityID.MatchString(spec.identity) {
+		return launchSpec{}, fmt.Errorf("launch.identity %q: want a user-assigned identity's resource id, /subscriptions/<id>/resourceGroups/<group>/providers/Microsoft.ManagedIdentity/userAssignedIdentities/<name>", spec.identity)
+	}
 	return spec, nil
+}
+
+// subnet is the subnet the NICs of a region's VMs join.
+func (l launchSpec) subnet(region string) (string, bool) {
+	s := l.subnets[region]
+	return s, s != ""
+}
+
+// checkBootstrap refuses a bootstrap file Azure cannot take. Its message
+// gives sizes only: the file holds secrets.
+func checkBootstrap(b *providers.Bootstrap) error {
+	switch {
+	case b == nil:
+		return nil
+	case b.Format != schema.BootstrapCloudInit && b.Format != schema.BootstrapScript:
+		return fmt.Errorf("bootstrap format %q: want %q or %q", b.Format, schema.BootstrapCloudInit, schema.BootstrapScript)
+	case len(b.Data) > maxCustomData:
+		return fmt.Errorf("the bootstrap file is %d bytes, over the %d bytes Azure takes as custom data", len(b.Data), maxCustomData)
+	}
+	return nil
+}
+
+// acceleratedSeries are the size series whose Azure documentation says
+// Accelerated Networking is supported: every GPU series of the catalog. A
+// size is named prefix, vCPU count, suffix ("Standard_NC" 4 "as_T4_v3").
+var acceleratedSeries = []struct{ prefix, suffix string }{
+	{"standard_nc", "as_t4_v3"},
+	{"standard_nc", "ads_a100_v4"},
+	{"standard_nc", "ads_h100_v5"},
+	{"standard_nc", "adis_h100_v5"},
+	{"standard_nd", "asr_v4"},
+	{"standard_nd", "asr_a100_v4"},
+	{"standard_nd", "amsr_a100_v4"},
+	{"standard_nd", "isr_h100_v5"},
+	{"standard_nd", "isr_h200_v5"},
+	{"standard_nv", "ads_a10_v5"},
+	{"standard_nv", "adms_a10_v5"},
+}
+
+// acceleratedNetworking reports whether a VM size supports Accelerated
+// Networking. ARM refuses it on a size that does not, so a size not
+// listed is created without it.
+func acceleratedNetworking(size string) bool {
+	size = strings.ToLower(size)
+	for _, s := range acceleratedSeries {
+		rest, ok := strings.CutPrefix(size, s.prefix)
+		if !ok {
+			continue
+		}
+		if suffix := strings.TrimLeft(rest, "0123456789"); len(suffix) < len(rest) && suffix == s.suffix {
+			return true
+		}
+	}
+	return false
 }
 
 // vmFor is the PUT body of the VM a create asks for. armZone is the zone's
@@ -64,6 +140,9 @@ func (l launchSpec) vmFor(name, armZone string, req providers.CreateRequest) arm
 				// The disk goes with the VM, so a delete leaves nothing
 				// billed behind.
 				DeleteOption: to.Ptr(armcompute.DiskDeleteOptionTypesDelete),
+				// Premium SSD: images, models and datasets load from it,
+				// and every GPU series supports it.
+				ManagedDisk: &armcompute.ManagedDiskParameters{StorageAccountType: to.Ptr(armcompute.StorageAccountTypesPremiumLRS)},
 			},
 		},
 		OSProfile: &armcompute.OSProfile{
@@ -80,8 +159,9 @@ func (l launchSpec) vmFor(name, armZone string, req providers.CreateRequest) arm
 			NetworkInterfaceConfigurations: []*armcompute.VirtualMachineNetworkInterfaceConfiguration{{
 				Name: to.Ptr(name + "-nic"),
 				Properties: &armcompute.VirtualMachineNetworkInterfaceConfigurationProperties{
-					Primary:      to.Ptr(true),
-					DeleteOption: to.Ptr(armcompute.DeleteOptionsDelete),
+					Primary:                     to.Ptr(true),
+					DeleteOption:                to.Ptr(armcompute.DeleteOptionsDelete),
+					EnableAcceleratedNetworking: to.Ptr(acceleratedNetworking(req.Offer.InstanceType)),
 					IPConfigurations: []*armcompute.VirtualMachineNetworkInterfaceIPConfiguration{{
 						Name:       to.Ptr(name + "-ip"),
 						Properties: &armcompute.VirtualMachineNetworkInterfaceIPConfigurationProperties{Primary: to.Ptr(true)},
@@ -99,9 +179,14 @@ func (l launchSpec) vmFor(name, armZone string, req providers.CreateRequest) arm
 			KeyData: to.Ptr(l.sshPublicKey),
 		}}}
 	}
-	if subnet := l.subnets[req.Offer.Region]; subnet != "" {
+	if subnet, ok := l.subnet(req.Offer.Region); ok {
 		ip := props.NetworkProfile.NetworkInterfaceConfigurations[0].Properties.IPConfigurations[0]
 		ip.Properties.Subnet = &armcompute.SubResource{ID: to.Ptr(subnet)}
+	}
+	if b := req.Bootstrap; b != nil && len(b.Data) > 0 {
+		// cloud-init reads custom data whatever it holds: a cloud-config,
+		// or a script it runs.
+		props.OSProfile.CustomData = to.Ptr(base64.StdEncoding.EncodeToString(b.Data))
 	}
 	if req.Offer.Market == catalog.Spot {
 		// Evicted VMs are deleted rather than kept deallocated, so an
@@ -118,6 +203,12 @@ func (l launchSpec) vmFor(name, armZone string, req providers.CreateRequest) arm
 	}
 	if armZone != "" {
 		vm.Zones = []*string{to.Ptr(armZone)}
+	}
+	if l.identity != "" {
+		vm.Identity = &armcompute.VirtualMachineIdentity{
+			Type:                   to.Ptr(armcompute.ResourceIdentityTypeUserAssigned),
+			UserAssignedIdentities: map[string]*armcompute.UserAssignedIdentitiesValue{l.identity: {}},
+		}
 	}
 	for k, v := range providers.OwnershipTags(req) {
 		vm.Tags[k] = to.Ptr(v)

@@ -1,6 +1,7 @@
 package azure
 
 import (
+	"encoding/base64"
 	"strings"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/gpufleet/gpufleet/planner"
 	"github.com/gpufleet/gpufleet/providers"
 	"github.com/gpufleet/gpufleet/schema"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 func TestReadLaunch(t *testing.T) {
@@ -22,6 +24,12 @@ func TestReadLaunch(t *testing.T) {
 		{name: "an empty part", edit: func(c *schema.Azure) { c.Launch.Image = "canonical::24_04:latest" }, wantErr: "publisher:offer:sku:version"},
 		{name: "no image", edit: func(c *schema.Azure) { c.Launch.Image = "" }, wantErr: "publisher:offer:sku:version"},
 		{name: "a negative disk", edit: func(c *schema.Azure) { c.Launch.DiskGB = -1 }, wantErr: "diskGB"},
+		{name: "no SSH key", edit: func(c *schema.Azure) { c.Launch.SSHPublicKey = "" }, wantErr: "launch.sshPublicKey is required"},
+		{name: "an SSH key of blanks", edit: func(c *schema.Azure) { c.Launch.SSHPublicKey = " \n" }, wantErr: "launch.sshPublicKey is required"},
+		{name: "a user-assigned identity", edit: func(c *schema.Azure) { c.Launch.Identity = testIdentity }},
+		{name: "an identity that is no identity's id", edit: func(c *schema.Azure) {
+			c.Launch.Identity = "/subscriptions/" + testSub + "/resourceGroups/" + testRG + "/providers/Microsoft.Compute/virtualMachines/vm"
+		}, wantErr: "launch.identity"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,8 +62,13 @@ func TestVMFor(t *testing.T) {
 		deref(p.StorageProfile.ImageReference.SKU) != "2204" || deref(p.StorageProfile.ImageReference.Version) != "latest":
 		t.Errorf("image %+v", p.StorageProfile.ImageReference)
 	case deref(p.StorageProfile.OSDisk.DiskSizeGB) != 200 || deref(p.StorageProfile.OSDisk.DeleteOption) != armcompute.DiskDeleteOptionTypesDelete ||
-		deref(p.StorageProfile.OSDisk.CreateOption) != armcompute.DiskCreateOptionTypesFromImage:
+		deref(p.StorageProfile.OSDisk.CreateOption) != armcompute.DiskCreateOptionTypesFromImage ||
+		deref(p.StorageProfile.OSDisk.ManagedDisk.StorageAccountType) != armcompute.StorageAccountTypesPremiumLRS:
 		t.Errorf("os disk %+v", p.StorageProfile.OSDisk)
+	case p.OSProfile.CustomData != nil:
+		t.Errorf("custom data without a bootstrap file")
+	case vm.Identity != nil:
+		t.Errorf("identity %+v without one configured", vm.Identity)
 	case deref(p.OSProfile.ComputerName) != "gf-demo-w-0123456789abcdef" || deref(p.OSProfile.AdminUsername) != "gpufleet" || p.OSProfile.AdminPassword != nil:
 		t.Errorf("os profile %+v", p.OSProfile)
 	case !deref(p.OSProfile.LinuxConfiguration.DisablePasswordAuthentication) || len(p.OSProfile.LinuxConfiguration.SSH.PublicKeys) != 1 ||
@@ -67,8 +80,11 @@ func TestVMFor(t *testing.T) {
 		t.Errorf("tags %v", tagValues(vm.Tags))
 	}
 	nic := p.NetworkProfile.NetworkInterfaceConfigurations[0].Properties
-	if deref(nic.DeleteOption) != armcompute.DeleteOptionsDelete || !deref(nic.Primary) {
+	if deref(nic.DeleteOption) != armcompute.DeleteOptionsDelete || !deref(nic.Primary) || !deref(nic.EnableAcceleratedNetworking) {
 		t.Errorf("nic %+v", nic)
+	}
+	if got := p.OSProfile.LinuxConfiguration.SSH.PublicKeys[0]; deref(got.KeyData) != testConfig().Launch.SSHPublicKey {
+		t.Errorf("ssh key %q", deref(got.KeyData))
 	}
 	if got := deref(nic.IPConfigurations[0].Properties.Subnet.ID); !strings.HasSuffix(got, "/subnets/nodes") {
 		t.Errorf("subnet %q", got)
@@ -76,7 +92,7 @@ func TestVMFor(t *testing.T) {
 
 	// On demand, in a region without a subnet, with no key or disk size,
 	// and a name longer than a host name may be.
-	launch.sshPublicKey, launch.diskGB = "", 0
+	launch.sshPublicKey, launch.diskGB, launch.subnets = "", 0, nil
 	req.Offer = planner.OfferKey{Cloud: "azure", Region: "westus3", Zone: "westus3-1", InstanceType: t4, Market: "on-demand"}
 	long := strings.Repeat("x", 80)
 	vm = launch.vmFor(long, "1", req)
@@ -112,5 +128,54 @@ func TestArmZone(t *testing.T) {
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("armZone(%q in %q) = %q %v, want %q %v", tt.zone, tt.region, got, ok, tt.want, tt.ok)
 		}
+	}
+}
+
+// Every GPU series of the catalog supports Accelerated Networking (each
+// series' page in the Azure documentation says so); other sizes are
+// created without it.
+func TestAcceleratedNetworking(t *testing.T) {
+	for _, size := range []string{t4, "Standard_NC64as_T4_v3", "standard_nc24ads_a100_v4", "Standard_NC40ads_H100_v5", "Standard_NC80adis_H100_v5",
+		"Standard_ND96asr_v4", "Standard_ND96amsr_A100_v4", "Standard_ND96isr_H100_v5", "Standard_ND96isr_H200_v5",
+		"Standard_NV36ads_A10_v5", "Standard_NV36adms_A10_v5"} {
+		if !acceleratedNetworking(size) {
+			t.Errorf("%s: no accelerated networking", size)
+		}
+	}
+	for _, size := range []string{"Standard_NV6", "Standard_NC6s_v3", "Standard_NCas_T4_v3", "Standard_NC4as_T4_v3x", "Standard_B2s", ""} {
+		if acceleratedNetworking(size) {
+			t.Errorf("%s: accelerated networking", size)
+		}
+	}
+	for _, o := range catalog.Default().Offers {
+		if o.Cloud == catalog.Azure && !acceleratedNetworking(o.InstanceType) {
+			t.Errorf("catalog size %s is not in acceleratedSeries: check its series' Accelerated Networking support in the Azure documentation", o.InstanceType)
+		}
+	}
+}
+
+func TestCheckBootstrap(t *testing.T) {
+	tests := []struct {
+		name    string
+		b       *providers.Bootstrap
+		wantErr string
+	}{
+		{"none", nil, ""},
+		{"cloud-init", &providers.Bootstrap{Format: schema.BootstrapCloudInit, Data: []byte("#cloud-config\n")}, ""},
+		{"a script at the limit", &providers.Bootstrap{Format: schema.BootstrapScript, Data: make([]byte, maxCustomData)}, ""},
+		{"one byte over", &providers.Bootstrap{Format: schema.BootstrapScript, Data: make([]byte, maxCustomData+1)}, "65536 bytes, over the 65535"},
+		{"an unknown format", &providers.Bootstrap{Format: "ignition", Data: []byte("{}")}, `bootstrap format "ignition"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := checkBootstrap(tt.b)
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Errorf("got %v, want an error with %q", err, tt.wantErr)
+			}
+		})
+	}
+	// The limit is Compute's: 65,535 bytes are 87,380 base64 characters.
+	if n := base64.StdEncoding.EncodedLen(maxCustomData); n != 87380 {
+		t.Errorf("%d bytes encode to %d characters", maxCustomData, n)
 	}
 }

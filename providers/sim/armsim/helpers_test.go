@@ -242,14 +242,6 @@ func statuses(vm armcompute.VirtualMachine) map[string]string {
 	return out
 }
 
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
-}
-
 // rawRequest sends a request the SDK cannot produce.
 func rawRequest(t *testing.T, method, url string, body []byte, header http.Header) *http.Response {
 	t.Helper()

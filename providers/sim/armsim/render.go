@@ -181,6 +181,7 @@ func (s *Server) render(inst *sim.Instance, opts renderOptions) *armcompute.Virt
 		Location:   to.Ptr(d.location),
 		Tags:       map[string]*string{},
 		Properties: &props,
+		Identity:   storedIdentity(inst.Properties).render(d.id()),
 	}
 	for k, v := range inst.Tags {
 		vm.Tags[k] = to.Ptr(v)

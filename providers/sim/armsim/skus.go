@@ -156,6 +156,7 @@ func (s *Server) vmSKU(region catalog.Region, sz *sizeInRegion) *armcompute.Reso
 			"LowPriorityCapable", pascalBool(sz.spot),
 			"vCPUsAvailable", strconv.Itoa(o.VCPUs),
 			"CpuArchitectureType", "x64",
+			"AcceleratedNetworkingEnabled", pascalBool(acceleratedNetworking(name)),
 		),
 		Restrictions: restrictions,
 	}

@@ -47,6 +47,10 @@ type vmSpec struct {
 	eviction        armcompute.VirtualMachineEvictionPolicyTypes
 	maxPrice        float64
 	tags            map[string]string
+	// customData is osProfile.customData decoded, "" for none. ARM keeps
+	// it for the VM's first boot and never returns it.
+	customData string
+	identity   vmIdentity
 	// model is what GET echoes back of the request's properties.
 	model *armcompute.VirtualMachineProperties
 }
@@ -137,7 +141,7 @@ func (s *Server) putContext(ref vmRef, vm *armcompute.VirtualMachine, call sim.C
 var vmName = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]{0,62}[A-Za-z0-9_])?$`)
 
 // parseSpec validates a PUT body the way Compute does, in its order:
-// location, size, zones, spot settings, then the profiles.
+// location, size, zones, spot settings, identity, then the profiles.
 func (s *Server) parseSpec(vm *armcompute.VirtualMachine, ref vmRef) (vmSpec, *armError) {
 	var spec vmSpec
 	if !vmName.MatchString(ref.Name) {
@@ -185,7 +189,23 @@ func (s *Server) parseSpec(vm *armcompute.VirtualMachine, ref vmRef) (vmSpec, *a
 	if e := spec.parseSpot(p); e != nil {
 		return spec, e
 	}
+	var e *armError
+	if spec.identity, e = parseIdentity(vm.Identity); e != nil {
+		return spec, e
+	}
 	if e := checkProfiles(p); e != nil {
+		return spec, e
+	}
+	if e := checkLinuxAuth(p.OSProfile); e != nil {
+		return spec, e
+	}
+	if spec.customData, e = parseCustomData(p.OSProfile); e != nil {
+		return spec, e
+	}
+	if e := checkOSDisk(p.StorageProfile); e != nil {
+		return spec, e
+	}
+	if e := s.checkNICs(p.NetworkProfile, ref, spec); e != nil {
 		return spec, e
 	}
 	spec.tags = map[string]string{}

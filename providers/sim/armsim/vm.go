@@ -23,6 +23,9 @@ const (
 	propLocation      = "location"
 	propZone          = "zone"
 	propModel         = "model"
+	// propCustomData is osProfile.customData decoded. It is stored for the
+	// VM (tests read it here) and never rendered: ARM does not return it.
+	propCustomData = "customData"
 )
 
 // putVM creates a VM or, as ARM has no separate create, updates the one
@@ -95,6 +98,10 @@ func (s *Server) createVM(w http.ResponseWriter, r *http.Request, ref vmRef, spe
 		propZone:          spec.zone,
 		propModel:         string(model),
 	}
+	if spec.customData != "" {
+		props[propCustomData] = spec.customData
+	}
+	spec.identity.store(props)
 	// A regional VM goes to the first zone with room, as Azure places it
 	// wherever the region has capacity; only when none has does the
 	// operation fail.
@@ -137,7 +144,9 @@ func (s *Server) createVM(w http.ResponseWriter, r *http.Request, ref vmRef, spe
 
 // updateVM applies a PUT to an existing VM. Only tags may change: the
 // emulator cannot move or resize a VM (Azure resizes on a vmSize change;
-// here that is refused as a property change).
+// here that is refused as a property change), nor change its identity
+// (Azure can; here too it is refused). Custom data is fixed at creation,
+// in Azure as here; a PUT that leaves it or the identity out keeps them.
 func (s *Server) updateVM(w http.ResponseWriter, r *http.Request, ref vmRef, inst *sim.Instance, spec vmSpec) {
 	if r.Header.Get("If-None-Match") == "*" {
 		s.writeError(w, errPrecondition())
@@ -166,6 +175,12 @@ func (s *Server) updateVM(w http.ResponseWriter, r *http.Request, ref vmRef, ins
 		return
 	case old.eviction() != spec.eviction:
 		s.writeError(w, errPropertyChange("evictionPolicy"))
+		return
+	case spec.customData != "" && spec.customData != inst.Properties[propCustomData]:
+		s.writeError(w, errPropertyChange("customData"))
+		return
+	case spec.identity.typ != "" && !spec.identity.equal(storedIdentity(inst.Properties)):
+		s.writeError(w, errPropertyChange("identity"))
 		return
 	}
 	if err := s.world.ReplaceTags(inst.ID, spec.tags); err != nil {
