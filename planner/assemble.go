@@ -210,7 +210,7 @@ func (p *planning) shortfall(w *workload, missing int) *Shortfall {
 	case len(w.candidates) == 0:
 		s.Cause, s.Message = CauseNoOffer, "no offer can serve it ("+reasonSummary(w.rejected)+")"
 	default:
-		room, roomByCloud, roomByRegion := p.room(w)
+		room, roomByCloud, roomByRegion, roomByGroup := p.roomByGroup(w)
 		perCloud := shareOf(spec.Spread.MaxPerCloud, spec.Nodes)
 		perRegion := shareOf(spec.Spread.MaxPerRegion, spec.Nodes)
 		spreadRoom := 0
@@ -224,7 +224,7 @@ func (p *planning) shortfall(w *workload, missing int) *Shortfall {
 			spreadRoom += min(perCloud, inCloud, roomByCloud[cloud])
 		}
 		bestRegion := 0
-		for _, n := range roomByRegion {
+		for _, n := range roomByGroup {
 			bestRegion = max(bestRegion, n)
 		}
 		switch {
@@ -237,7 +237,7 @@ func (p *planning) shortfall(w *workload, missing int) *Shortfall {
 		case p.quotaHolds(w, s):
 		case spec.Gang() && bestRegion < spec.Nodes:
 			s.Cause = CauseGang
-			s.Message = fmt.Sprintf("no single region has room for all %d nodes together (at most %d)", spec.Nodes, bestRegion)
+			s.Message = fmt.Sprintf("no single %s has room for all %d nodes together (at most %d)", spec.Placement.Gang, spec.Nodes, bestRegion)
 		case spreadRoom < spec.Nodes:
 			s.Cause = CauseSpread
 			s.Message = fmt.Sprintf("the spread limits (%d per cloud, %d per region) leave room for %d of %d nodes", perCloud, perRegion, spreadRoom, spec.Nodes)
@@ -254,11 +254,20 @@ func (p *planning) shortfall(w *workload, missing int) *Shortfall {
 // room is how many nodes a workload could have if it were alone: what its
 // eligible offers have free, plus its nodes running on them.
 func (p *planning) room(w *workload) (total int, byCloud, byRegion map[string]int) {
-	byCloud, byRegion = map[string]int{}, map[string]int{}
+	total, byCloud, byRegion, _ = p.roomByGroup(w)
+	return total, byCloud, byRegion
+}
+
+// roomByGroup is room, with the room in each of the gang's groups too:
+// regions, or zones for a zone gang.
+func (p *planning) roomByGroup(w *workload) (total int, byCloud, byRegion, byGroup map[string]int) {
+	byCloud, byRegion, byGroup = map[string]int{}, map[string]int{}, map[string]int{}
 	add := func(o *Offer, n int) {
 		total = satAdd(total, n)
 		byCloud[o.Cloud] = satAdd(byCloud[o.Cloud], n)
 		byRegion[o.Region] = satAdd(byRegion[o.Region], n)
+		g := w.spec.GangGroup(o.Region, o.Zone)
+		byGroup[g] = satAdd(byGroup[g], n)
 	}
 	for _, c := range w.candidates {
 		o := &p.offers[c.offer]
@@ -272,7 +281,7 @@ func (p *planning) room(w *workload) (total int, byCloud, byRegion map[string]in
 		}
 		add(o, n)
 	}
-	return total, byCloud, byRegion
+	return total, byCloud, byRegion, byGroup
 }
 
 func satAdd(a, b int) int { return int(min(int64(a)+int64(b), math.MaxInt32)) }

@@ -351,14 +351,17 @@ func (p *planning) build(ws []*workload) *component {
 			if !regionLayer {
 				return from
 			}
-			n, ok := regionNode[o.Region]
+			group := spec.GangGroup(o.Region, o.Zone)
+			n, ok := regionNode[group]
 			if !ok {
 				n = newNode()
-				regionNode[o.Region] = n
-				capacity := regionCap(o.Region)
+				regionNode[group] = n
+				// A zone gang has no region spread (a gang has none), so
+				// only a region's spread limit is ever asked for here.
+				capacity := regionCap(group)
 				arc := addArc(from, n, capacity, 0)
 				if gang != nil {
-					gang.regions = append(gang.regions, o.Region)
+					gang.regions = append(gang.regions, group)
 					gang.capacity = append(gang.capacity, capacity)
 					gang.into = append(gang.into, arc)
 					gang.nodes = append(gang.nodes, nil)
@@ -387,7 +390,7 @@ func (p *planning) build(ws []*workload) *component {
 					if o.Available != Unlimited {
 						most = min(most, int64(o.Available))
 					}
-					gang.addNodes(o.Region, ca.add, most)
+					gang.addNodes(spec.GangGroup(o.Region, o.Zone), ca.add, most)
 				}
 			}
 			if cand.running > 0 && spec.Movable {
@@ -395,7 +398,7 @@ func (p *planning) build(ws []*workload) *component {
 				// skips the offer's node.
 				ca.keep = addArc(from, target(cand.offer), int64(cand.running), cand.keepCost)
 				if gang != nil {
-					gang.addNodes(o.Region, ca.keep, min(demand, int64(cand.running)))
+					gang.addNodes(spec.GangGroup(o.Region, o.Zone), ca.keep, min(demand, int64(cand.running)))
 				}
 			}
 			c.arcs = append(c.arcs, ca)
@@ -456,7 +459,8 @@ func (p *planning) closeSmallRegions(w *workload, g *gangArcs) {
 				n += int64(o.Available)
 			}
 		}
-		room[o.Region] = min(mcf.Inf, room[o.Region]+min(n, mcf.Inf-room[o.Region]))
+		group := w.spec.GangGroup(o.Region, o.Zone)
+		room[group] = min(mcf.Inf, room[group]+min(n, mcf.Inf-room[group]))
 	}
 	for r, region := range g.regions {
 		if room[region] < g.demand {

@@ -117,7 +117,8 @@ func milpInstance(r *rand.Rand, kind int) Input {
 		}
 		switch roll {
 		case 0:
-			w.Placement.Gang = "region"
+			// Some gangs share a zone rather than a region.
+			w.Placement.Gang = []string{"region", "region", "zone"}[r.IntN(3)]
 		case 1:
 			w.Spread.MaxPerCloud = []float64{0.5, 0.67}[r.IntN(2)]
 			w.Spread.MaxPerRegion = []float64{1, 0.5}[r.IntN(2)]
@@ -438,8 +439,8 @@ func (ru *rules) lp(level int, counts []int64) string {
 		for j, oi := range w.offers {
 			offerUse[oi] = append(offerUse[oi], fmt.Sprintf("a_%d_%d", wi, j))
 		}
-		byCloud, byRegion := map[string][]string{}, map[string][]string{}
-		var regions []string
+		byCloud, byRegion, byGroup := map[string][]string{}, map[string][]string{}, map[string][]string{}
+		var regions, groups []string
 		for j, oi := range w.offers {
 			o := ru.in.Offers[oi]
 			byCloud[o.Cloud] = append(byCloud[o.Cloud], fmt.Sprintf("a_%d_%d", wi, j), fmt.Sprintf("k_%d_%d", wi, j))
@@ -447,6 +448,11 @@ func (ru *rules) lp(level int, counts []int64) string {
 				regions = append(regions, o.Region)
 			}
 			byRegion[o.Region] = append(byRegion[o.Region], fmt.Sprintf("a_%d_%d", wi, j), fmt.Sprintf("k_%d_%d", wi, j))
+			g := milpGangGroup(spec, o)
+			if _, ok := byGroup[g]; !ok {
+				groups = append(groups, g)
+			}
+			byGroup[g] = append(byGroup[g], fmt.Sprintf("a_%d_%d", wi, j), fmt.Sprintf("k_%d_%d", wi, j))
 		}
 		if spec.Spread.MaxPerCloud < 1 {
 			for _, c := range slices.Sorted(func(yield func(string) bool) {
@@ -464,10 +470,10 @@ func (ru *rules) lp(level int, counts []int64) string {
 				fmt.Fprintf(&b, " region%d_%d: %s <= %d\n", wi, ri, sum(byRegion[reg]), ruleShare(spec.Spread.MaxPerRegion, spec.Nodes))
 			}
 		}
-		if spec.Gang() {
+		if spec.Placement.Gang != "" {
 			var zs []string
-			for ri, reg := range regions {
-				fmt.Fprintf(&b, " gang%d_%d: %s - %d z_%d_%d = 0\n", wi, ri, sum(byRegion[reg]), spec.Nodes, wi, ri)
+			for ri, g := range groups {
+				fmt.Fprintf(&b, " gang%d_%d: %s - %d z_%d_%d = 0\n", wi, ri, sum(byGroup[g]), spec.Nodes, wi, ri)
 				zs = append(zs, fmt.Sprintf("z_%d_%d", wi, ri))
 			}
 			if len(zs) > 0 {
@@ -542,12 +548,12 @@ func (ru *rules) lp(level int, counts []int64) string {
 			fmt.Fprintf(&b, " 0 <= k_%d_%d <= %d\n", wi, j, keep)
 			general = append(general, fmt.Sprintf("a_%d_%d", wi, j), fmt.Sprintf("k_%d_%d", wi, j))
 		}
-		if w.spec.Gang() {
-			regions := map[string]bool{}
+		if w.spec.Placement.Gang != "" {
+			groups := map[string]bool{}
 			for _, oi := range w.offers {
-				if o := ru.in.Offers[oi]; !regions[o.Region] {
-					regions[o.Region] = true
-					binary = append(binary, fmt.Sprintf("z_%d_%d", wi, len(regions)-1))
+				if g := milpGangGroup(w.spec, ru.in.Offers[oi]); !groups[g] {
+					groups[g] = true
+					binary = append(binary, fmt.Sprintf("z_%d_%d", wi, len(groups)-1))
 				}
 			}
 		}
@@ -717,7 +723,7 @@ func (ru *rules) valueOf(t *testing.T, plan *Plan) bruteValue {
 			used[pl.Offer] += pl.Count - kept
 			v.cost += int64(kept)*w.keep[j] + int64(pl.Count-kept)*w.cost[j]
 			fleetCost[w.fleet] += int64(pl.Count) * w.actual[j]
-			regions[pl.Offer.Region] = true
+			regions[milpGangGroup(w.spec, ru.in.Offers[w.offers[j]])] = true
 			v.placed[slices.Index(levels, w.spec.Priority)] += int64(pl.Count)
 			for pi, p := range ru.pools {
 				if ru.inPool(ru.in.Offers[w.offers[j]], p) {
@@ -725,7 +731,7 @@ func (ru *rules) valueOf(t *testing.T, plan *Plan) bruteValue {
 				}
 			}
 		}
-		if w.spec.Gang() && wp.Placed > 0 && (wp.Placed != w.spec.Nodes || len(regions) != 1) {
+		if w.spec.Placement.Gang != "" && wp.Placed > 0 && (wp.Placed != w.spec.Nodes || len(regions) != 1) {
 			t.Fatalf("gang %s split or partial: %+v", w.spec.Name, wp.Placements)
 		}
 	}
@@ -784,7 +790,7 @@ func TestSolveMatchesAnIntegerProgram(t *testing.T) {
 	}
 	dir := t.TempDir()
 	type outcome struct {
-		optimal, shortfall, gang, budget, reserved, quota, quotaFull bool
+		optimal, shortfall, gang, zoneGang, budget, reserved, quota, quotaFull bool
 	}
 	results := make([]outcome, instances)
 	var wg sync.WaitGroup
@@ -811,6 +817,7 @@ func TestSolveMatchesAnIntegerProgram(t *testing.T) {
 					o := outcome{optimal: plan.Optimal, budget: in.Fleets[0].Budget != nil, quota: len(in.Quotas) > 0, quotaFull: ru.quotaFull(plan)}
 					for _, w := range ru.ws {
 						o.gang = o.gang || w.spec.Gang()
+						o.zoneGang = o.zoneGang || w.spec.Placement.Gang == "zone"
 					}
 					for _, f := range plan.Fleets {
 						for _, w := range f.Workloads {
@@ -830,19 +837,19 @@ func TestSolveMatchesAnIntegerProgram(t *testing.T) {
 	}
 	close(jobs)
 	wg.Wait()
-	var optimal, shortfall, gang, budget, reserved, quota, quotaFull int
+	var optimal, shortfall, gang, zoneGang, budget, reserved, quota, quotaFull int
 	for _, o := range results {
 		for _, c := range []struct {
 			on bool
 			n  *int
-		}{{o.optimal, &optimal}, {o.shortfall, &shortfall}, {o.gang, &gang}, {o.budget, &budget}, {o.reserved, &reserved}, {o.quota, &quota}, {o.quotaFull, &quotaFull}} {
+		}{{o.optimal, &optimal}, {o.shortfall, &shortfall}, {o.gang, &gang}, {o.zoneGang, &zoneGang}, {o.budget, &budget}, {o.reserved, &reserved}, {o.quota, &quota}, {o.quotaFull, &quotaFull}} {
 			if c.on {
 				*c.n++
 			}
 		}
 	}
-	t.Logf("%d instances: %d proven optimal, %d with a shortfall, %d with gangs, %d with budgets, %d using reservations, %d with quotas, %d filling one",
-		instances, optimal, shortfall, gang, budget, reserved, quota, quotaFull)
+	t.Logf("%d instances: %d proven optimal, %d with a shortfall, %d with gangs (%d of them zone gangs), %d with budgets, %d using reservations, %d with quotas, %d filling one",
+		instances, optimal, shortfall, gang, zoneGang, budget, reserved, quota, quotaFull)
 	if optimal < instances*9/10 {
 		t.Errorf("only %d of %d plans proven optimal", optimal, instances)
 	}
@@ -930,4 +937,13 @@ func TestMixedGangsAgainstCBC(t *testing.T) {
 		t.Errorf("the plan's bound, $%d, is above CBC's proven optimum of $%d: its gap of $%d is too small",
 			got.cost-plan.GapMicros, want.cost, plan.GapMicros)
 	}
+}
+
+// milpGangGroup is, from the rules alone, what a gang's nodes must all
+// share on an offer: its zone for a zone gang, its region otherwise.
+func milpGangGroup(spec schema.Workload, o Offer) string {
+	if spec.Placement.Gang == "zone" {
+		return o.Zone
+	}
+	return o.Region
 }

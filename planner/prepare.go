@@ -310,7 +310,7 @@ func (p *planning) hold(w *workload, filters []filter, running map[OfferKey]int)
 	if w.spec.Gang() {
 		perRegion := map[string]int{}
 		for _, h := range unpriced {
-			perRegion[h.offer.Region] += h.count
+			perRegion[w.spec.GangGroup(h.offer.Region, h.offer.Zone)] += h.count
 		}
 		best := 0
 		for _, r := range slices.Sorted(maps.Keys(perRegion)) {
@@ -319,11 +319,12 @@ func (p *planning) hold(w *workload, filters []filter, running map[OfferKey]int)
 			}
 		}
 		if len(w.fixed) > 0 {
-			region = p.offers[w.fixed[0].offer].Region
+			o := p.offers[w.fixed[0].offer]
+			region = w.spec.GangGroup(o.Region, o.Zone)
 		}
 	}
 	for _, h := range unpriced {
-		if w.demand == 0 || (region != "" && h.offer.Region != region) {
+		if w.demand == 0 || (region != "" && w.spec.GangGroup(h.offer.Region, h.offer.Zone) != region) {
 			continue
 		}
 		n := min(h.count, w.demand)
@@ -365,7 +366,8 @@ func (p *planning) fix(w *workload) {
 	if w.spec.Gang() {
 		perRegion := map[string]int{}
 		for _, c := range w.candidates {
-			perRegion[p.offers[c.offer].Region] += c.running
+			o := p.offers[c.offer]
+			perRegion[w.spec.GangGroup(o.Region, o.Zone)] += c.running
 		}
 		best := 0
 		for _, r := range slices.Sorted(maps.Keys(perRegion)) {
@@ -375,7 +377,7 @@ func (p *planning) fix(w *workload) {
 		}
 	}
 	for _, c := range w.candidates {
-		if c.running == 0 || left == 0 || (region != "" && p.offers[c.offer].Region != region) {
+		if c.running == 0 || left == 0 || (region != "" && w.spec.GangGroup(p.offers[c.offer].Region, p.offers[c.offer].Zone) != region) {
 			continue
 		}
 		n := min(c.running, left)

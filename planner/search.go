@@ -634,9 +634,10 @@ func (c *component) forceFixedGangs() {
 		}
 		var region string
 		if len(w.fixed) > 0 {
-			region = c.p.offers[w.fixed[0].offer].Region
+			o := c.p.offers[w.fixed[0].offer]
+			region = w.spec.GangGroup(o.Region, o.Zone)
 		} else {
-			region = w.held[0].offer.Region
+			region = w.spec.GangGroup(w.held[0].offer.Region, w.held[0].offer.Zone)
 		}
 		for r := range g.regions {
 			if g.regions[r] != region {

@@ -227,8 +227,17 @@ type Workload struct {
 	Pos       Position   `json:"-"`
 }
 
-// Gang reports whether every node must share one region.
-func (w *Workload) Gang() bool { return w.Placement.Gang == "region" }
+// Gang reports whether every node must share one region, or one zone.
+func (w *Workload) Gang() bool { return w.Placement.Gang != "" }
+
+// GangGroup is what all of a gang's nodes share: the region, or for a zone
+// gang the zone, of an offer.
+func (w *Workload) GangGroup(region, zone string) string {
+	if w.Placement.Gang == "zone" {
+		return zone
+	}
+	return region
+}
 
 // Data is where a workload's data lives.
 type Data struct {
