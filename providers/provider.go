@@ -125,6 +125,36 @@ type CreateRequest struct {
 	Labels map[string]string
 	// Bootstrap is what the node runs at first boot; nil for nothing.
 	Bootstrap *Bootstrap
+	// PlacementGroup, when set, is the name of the gpufleet placement
+	// group (PlacementGroupName) the node is launched into; it exists.
+	PlacementGroup string
+}
+
+// PlacementGroup is a group a zone gang's nodes are launched into, for the
+// closest links between them: an EC2 cluster placement group, a GCE
+// resource policy with collocated group placement, an Azure proximity
+// placement group. gpufleet creates it, tags it as its own, and removes it
+// once no node of its workload is left in its zone.
+type PlacementGroup struct {
+	// Name is PlacementGroupName of the rest.
+	Name            string
+	Region, Zone    string
+	Fleet, Workload string
+}
+
+// PlacementGrouper is a Provider that keeps placement groups.
+type PlacementGrouper interface {
+	// EnsurePlacementGroup creates the group if it does not exist; a
+	// group of that name that gpufleet owns already is success, one it
+	// does not own is an invalid error.
+	EnsurePlacementGroup(ctx context.Context, g PlacementGroup) error
+	// PlacementGroups lists the groups gpufleet owns in the configured
+	// regions, sorted by region and name.
+	PlacementGroups(ctx context.Context) ([]PlacementGroup, error)
+	// DeletePlacementGroup removes an owned group. One already gone is
+	// success; one that still holds instances fails with the cloud's
+	// error.
+	DeletePlacementGroup(ctx context.Context, g PlacementGroup) error
 }
 
 // Bootstrap is a node's first-boot file, rendered for it: EC2 user data,

@@ -37,3 +37,17 @@ func TestBatchNodesAreNamedApartAndKnownByName(t *testing.T) {
 		t.Errorf("an old token's name %q is invalid", name)
 	}
 }
+
+func TestPlacementGroupNamesFitEveryCloud(t *testing.T) {
+	short := PlacementGroupName("ml", "train", "us-east-1a")
+	long := PlacementGroupName("a-very-long-fleet-name-for-a-team", "and-a-long-workload-name-too", "us-central1-a")
+	other := PlacementGroupName("a-very-long-fleet-name-for-a-team", "and-a-long-workload-name-too", "us-central1-b")
+	for _, n := range []string{short, long, other} {
+		if !nameRE.MatchString(n) {
+			t.Errorf("%q is not a name every cloud takes", n)
+		}
+	}
+	if short != "gf-ml-train-us-east-1a" || long == other {
+		t.Errorf("names %q, %q, %q", short, long, other)
+	}
+}
