@@ -200,6 +200,9 @@ func (p *Provider) runInput(req providers.CreateRequest, count int, root string)
 			in.IamInstanceProfile = &types.IamInstanceProfileSpecification{Arn: awssdk.String(profile)}
 		}
 	}
+	if req.PlacementGroup != "" {
+		in.Placement.GroupName = awssdk.String(req.PlacementGroup)
+	}
 	if subnet := launch.SubnetByZone[zone]; subnet != "" {
 		in.SubnetId = awssdk.String(subnet)
 	}

@@ -65,6 +65,13 @@ var codeKinds = map[string]providers.Kind{
 	"InvalidGroupId.Malformed":    providers.KindInvalid,
 	"InvalidInstanceID.Malformed": providers.KindInvalid,
 	"TagLimitExceeded":            providers.KindInvalid,
+	// A launch into a group that is gone, or whose instances are in
+	// another zone, fails however often it is repeated; a group's removal
+	// that finds it in use is told apart where it is made.
+	"InvalidPlacementGroup.Unknown":     providers.KindInvalid,
+	"InvalidPlacementGroup.InUse":       providers.KindInvalid,
+	"InvalidPlacementGroup.Duplicate":   providers.KindInvalid,
+	"InvalidPlacementGroupId.Malformed": providers.KindInvalid,
 
 	"InternalError":      providers.KindUnavailable,
 	"InternalFailure":    providers.KindUnavailable,

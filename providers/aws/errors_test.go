@@ -76,6 +76,10 @@ func TestClassify(t *testing.T) {
 		{400, "InvalidGroupId.Malformed", providers.KindInvalid},
 		{400, "InvalidInstanceID.Malformed", providers.KindInvalid},
 		{400, "TagLimitExceeded", providers.KindInvalid},
+		{400, "InvalidPlacementGroup.Unknown", providers.KindInvalid},
+		{400, "InvalidPlacementGroup.InUse", providers.KindInvalid},
+		{400, "InvalidPlacementGroup.Duplicate", providers.KindInvalid},
+		{400, "InvalidPlacementGroupId.Malformed", providers.KindInvalid},
 		{400, "SomeFutureClientError", providers.KindInvalid},
 
 		{500, "InternalError", providers.KindUnavailable},

@@ -6,7 +6,10 @@
 // instance profile, metadata options and block-device mappings over the
 // image's root volume), DescribeInstances, DescribeInstanceAttribute,
 // DescribeImages, DescribeVolumes, TerminateInstances, CreateTags,
-// DescribeSpotPriceHistory and DescribeInstanceTypeOfferings; and, on the
+// DescribeSpotPriceHistory and DescribeInstanceTypeOfferings; placement
+// groups (CreatePlacementGroup, DescribePlacementGroups,
+// DeletePlacementGroup, and RunInstances into one), which the front keeps
+// in memory, as the world holds instances only; and, on the
 // same endpoint, told apart by the X-Amz-Target header of the JSON
 // protocol, Service Quotas' GetServiceQuota and ListServiceQuotas for EC2's
 // quotas. The world's rate limits meter each region's mutating and

@@ -48,18 +48,19 @@ var instanceID = regexp.MustCompile(`^i-([0-9a-f]{8}|[0-9a-f]{17})$`)
 // instanceFilters gives, for each filter DescribeInstances understands, an
 // instance's values for it; tag:KEY is handled apart.
 var instanceFilters = map[string]func(inst *sim.Instance) []string{
-	"availability-zone":   func(i *sim.Instance) []string { return []string{i.Zone} },
-	"client-token":        func(i *sim.Instance) []string { return nonEmpty(i.Properties[propClientToken]) },
-	"image-id":            func(i *sim.Instance) []string { return []string{i.Properties[propImage]} },
-	"instance-id":         func(i *sim.Instance) []string { return []string{i.ID} },
-	"instance-lifecycle":  func(i *sim.Instance) []string { return lifecycle(i) },
-	"instance-state-code": func(i *sim.Instance) []string { return []string{strconv.Itoa(stateCodes[stateName(i.State)])} },
-	"instance-state-name": func(i *sim.Instance) []string { return []string{stateName(i.State)} },
-	"instance-type":       func(i *sim.Instance) []string { return []string{i.InstanceType} },
-	"reservation-id":      func(i *sim.Instance) []string { return []string{i.Properties[propReservation]} },
-	"state-reason-code":   func(i *sim.Instance) []string { return nonEmpty(stateReason(i, stateName(i.State))) },
-	"subnet-id":           func(i *sim.Instance) []string { return []string{i.Properties[propSubnet]} },
-	"tag-key":             func(i *sim.Instance) []string { return slices.Sorted(maps.Keys(i.Tags)) },
+	"availability-zone":    func(i *sim.Instance) []string { return []string{i.Zone} },
+	"client-token":         func(i *sim.Instance) []string { return nonEmpty(i.Properties[propClientToken]) },
+	"image-id":             func(i *sim.Instance) []string { return []string{i.Properties[propImage]} },
+	"instance-id":          func(i *sim.Instance) []string { return []string{i.ID} },
+	"instance-lifecycle":   func(i *sim.Instance) []string { return lifecycle(i) },
+	"instance-state-code":  func(i *sim.Instance) []string { return []string{strconv.Itoa(stateCodes[stateName(i.State)])} },
+	"instance-state-name":  func(i *sim.Instance) []string { return []string{stateName(i.State)} },
+	"instance-type":        func(i *sim.Instance) []string { return []string{i.InstanceType} },
+	"placement-group-name": func(i *sim.Instance) []string { return nonEmpty(i.Properties[propPlacementGroup]) },
+	"reservation-id":       func(i *sim.Instance) []string { return []string{i.Properties[propReservation]} },
+	"state-reason-code":    func(i *sim.Instance) []string { return nonEmpty(stateReason(i, stateName(i.State))) },
+	"subnet-id":            func(i *sim.Instance) []string { return []string{i.Properties[propSubnet]} },
+	"tag-key":              func(i *sim.Instance) []string { return slices.Sorted(maps.Keys(i.Tags)) },
 }
 
 // unique drops repeated ids, keeping the first of each in place.

@@ -100,6 +100,7 @@ type stateReasonXML struct {
 type placementXML struct {
 	AvailabilityZone string `xml:"availabilityZone"`
 	GroupName        string `xml:"groupName"`
+	GroupID          string `xml:"groupId,omitempty"`
 	Tenancy          string `xml:"tenancy"`
 }
 
@@ -157,7 +158,7 @@ func (s *Server) renderInstance(inst *sim.Instance, fresh bool) instanceXML {
 		AMILaunchIndex:     index,
 		InstanceType:       inst.InstanceType,
 		LaunchTime:         timestamp(inst.LaunchedAt),
-		Placement:          placementXML{AvailabilityZone: inst.Zone, Tenancy: "default"},
+		Placement:          placementXML{AvailabilityZone: inst.Zone, GroupName: inst.Properties[propPlacementGroup], GroupID: inst.Properties[propPlacementGroupID], Tenancy: "default"},
 		MonitoringState:    "disabled",
 		Architecture:       "x86_64",
 		RootDeviceType:     "ebs",

@@ -90,6 +90,9 @@ func (s *Server) runInstances(req *request) (any, *apiError) {
 			return s.runResponse(req, earlier, false), nil
 		}
 	}
+	if apiErr := s.launchGroup(req, &l); apiErr != nil {
+		return nil, apiErr
+	}
 	if l.maxPriceMicros > 0 {
 		if price, ok := s.spotPrice(req.region, l.zone, l.instanceType); ok && l.maxPriceMicros < price {
 			return nil, &apiError{Status: http.StatusBadRequest, Code: "SpotMaxPriceTooLow", Message: fmt.Sprintf(

@@ -44,7 +44,11 @@ type Server struct {
 	// launch of several instances is all-or-nothing and a ClientToken
 	// replay cannot race the launch it repeats.
 	mutations sync.Mutex
-	requests  atomic.Uint64
+	// groups are the placement groups, by region and name, guarded by
+	// mutations: a launch into a group and the group's removal must not
+	// interleave.
+	groups   map[string]map[string]*placementGroup
+	requests atomic.Uint64
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -81,15 +85,20 @@ var actions = map[string]action{
 	"DescribeInstanceAttribute":     (*Server).describeInstanceAttribute,
 	"DescribeImages":                (*Server).describeImages,
 	"DescribeVolumes":               (*Server).describeVolumes,
+	"CreatePlacementGroup":          (*Server).createPlacementGroup,
+	"DescribePlacementGroups":       (*Server).describePlacementGroups,
+	"DeletePlacementGroup":          (*Server).deletePlacementGroup,
 }
 
 // mutatingActions are the actions served that change something, which
 // EC2 meters in a bucket of their own; the rest, the Describe* calls, are
 // non-mutating.
 var mutatingActions = map[string]bool{
-	"RunInstances":       true,
-	"TerminateInstances": true,
-	"CreateTags":         true,
+	"RunInstances":         true,
+	"TerminateInstances":   true,
+	"CreateTags":           true,
+	"CreatePlacementGroup": true,
+	"DeletePlacementGroup": true,
 }
 
 func actionClass(action string) string {

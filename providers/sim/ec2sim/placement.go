@@ -1,0 +1,339 @@
+package ec2sim
+
+import (
+	"cmp"
+	"encoding/xml"
+	"fmt"
+	"maps"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/gpufleet/gpufleet/providers/sim"
+)
+
+// placementGroup is one placement group. The world has no resources but
+// instances, so the front keeps the groups itself, in memory: they do not
+// outlive the front, though the instances launched into them keep the
+// group's name and id.
+type placementGroup struct {
+	id, name, strategy string
+	partitionCount     int
+	tags               map[string]string
+}
+
+// Keys of the properties that record the placement group an instance was
+// launched into.
+const (
+	propPlacementGroup   = "placementGroupName"
+	propPlacementGroupID = "placementGroupId"
+)
+
+// placementStrategies are the strategies CreatePlacementGroup takes.
+var placementStrategies = []string{"cluster", "spread", "partition"}
+
+// maxGroupName is EC2's limit on a placement group's name.
+const maxGroupName = 255
+
+// maxPartitions is the most partitions a partition group has; 2 is what
+// the console proposes and what the front gives a group that names none.
+const (
+	maxPartitions     = 7
+	defaultPartitions = 2
+)
+
+var placementGroupID = regexp.MustCompile(`^pg-([0-9a-f]{8}|[0-9a-f]{17})$`)
+
+type placementGroupXML struct {
+	GroupName      string   `xml:"groupName"`
+	State          string   `xml:"state"`
+	Strategy       string   `xml:"strategy"`
+	PartitionCount int      `xml:"partitionCount,omitempty"`
+	GroupID        string   `xml:"groupId"`
+	Tags           []tagXML `xml:"tagSet>item"`
+	GroupArn       string   `xml:"groupArn"`
+}
+
+type createPlacementGroupResponse struct {
+	XMLName        xml.Name          `xml:"CreatePlacementGroupResponse"`
+	Xmlns          string            `xml:"xmlns,attr"`
+	RequestID      string            `xml:"requestId"`
+	Return         bool              `xml:"return"`
+	PlacementGroup placementGroupXML `xml:"placementGroup"`
+}
+
+type describePlacementGroupsResponse struct {
+	XMLName   xml.Name            `xml:"DescribePlacementGroupsResponse"`
+	Xmlns     string              `xml:"xmlns,attr"`
+	RequestID string              `xml:"requestId"`
+	Groups    []placementGroupXML `xml:"placementGroupSet>item"`
+}
+
+type deletePlacementGroupResponse struct {
+	XMLName   xml.Name `xml:"DeletePlacementGroupResponse"`
+	Xmlns     string   `xml:"xmlns,attr"`
+	RequestID string   `xml:"requestId"`
+	Return    bool     `xml:"return"`
+}
+
+// groupFilters gives, for each filter DescribePlacementGroups understands,
+// a group's values for it; tag:KEY is handled apart.
+var groupFilters = map[string]func(s *Server, region string, g *placementGroup) []string{
+	"group-name": func(_ *Server, _ string, g *placementGroup) []string { return []string{g.name} },
+	"group-arn":  func(s *Server, region string, g *placementGroup) []string { return []string{s.groupArn(region, g)} },
+	"state":      func(*Server, string, *placementGroup) []string { return []string{"available"} },
+	"strategy":   func(_ *Server, _ string, g *placementGroup) []string { return []string{g.strategy} },
+	"spread-level": func(_ *Server, _ string, g *placementGroup) []string {
+		if g.strategy == "spread" {
+			return []string{"rack"}
+		}
+		return nil
+	},
+	"tag-key": func(_ *Server, _ string, g *placementGroup) []string { return slices.Sorted(maps.Keys(g.tags)) },
+}
+
+func unknownGroup(name string) *apiError {
+	return &apiError{Status: http.StatusBadRequest, Code: "InvalidPlacementGroup.Unknown", Message: fmt.Sprintf("The Placement Group '%s' is unknown.", name)}
+}
+
+func (s *Server) groupArn(region string, g *placementGroup) string {
+	return fmt.Sprintf("arn:aws:ec2:%s:%s:placement-group/%s", region, s.opts.AccountID, g.name)
+}
+
+func (s *Server) renderGroup(region string, g *placementGroup) placementGroupXML {
+	x := placementGroupXML{GroupName: g.name, State: "available", Strategy: g.strategy, PartitionCount: g.partitionCount, GroupID: g.id, GroupArn: s.groupArn(region, g)}
+	for _, k := range slices.Sorted(maps.Keys(g.tags)) {
+		x.Tags = append(x.Tags, tagXML{Key: k, Value: g.tags[k]})
+	}
+	return x
+}
+
+// groupsIn returns the region's groups by name; the caller holds
+// s.mutations.
+func (s *Server) groupsIn(region string) map[string]*placementGroup {
+	if s.groups == nil {
+		s.groups = map[string]map[string]*placementGroup{}
+	}
+	if s.groups[region] == nil {
+		s.groups[region] = map[string]*placementGroup{}
+	}
+	return s.groups[region]
+}
+
+func (s *Server) createPlacementGroup(req *request) (any, *apiError) {
+	outcome, apiErr := s.intercept(req, "", "")
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	if outcome.Err != nil {
+		return nil, s.worldError(outcome.Err, launchContext{region: req.region})
+	}
+	form := req.form
+	g := &placementGroup{name: form.Get("GroupName"), strategy: form.Get("Strategy"), tags: map[string]string{}}
+	switch {
+	case g.name == "":
+		return nil, missingParameter("GroupName")
+	case len(g.name) > maxGroupName:
+		return nil, invalidValue("Value (%s) for parameter groupName is invalid. Length exceeds maximum of %d characters.", g.name, maxGroupName)
+	case g.strategy == "":
+		return nil, missingParameter("Strategy")
+	case !slices.Contains(placementStrategies, g.strategy):
+		return nil, invalidValue("Invalid value '%s' for Strategy. Valid values: %s", g.strategy, strings.Join(placementStrategies, ", "))
+	}
+	count, hasCount, apiErr := intParam(form, "PartitionCount")
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	switch {
+	case hasCount && g.strategy != "partition":
+		return nil, &apiError{Status: http.StatusBadRequest, Code: "InvalidParameterCombination", Message: "The parameter partitionCount is only valid with the partition strategy."}
+	case hasCount && (count < 1 || count > maxPartitions):
+		return nil, invalidValue("Value (%d) for parameter partitionCount is invalid. Expected a value between 1 and %d.", count, maxPartitions)
+	case g.strategy == "partition" && !hasCount:
+		count = defaultPartitions
+	}
+	g.partitionCount = count
+	for _, n := range indexes(form, "TagSpecification") {
+		prefix := fmt.Sprintf("TagSpecification.%d", n)
+		if rt := form.Get(prefix + ".ResourceType"); rt != "placement-group" {
+			return nil, invalidValue("'%s' is not a valid taggable resource type for this operation.", rt)
+		}
+		tags, apiErr := tagList(form, prefix+".Tag")
+		if apiErr != nil {
+			return nil, apiErr
+		}
+		for _, t := range tags {
+			g.tags[t.key] = t.value
+		}
+	}
+	if len(g.tags) > maxTags {
+		return nil, &apiError{Status: http.StatusBadRequest, Code: "TagLimitExceeded", Message: fmt.Sprintf("The maximum number of tags per resource (%d) was exceeded.", maxTags)}
+	}
+
+	s.mutations.Lock()
+	defer s.mutations.Unlock()
+	groups := s.groupsIn(req.region)
+	if _, dup := groups[g.name]; dup {
+		return nil, &apiError{Status: http.StatusBadRequest, Code: "InvalidPlacementGroup.Duplicate", Message: fmt.Sprintf("The placement group '%s' already exists.", g.name)}
+	}
+	g.id = s.newID("pg", 17)
+	groups[g.name] = g
+	return createPlacementGroupResponse{Xmlns: xmlns, RequestID: req.id, Return: true, PlacementGroup: s.renderGroup(req.region, g)}, nil
+}
+
+func (s *Server) describePlacementGroups(req *request) (any, *apiError) {
+	outcome, apiErr := s.intercept(req, "", "")
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	if outcome.Err != nil {
+		return nil, s.worldError(outcome.Err, launchContext{region: req.region})
+	}
+	form := req.form
+	names := unique(list(form, "GroupName"))
+	ids := unique(list(form, "GroupId"))
+	fs, apiErr := filters(form)
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	for _, f := range fs {
+		if _, ok := groupFilters[f.name]; !ok && !strings.HasPrefix(f.name, "tag:") {
+			return nil, invalidValue("The filter '%s' is invalid", f.name)
+		}
+	}
+	for _, id := range ids {
+		if !placementGroupID.MatchString(id) {
+			return nil, &apiError{Status: http.StatusBadRequest, Code: "InvalidPlacementGroupId.Malformed", Message: fmt.Sprintf("Invalid id: %q (expecting \"pg-...\")", id)}
+		}
+	}
+
+	s.mutations.Lock()
+	defer s.mutations.Unlock()
+	groups := s.groupsIn(req.region)
+	byID := map[string]*placementGroup{}
+	for _, g := range groups {
+		byID[g.id] = g
+	}
+	// Named groups and ids must all exist, as for instance ids: one
+	// unknown fails the call.
+	for _, name := range names {
+		if groups[name] == nil {
+			return nil, unknownGroup(name)
+		}
+	}
+	for _, id := range ids {
+		if byID[id] == nil {
+			return nil, unknownGroup(id)
+		}
+	}
+	out := describePlacementGroupsResponse{Xmlns: xmlns, RequestID: req.id}
+	for _, name := range slices.Sorted(maps.Keys(groups)) {
+		g := groups[name]
+		switch {
+		case len(names) > 0 && !slices.Contains(names, g.name):
+			continue
+		case len(ids) > 0 && !slices.Contains(ids, g.id):
+			continue
+		case !s.groupMatches(req.region, g, fs):
+			continue
+		}
+		out.Groups = append(out.Groups, s.renderGroup(req.region, g))
+	}
+	return out, nil
+}
+
+func (s *Server) groupMatches(region string, g *placementGroup, fs []filter) bool {
+	for _, f := range fs {
+		var have []string
+		if key, ok := strings.CutPrefix(f.name, "tag:"); ok {
+			if v, ok := g.tags[key]; ok {
+				have = []string{v}
+			}
+		} else {
+			have = groupFilters[f.name](s, region, g)
+		}
+		if !f.matches(have) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Server) deletePlacementGroup(req *request) (any, *apiError) {
+	outcome, apiErr := s.intercept(req, "", "")
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	if outcome.Err != nil {
+		return nil, s.worldError(outcome.Err, launchContext{region: req.region})
+	}
+	name := req.form.Get("GroupName")
+	if name == "" {
+		return nil, missingParameter("GroupName")
+	}
+
+	// Under the lock that launches take, so no instance lands in the
+	// group between the check that it is empty and its removal.
+	s.mutations.Lock()
+	defer s.mutations.Unlock()
+	groups := s.groupsIn(req.region)
+	g := groups[name]
+	if g == nil {
+		return nil, unknownGroup(name)
+	}
+	if len(s.groupMembers(req.region, g)) > 0 {
+		return nil, &apiError{Status: http.StatusBadRequest, Code: "InvalidPlacementGroup.InUse", Message: fmt.Sprintf("The placement group '%s' is in use and may not be deleted.", name)}
+	}
+	delete(groups, name)
+	return deletePlacementGroupResponse{Xmlns: xmlns, RequestID: req.id, Return: true}, nil
+}
+
+// groupMembers are the instances in a group that hold a place in it: all
+// but the terminated, as EC2 counts them. The caller holds s.mutations.
+func (s *Server) groupMembers(region string, g *placementGroup) []*sim.Instance {
+	return s.world.List(cloud, func(inst *sim.Instance) bool {
+		return inst.Region == region && inst.Properties[propPlacementGroupID] == g.id && stateName(inst.State) != "terminated"
+	})
+}
+
+// launchGroup resolves a RunInstances' placement group, if it names one,
+// and records it on the launch. A cluster group keeps its instances in one
+// zone: a launch into another zone than its members' is refused, with
+// EC2's code and wording. The caller holds s.mutations.
+func (s *Server) launchGroup(req *request, l *launch) *apiError {
+	name, id := req.form.Get("Placement.GroupName"), req.form.Get("Placement.GroupId")
+	if name == "" && id == "" {
+		return nil
+	}
+	if id != "" && !placementGroupID.MatchString(id) {
+		return &apiError{Status: http.StatusBadRequest, Code: "InvalidPlacementGroupId.Malformed", Message: fmt.Sprintf("Invalid id: %q (expecting \"pg-...\")", id)}
+	}
+	groups := s.groupsIn(req.region)
+	var g *placementGroup
+	if name != "" {
+		g = groups[name]
+	} else {
+		for _, candidate := range groups {
+			if candidate.id == id {
+				g = candidate
+			}
+		}
+	}
+	switch {
+	case g == nil:
+		return unknownGroup(cmp.Or(name, id))
+	case name != "" && id != "" && g.id != id:
+		return &apiError{Status: http.StatusBadRequest, Code: "InvalidParameterCombination", Message: "The placement group name and id name different groups."}
+	}
+	if g.strategy == "cluster" {
+		for _, member := range s.groupMembers(req.region, g) {
+			if member.Zone != l.zone {
+				return &apiError{Status: http.StatusBadRequest, Code: "InvalidPlacementGroup.InUse", Message: fmt.Sprintf("The placement group '%s' is in use in another availability zone: %s", g.name, member.Zone)}
+			}
+		}
+	}
+	l.properties[propPlacementGroup] = g.name
+	l.properties[propPlacementGroupID] = g.id
+	return nil
+}
