@@ -51,6 +51,7 @@ func (p *Provider) CreateBatch(ctx context.Context, req providers.BatchRequest) 
 				Labels:            vm.Labels,
 				Metadata:          vm.Metadata,
 				ServiceAccounts:   vm.ServiceAccounts,
+				ResourcePolicies:  vm.ResourcePolicies,
 			},
 		},
 	}, p.callOptions()...)

@@ -152,6 +152,9 @@ func (p *Provider) checkRequest(req providers.CreateRequest) error {
 	if err := checkBootstrap(req.Bootstrap); err != nil {
 		return invalid("%v", err)
 	}
+	if g := req.PlacementGroup; g != "" && !policyNameRE.MatchString(g) {
+		return invalid("placement group %q is not a GCE resource policy name", g)
+	}
 	return nil
 }
 
@@ -190,8 +193,8 @@ func checkBootstrap(b *providers.Bootstrap) error {
 
 // instanceResource is the VM to insert for req, named name. For a
 // bulkInsert's instance properties (bulk), which are written as an instance
-// template's, the boot disk names its type bare; an insert names it by its
-// zonal URL.
+// template's, the boot disk names its type bare and the placement policy
+// its name; an insert names them by their zonal and regional paths.
 func (p *Provider) instanceResource(name string, req providers.CreateRequest, bulk bool) *computepb.Instance {
 	launch := p.cfg.Launch
 	o := req.Offer
@@ -246,6 +249,16 @@ func (p *Provider) instanceResource(name string, req providers.CreateRequest, bu
 		NetworkInterfaces: []*computepb.NetworkInterface{nic},
 		Scheduling:        sched,
 		Labels:            providers.OwnershipTags(req),
+	}
+	if g := req.PlacementGroup; g != "" {
+		// An insert names the policy by its regional path; a bulkInsert's
+		// instance properties, like an instance template's, by its name
+		// alone.
+		policy := g
+		if !bulk {
+			policy = policyPath(p.cfg.Project, o.Region, g)
+		}
+		res.ResourcePolicies = []string{policy}
 	}
 	if b := req.Bootstrap; b != nil {
 		res.Metadata = &computepb.Metadata{Items: []*computepb.Items{{

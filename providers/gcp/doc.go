@@ -7,4 +7,7 @@
 // (user-data for cloud-init, startup-script for a script), runs as the
 // configured service account, gets an external address only when
 // configured to, and boots from a disk of a type its machine series takes.
+// A zone gang's placement group is a compact (COLLOCATED) resource policy,
+// marked as gpufleet's in its description, as resource policies have no
+// labels.
 package gcp

@@ -54,6 +54,9 @@ var codeKinds = map[string]providers.Kind{
 	"RESOURCE_ALREADY_EXISTS": providers.KindInvalid,
 	"INVALID_FIELD_VALUE":     providers.KindInvalid,
 	"UNSUPPORTED_OPERATION":   providers.KindInvalid,
+	// A resource still used by another, such as a placement policy
+	// with instances in it: it stays until they go.
+	"resourceInUseByAnotherResource": providers.KindInvalid,
 
 	// The cloud's own failures, and resources busy with another
 	// operation, which settle by themselves.

@@ -77,6 +77,7 @@ func TestClassifyCodes(t *testing.T) {
 		{"RESOURCE_ALREADY_EXISTS", 409, providers.KindInvalid},
 		{"INVALID_FIELD_VALUE", 400, providers.KindInvalid},
 		{"UNSUPPORTED_OPERATION", 400, providers.KindInvalid},
+		{"resourceInUseByAnotherResource", 400, providers.KindInvalid},
 		{"backendError", 500, providers.KindUnavailable},
 		{"internalError", 500, providers.KindUnavailable},
 		{"INTERNAL_ERROR", 500, providers.KindUnavailable},

@@ -88,6 +88,8 @@ type Provider struct {
 
 	instances    *compute.InstancesClient
 	operations   *compute.ZoneOperationsClient
+	regionOps    *compute.RegionOperationsClient
+	policies     *compute.ResourcePoliciesClient
 	regionsAPI   *compute.RegionsClient
 	projects     *compute.ProjectsClient
 	machineTypes *compute.MachineTypesClient
@@ -103,7 +105,11 @@ type Provider struct {
 	deleting map[string]bool
 }
 
-var _ providers.Provider = (*Provider)(nil)
+var (
+	_ providers.Provider         = (*Provider)(nil)
+	_ providers.BatchCreator     = (*Provider)(nil)
+	_ providers.PlacementGrouper = (*Provider)(nil)
+)
 
 // New connects to Compute Engine for the project and regions of cfg. Call
 // Close when done.
@@ -151,6 +157,14 @@ func New(ctx context.Context, cfg *schema.GCP, cat *catalog.Catalog, opts Option
 	if err := client("zone operations", err, p.operations); err != nil {
 		return nil, err
 	}
+	p.regionOps, err = compute.NewRegionOperationsRESTClient(ctx, clientOpts...)
+	if err := client("region operations", err, p.regionOps); err != nil {
+		return nil, err
+	}
+	p.policies, err = compute.NewResourcePoliciesRESTClient(ctx, clientOpts...)
+	if err := client("resource policies", err, p.policies); err != nil {
+		return nil, err
+	}
 	p.regionsAPI, err = compute.NewRegionsRESTClient(ctx, clientOpts...)
 	if err := client("regions", err, p.regionsAPI); err != nil {
 		return nil, err
@@ -173,7 +187,7 @@ func New(ctx context.Context, cfg *schema.GCP, cat *catalog.Catalog, opts Option
 // up on has ended its request.
 func (p *Provider) Close() error {
 	p.lists.Wait()
-	return errors.Join(p.instances.Close(), p.operations.Close(), p.regionsAPI.Close(), p.projects.Close(), p.machineTypes.Close())
+	return errors.Join(p.instances.Close(), p.operations.Close(), p.regionOps.Close(), p.policies.Close(), p.regionsAPI.Close(), p.projects.Close(), p.machineTypes.Close())
 }
 
 // Name is "gcp".

@@ -14,14 +14,34 @@ import (
 // Operation.Wait, which polls with a backoff that starts at a second of
 // real time and is bounded only by the context.
 func (p *Provider) await(ctx context.Context, zone string, op *computepb.Operation) (*computepb.Operation, error) {
-	ctx, cancel := context.WithTimeout(ctx, p.opts.OperationTimeout)
-	defer cancel()
-	for op.GetStatus() != computepb.Operation_DONE {
-		next, err := p.operations.Wait(ctx, &computepb.WaitZoneOperationRequest{
+	return p.awaitWith(ctx, op, func(ctx context.Context) (*computepb.Operation, error) {
+		return p.operations.Wait(ctx, &computepb.WaitZoneOperationRequest{
 			Project:   p.cfg.Project,
 			Zone:      zone,
 			Operation: op.GetName(),
 		}, p.callOptions()...)
+	})
+}
+
+// awaitRegion is await for a regional operation (resource policies'),
+// through regionOperations.wait.
+func (p *Provider) awaitRegion(ctx context.Context, region string, op *computepb.Operation) (*computepb.Operation, error) {
+	return p.awaitWith(ctx, op, func(ctx context.Context) (*computepb.Operation, error) {
+		return p.regionOps.Wait(ctx, &computepb.WaitRegionOperationRequest{
+			Project:   p.cfg.Project,
+			Region:    region,
+			Operation: op.GetName(),
+		}, p.callOptions()...)
+	})
+}
+
+// awaitWith calls wait until the operation is DONE, pausing between calls
+// that answer early, within OperationTimeout.
+func (p *Provider) awaitWith(ctx context.Context, op *computepb.Operation, wait func(context.Context) (*computepb.Operation, error)) (*computepb.Operation, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.opts.OperationTimeout)
+	defer cancel()
+	for op.GetStatus() != computepb.Operation_DONE {
+		next, err := wait(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("waiting for operation %s, %w", op.GetName(), err)
 		}

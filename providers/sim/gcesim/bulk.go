@@ -56,6 +56,11 @@ func (s *Server) bulkInsert(w http.ResponseWriter, r *http.Request, project, zon
 	if invalid != nil {
 		return invalid
 	}
+	release, invalid := s.admitPolicies(bulkProps, project, zone, spec.Properties)
+	if invalid != nil {
+		return invalid
+	}
+	defer release()
 	spec.FailLater = s.operationFault(out, fc.Region, spec.InstanceType, spec.Market)
 	if requestID != "" {
 		// The same key as insert's, so a requestId names one request

@@ -42,6 +42,11 @@ func (s *Server) insert(w http.ResponseWriter, r *http.Request, project, zone st
 	if invalid != nil {
 		return invalid
 	}
+	release, invalid := s.admitPolicies("resource", project, zone, spec.Properties)
+	if invalid != nil {
+		return invalid
+	}
+	defer release()
 	spec.FailLater = s.operationFault(out, fc.Region, spec.InstanceType, spec.Market)
 	if requestID != "" {
 		// GCE ignores a repeated requestId and returns the first operation,
@@ -263,6 +268,8 @@ const (
 	// The service account: its email and its scopes, space-separated.
 	propServiceAccount = "serviceAccount"
 	propScopes         = "scopes"
+	// The resource policies the instance is in, by URL, space-separated.
+	propResourcePolicies = "resourcePolicies"
 )
 
 // defaultDiskSizeGb is the boot disk size when none is asked for: the size
@@ -299,6 +306,7 @@ type instanceShape interface {
 	GetLabels() map[string]string
 	GetMetadata() *computepb.Metadata
 	GetServiceAccounts() []*computepb.ServiceAccount
+	GetResourcePolicies() []string
 }
 
 // shapeSpec validates an instance's machine type, scheduling, disks,
@@ -344,6 +352,13 @@ func (s *Server) shapeSpec(spec sim.LaunchSpec, project, field string, typeOK, b
 	}
 	if err := validateLabels(field, res.GetLabels()); err != nil {
 		return spec, typ, err
+	}
+	policies, err := s.policyRefs(field, project, zone, bulk, res.GetResourcePolicies())
+	if err != nil {
+		return spec, typ, err
+	}
+	if len(policies) > 0 {
+		props[propResourcePolicies] = strings.Join(policies, " ")
 	}
 	spec.Tags = res.GetLabels()
 	spec.Properties = props

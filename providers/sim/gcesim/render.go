@@ -121,8 +121,9 @@ func (s *Server) renderInstance(inst *sim.Instance) *computepb.Instance {
 			StackType:     proto.String("IPV4_ONLY"),
 			AccessConfigs: accessConfigs(inst),
 		}},
-		Metadata:        renderMetadata(props),
-		ServiceAccounts: serviceAccounts(props),
+		Metadata:         renderMetadata(props),
+		ServiceAccounts:  serviceAccounts(props),
+		ResourcePolicies: strings.Fields(props[propResourcePolicies]),
 	}
 	if status == "TERMINATED" && !inst.EndedAt.IsZero() {
 		out.LastStopTimestamp = proto.String(timestamp(inst.EndedAt))

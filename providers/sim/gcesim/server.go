@@ -35,6 +35,13 @@ const (
 	OpMachineTypesList           = "machineTypes.list"
 	OpMachineTypesAggregatedList = "machineTypes.aggregatedList"
 	OpDiskGet                    = "disks.get"
+
+	OpPolicyInsert        = "resourcePolicies.insert"
+	OpPolicyGet           = "resourcePolicies.get"
+	OpPolicyList          = "resourcePolicies.list"
+	OpPolicyDelete        = "resourcePolicies.delete"
+	OpRegionOperationGet  = "regionOperations.get"
+	OpRegionOperationWait = "regionOperations.wait"
 )
 
 // permissions is the IAM permission each operation needs, which a denial
@@ -54,6 +61,12 @@ var permissions = map[string]string{
 	OpMachineTypesList:           "compute.machineTypes.list",
 	OpMachineTypesAggregatedList: "compute.machineTypes.list",
 	OpDiskGet:                    "compute.disks.get",
+	OpPolicyInsert:               "compute.resourcePolicies.create",
+	OpPolicyGet:                  "compute.resourcePolicies.get",
+	OpPolicyList:                 "compute.resourcePolicies.list",
+	OpPolicyDelete:               "compute.resourcePolicies.delete",
+	OpRegionOperationGet:         "compute.regionOperations.get",
+	OpRegionOperationWait:        "compute.regionOperations.get",
 }
 
 // cloud is the world's name for Compute Engine.
@@ -90,6 +103,9 @@ type Options struct {
 type Server struct {
 	world *sim.World
 	opts  Options
+	// policies are the projects' resource policies, which the front
+	// keeps itself: the world knows instances only.
+	policies *policyStore
 	// panics counts requests that reached the last-resort recovery; tests
 	// assert that no input does.
 	panics atomic.Int64
@@ -108,7 +124,7 @@ func New(world *sim.World, opts Options) *Server {
 	if opts.User == "" {
 		opts.User = "gpufleet@gpufleet-sim.iam.gserviceaccount.com"
 	}
-	return &Server{world: world, opts: opts}
+	return &Server{world: world, opts: opts, policies: newPolicyStore()}
 }
 
 // ServeHTTP routes a compute/v1 request.
@@ -150,6 +166,18 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) error {
 		return s.getProject(w, r, project)
 	case len(seg) == 4 && seg[2] == "regions" && r.Method == http.MethodGet:
 		return s.getRegion(w, r, project, seg[3])
+	case len(seg) == 5 && seg[2] == "regions" && seg[4] == "resourcePolicies" && r.Method == http.MethodGet:
+		return s.listPolicies(w, r, project, seg[3])
+	case len(seg) == 5 && seg[2] == "regions" && seg[4] == "resourcePolicies" && r.Method == http.MethodPost:
+		return s.insertPolicy(w, r, project, seg[3])
+	case len(seg) == 6 && seg[2] == "regions" && seg[4] == "resourcePolicies" && r.Method == http.MethodGet:
+		return s.getPolicy(w, r, project, seg[3], seg[5])
+	case len(seg) == 6 && seg[2] == "regions" && seg[4] == "resourcePolicies" && r.Method == http.MethodDelete:
+		return s.deletePolicy(w, r, project, seg[3], seg[5])
+	case len(seg) == 6 && seg[2] == "regions" && seg[4] == "operations" && r.Method == http.MethodGet:
+		return s.getRegionOperation(w, r, project, seg[3], seg[5])
+	case len(seg) == 7 && seg[2] == "regions" && seg[4] == "operations" && seg[6] == "wait" && r.Method == http.MethodPost:
+		return s.waitRegionOperation(w, r, project, seg[3], seg[5])
 	case len(seg) == 4 && seg[2] == "aggregated" && seg[3] == "machineTypes" && r.Method == http.MethodGet:
 		return s.aggregatedMachineTypes(w, r, project)
 	case len(seg) == 5 && seg[2] == "zones" && seg[4] == "machineTypes" && r.Method == http.MethodGet:
