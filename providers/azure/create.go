@@ -37,6 +37,8 @@ func (p *Provider) Create(ctx context.Context, req providers.CreateRequest) (pro
 		return providers.Instance{}, invalid(op, offer, "region %s is not one of the configured regions %v", offer.Region, p.regions)
 	case offer.InstanceType == "":
 		return providers.Instance{}, invalid(op, offer, "the offer names no VM size")
+	case req.PlacementGroup != "" && !placementGroupName.MatchString(req.PlacementGroup):
+		return providers.Instance{}, invalid(op, offer, "placement group %q is not a gpufleet placement group name", req.PlacementGroup)
 	}
 	zone, ok := armZone(offer)
 	if !ok {
@@ -50,6 +52,9 @@ func (p *Provider) Create(ctx context.Context, req providers.CreateRequest) (pro
 	}
 	name := providers.InstanceName(req.Fleet, req.Workload, req.Token)
 	vm := p.launch.vmFor(name, zone, req)
+	if req.PlacementGroup != "" {
+		vm.Properties.ProximityPlacementGroup = &armcompute.SubResource{ID: to.Ptr(p.ppgID(req.PlacementGroup))}
+	}
 	poller, err := p.vms.BeginCreateOrUpdate(ctx, p.cfg.ResourceGroup, name, vm,
 		&armcompute.VirtualMachinesClientBeginCreateOrUpdateOptions{IfNoneMatch: to.Ptr("*")})
 	if isStatus(err, http.StatusPreconditionFailed) {

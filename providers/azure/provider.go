@@ -72,7 +72,9 @@ type Provider struct {
 	// usages and skus read what Capacity reports.
 	usages *armcompute.UsageClient
 	skus   *armcompute.ResourceSKUsClient
-	poll   time.Duration
+	// ppgs keeps the proximity placement groups of zone gangs.
+	ppgs *armcompute.ProximityPlacementGroupsClient
+	poll time.Duration
 	// launch is cfg.Launch read once; launchErr, when set, is why it
 	// cannot be used, reported by Create (List and Offers do not need it).
 	launch    launchSpec
@@ -116,6 +118,10 @@ func New(ctx context.Context, cfg *schema.Azure, cat *catalog.Catalog, opts Opti
 	if err != nil {
 		return nil, fmt.Errorf("azure: creating the resource SKUs client, %w", err)
 	}
+	ppgs, err := armcompute.NewProximityPlacementGroupsClient(cfg.Subscription, credential{cred}, clientOpts)
+	if err != nil {
+		return nil, fmt.Errorf("azure: creating the proximity placement groups client, %w", err)
+	}
 	regions := slices.Clone(cfg.Regions)
 	if len(regions) == 0 {
 		// As the config loader does: no list means every region the
@@ -131,6 +137,7 @@ func New(ctx context.Context, cfg *schema.Azure, cat *catalog.Catalog, opts Opti
 		vms:     vms,
 		usages:  usages,
 		skus:    skus,
+		ppgs:    ppgs,
 		poll:    opts.PollFrequency,
 	}
 	if p.poll == 0 {

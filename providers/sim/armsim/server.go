@@ -43,6 +43,11 @@ const (
 	OpOperation    = "operation"
 	OpUsages       = "usages"
 	OpSKUs         = "skus"
+	// Proximity placement groups.
+	OpPPGPut    = "ppgPut"
+	OpPPGGet    = "ppgGet"
+	OpPPGDelete = "ppgDelete"
+	OpPPGList   = "ppgList"
 )
 
 // Options tunes a Server. The zero value is ARM's behaviour.
@@ -65,6 +70,7 @@ type Server struct {
 	// assert it stays zero.
 	panics atomic.Int64
 	models modelCache
+	ppgs   ppgStore
 }
 
 // New returns a front for world.
@@ -129,6 +135,22 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 					s.getVM(w, r, vm)
 				case http.MethodDelete:
 					s.deleteVM(w, r, vm)
+				default:
+					s.writeError(w, errMethod(r.Method))
+				}
+			})
+		case len(seg) == 7 && is(6, "proximityPlacementGroups"):
+			s.serve(w, r, http.MethodGet, func() { s.listPPGs(w, r, sub, vm.ResourceGroup) })
+		case len(seg) == 8 && is(6, "proximityPlacementGroups"):
+			g := ppgRef{Subscription: sub, ResourceGroup: seg[3], Name: seg[7]}
+			s.serve(w, r, "", func() {
+				switch r.Method {
+				case http.MethodPut:
+					s.putPPG(w, r, g)
+				case http.MethodGet:
+					s.getPPG(w, r, g)
+				case http.MethodDelete:
+					s.deletePPG(w, r, g)
 				default:
 					s.writeError(w, errMethod(r.Method))
 				}

@@ -51,8 +51,19 @@ type vmSpec struct {
 	// it for the VM's first boot and never returns it.
 	customData string
 	identity   vmIdentity
+	// ppg is the proximity placement group the VM is created in, nil for
+	// none.
+	ppg *ppg
 	// model is what GET echoes back of the request's properties.
 	model *armcompute.VirtualMachineProperties
+}
+
+// ppgKey is how the VM's group is recorded, "" for none.
+func (v vmSpec) ppgKey() string {
+	if v.ppg == nil {
+		return ""
+	}
+	return v.ppg.ref.key()
 }
 
 func (v vmSpec) market() catalog.Market {
@@ -141,7 +152,8 @@ func (s *Server) putContext(ref vmRef, vm *armcompute.VirtualMachine, call sim.C
 var vmName = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]{0,62}[A-Za-z0-9_])?$`)
 
 // parseSpec validates a PUT body the way Compute does, in its order:
-// location, size, zones, spot settings, identity, then the profiles.
+// location, size, zones, proximity placement group, spot settings,
+// identity, then the profiles.
 func (s *Server) parseSpec(vm *armcompute.VirtualMachine, ref vmRef) (vmSpec, *armError) {
 	var spec vmSpec
 	if !vmName.MatchString(ref.Name) {
@@ -186,10 +198,13 @@ func (s *Server) parseSpec(vm *armcompute.VirtualMachine, ref vmRef) (vmSpec, *a
 		}
 		spec.zone, spec.worldZone = n, z
 	}
+	var e *armError
+	if spec.ppg, e = s.vmPPG(p, ref, spec); e != nil {
+		return spec, e
+	}
 	if e := spec.parseSpot(p); e != nil {
 		return spec, e
 	}
-	var e *armError
 	if spec.identity, e = parseIdentity(vm.Identity); e != nil {
 		return spec, e
 	}
@@ -294,6 +309,10 @@ func checkProfiles(p *armcompute.VirtualMachineProperties) *armError {
 func sanitize(p *armcompute.VirtualMachineProperties, ref vmRef, spec vmSpec) *armcompute.VirtualMachineProperties {
 	m := *p
 	m.ProvisioningState, m.InstanceView, m.VMID, m.TimeCreated, m.UserData = nil, nil, nil, nil, nil
+	if spec.ppg != nil {
+		// ARM returns the group's id as the group spells it.
+		m.ProximityPlacementGroup = &armcompute.SubResource{ID: to.Ptr(spec.ppg.ref.id())}
+	}
 	hw := *m.HardwareProfile
 	hw.VMSize = to.Ptr(armcompute.VirtualMachineSizeTypes(spec.size))
 	m.HardwareProfile = &hw

@@ -57,6 +57,9 @@ func (s *Server) putVM(w http.ResponseWriter, r *http.Request, ref vmRef) {
 			return
 		}
 	}
+	// The group the VM names must not be deleted before the VM is in it.
+	s.ppgs.mu.RLock()
+	defer s.ppgs.mu.RUnlock()
 	spec, e := s.parseSpec(&vm, ref)
 	if e != nil {
 		s.writeError(w, *e)
@@ -100,6 +103,9 @@ func (s *Server) createVM(w http.ResponseWriter, r *http.Request, ref vmRef, spe
 	}
 	if spec.customData != "" {
 		props[propCustomData] = spec.customData
+	}
+	if spec.ppg != nil {
+		props[propPPG] = spec.ppg.ref.key()
 	}
 	spec.identity.store(props)
 	// A regional VM goes to the first zone with room, as Azure places it
@@ -181,6 +187,11 @@ func (s *Server) updateVM(w http.ResponseWriter, r *http.Request, ref vmRef, ins
 		return
 	case spec.identity.typ != "" && !spec.identity.equal(storedIdentity(inst.Properties)):
 		s.writeError(w, errPropertyChange("identity"))
+		return
+	case spec.ppgKey() != inst.Properties[propPPG]:
+		// Azure moves a VM between groups only while it is deallocated,
+		// which the emulator does not model.
+		s.writeError(w, errPropertyChange("proximityPlacementGroup"))
 		return
 	}
 	if err := s.world.ReplaceTags(inst.ID, spec.tags); err != nil {
