@@ -52,6 +52,9 @@ func (r *run) apply(ctx context.Context) error {
 		}
 		r.log.Info("re-planning after capacity errors", "round", round+1)
 	}
+	if ctx.Err() == nil {
+		r.prunePlacementGroups(ctx)
+	}
 	if len(r.result.Applied) > 0 && ctx.Err() == nil {
 		// Look again, so the status says what the clouds say now rather
 		// than what the calls returned a moment ago (pending, mostly).
@@ -356,6 +359,9 @@ func (r *run) launch(ctx context.Context, u launchUnit, labels map[string]string
 		return nil, &providers.Error{Kind: providers.KindInvalid, Cloud: u.offer.Cloud, Op: "create", Offer: u.offer, Message: err.Error()}
 	}
 	req.Bootstrap = boot
+	if req.PlacementGroup, err = r.placementGroup(ctx, u.fleet, u.workload, u.offer); err != nil {
+		return nil, err
+	}
 	var insts []planner.Instance
 	if len(u.actions) == 1 {
 		inst, err := r.opts.Providers[u.offer.Cloud].Create(ctx, req)

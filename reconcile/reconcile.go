@@ -115,8 +115,11 @@ type run struct {
 	// SDK's retries; throttledRounds counts the rounds tried again so.
 	throttledNow    bool
 	throttledRounds int
-	mu              sync.Mutex
-	hooks           *hooks
+	// groups are the placement groups made sure of this run, by
+	// "cloud/name".
+	groups map[string]bool
+	mu     sync.Mutex
+	hooks  *hooks
 	// disconnect releases what Options.Connect built.
 	disconnect func() error
 }
