@@ -22,6 +22,7 @@ const (
 	RejectMarket       Reason = "capacity type not allowed"
 	RejectNotOffered   Reason = "not offered in the zone"
 	RejectBadPrice     Reason = "bad price data"
+	RejectNoEFA        Reason = "no EFA"
 	RejectOverMaxPrice Reason = "over max price"
 	RejectBlocklisted  Reason = "blocklisted"
 	RejectNoCapacity   Reason = "no capacity"
@@ -49,6 +50,9 @@ func (p *planning) filters() []filter {
 			return len(w.Placement.Zones) == 0 || slices.Contains(w.Placement.Zones, o.Zone)
 		}},
 		{RejectMarket, func(w *schema.Workload, o *Offer, _ bool) bool { return marketAllowed(w.Capacity, o.Market) }},
+		{RejectNoEFA, func(w *schema.Workload, o *Offer, _ bool) bool {
+			return !w.EFA || o.Cloud != catalog.AWS || catalog.EFAInterfaces(o.InstanceType) > 0
+		}},
 		{RejectNotOffered, func(_ *schema.Workload, o *Offer, running bool) bool { return running || !o.NotOffered }},
 		{RejectBadPrice, func(_ *schema.Workload, o *Offer, _ bool) bool { return ValidPrice(*o) }},
 		{RejectOverMaxPrice, func(w *schema.Workload, o *Offer, _ bool) bool {

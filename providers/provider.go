@@ -128,6 +128,8 @@ type CreateRequest struct {
 	// PlacementGroup, when set, is the name of the gpufleet placement
 	// group (PlacementGroupName) the node is launched into; it exists.
 	PlacementGroup string
+	// EFA is how many Elastic Fabric Adapters the node gets, 0 for none.
+	EFA int
 }
 
 // PlacementGroup is a group a zone gang's nodes are launched into, for the

@@ -362,6 +362,7 @@ func (r *run) launch(ctx context.Context, u launchUnit, labels map[string]string
 	if req.PlacementGroup, err = r.placementGroup(ctx, u.fleet, u.workload, u.offer); err != nil {
 		return nil, err
 	}
+	req.EFA = r.efaOf(u.fleet, u.workload, u.offer)
 	var insts []planner.Instance
 	if len(u.actions) == 1 {
 		inst, err := r.opts.Providers[u.offer.Cloud].Create(ctx, req)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gpufleet/gpufleet/planner"
 	"github.com/gpufleet/gpufleet/providers"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // zoneGang reports whether a workload is a zone gang, whose nodes share a
@@ -22,6 +23,22 @@ func (r *run) zoneGang(fleet, workload string) bool {
 		}
 	}
 	return false
+}
+
+// efaOf is how many Elastic Fabric Adapters a workload's node on an offer
+// gets: as many as the type takes, when the workload asks for EFA.
+func (r *run) efaOf(fleet, workload string, offer planner.OfferKey) int {
+	if offer.Cloud != catalog.AWS {
+		return 0
+	}
+	for _, f := range r.repo.Fleets {
+		for _, w := range f.Workloads {
+			if f.Name == fleet && w.Name == workload && w.EFA {
+				return catalog.EFAInterfaces(offer.InstanceType)
+			}
+		}
+	}
+	return 0
 }
 
 // placementGroup makes sure the placement group a zone gang's nodes in a

@@ -224,6 +224,9 @@ func (l *loader) checkWorkload(cfg *Config, w *Workload, v cue.Value, base strin
 	if w.Bootstrap != nil {
 		l.loadBootstrap(w.Bootstrap, v, "bootstrap", base, w.Placement.Clouds)
 	}
+	if w.EFA {
+		l.checkEFA(w, fail)
+	}
 
 	for i, glob := range append(w.Placement.Regions.Allow, w.Placement.Regions.Deny...) {
 		if _, err := path.Match(glob, ""); err != nil {
@@ -427,4 +430,31 @@ func (l *loader) checkAzureLaunch(az *Azure, fail func(at string, format string,
 	if len(missing) > 0 {
 		fail("clouds.azure.launch.subnetByRegion", "no subnet for %s: each VM's NIC needs one, by resource id (/subscriptions/…/virtualNetworks/…/subnets/…)", strings.Join(missing, ", "))
 	}
+}
+
+// checkEFA asks that a workload wanting EFA can have it: it runs on AWS,
+// and some AWS type of its GPUs takes EFA.
+func (l *loader) checkEFA(w *Workload, fail func(at string, format string, args ...any)) {
+	if !slices.Contains(w.Placement.Clouds, catalog.AWS) {
+		fail("efa", "EFA is an AWS network adapter, and the workload does not run on AWS")
+		return
+	}
+	var without []string
+	for _, o := range l.cat.Offers {
+		if o.Cloud != catalog.AWS || o.GPUModel != w.GPU.Model || o.GPUs != w.GPU.PerNode {
+			continue
+		}
+		if catalog.EFAInterfaces(o.InstanceType) > 0 {
+			return
+		}
+		if !slices.Contains(without, o.InstanceType) {
+			without = append(without, o.InstanceType)
+		}
+	}
+	slices.Sort(without)
+	if len(without) == 0 {
+		fail("efa", "no AWS type has %d× %s", w.GPU.PerNode, w.GPU.Model)
+		return
+	}
+	fail("efa", "no AWS type with %d× %s has EFA (%s): EFA needs a type such as p5.48xlarge or p4d.24xlarge", w.GPU.PerNode, w.GPU.Model, strings.Join(without, ", "))
 }

@@ -224,7 +224,9 @@ type Workload struct {
 	// Bootstrap is the workload's own; BootstrapFor gives the one a
 	// cloud's nodes run.
 	Bootstrap *Bootstrap `json:"bootstrap,omitempty"`
-	Pos       Position   `json:"-"`
+	// EFA asks for Elastic Fabric Adapters on the workload's AWS nodes.
+	EFA bool     `json:"efa,omitempty"`
+	Pos Position `json:"-"`
 }
 
 // Gang reports whether every node must share one region, or one zone.

@@ -1,0 +1,17 @@
+package catalog
+
+// efaInterfaces is, per AWS instance type of the catalog that has them,
+// the most Elastic Fabric Adapters it takes (EC2's
+// NetworkInfo.EfaInfo.MaximumEfaInterfaces): one per network card that
+// supports EFA.
+var efaInterfaces = map[string]int{
+	"p5.48xlarge":   32,
+	"p5en.48xlarge": 16,
+	"p4d.24xlarge":  4,
+	"p4de.24xlarge": 4,
+	"g6e.48xlarge":  4,
+}
+
+// EFAInterfaces is how many Elastic Fabric Adapters an AWS instance type
+// takes, 0 for a type without EFA.
+func EFAInterfaces(instanceType string) int { return efaInterfaces[instanceType] }
