@@ -203,11 +203,21 @@ func (p *Provider) runInput(req providers.CreateRequest, count int, root string)
 	if req.PlacementGroup != "" {
 		in.Placement.GroupName = awssdk.String(req.PlacementGroup)
 	}
-	if subnet := launch.SubnetByZone[zone]; subnet != "" {
-		in.SubnetId = awssdk.String(subnet)
-	}
-	if len(launch.SecurityGroups) > 0 {
-		in.SecurityGroupIds = slices.Clone(launch.SecurityGroups)
+	subnet := launch.SubnetByZone[zone]
+	switch {
+	case req.EFA < 0:
+		return nil, fmt.Errorf("%d EFAs: want 0 or more", req.EFA)
+	case req.EFA > 0:
+		// The subnet and groups go on each interface: EC2 refuses them at
+		// the instance level beside a list of interfaces.
+		in.NetworkInterfaces = efaInterfaces(req.EFA, subnet, launch.SecurityGroups)
+	default:
+		if subnet != "" {
+			in.SubnetId = awssdk.String(subnet)
+		}
+		if len(launch.SecurityGroups) > 0 {
+			in.SecurityGroupIds = slices.Clone(launch.SecurityGroups)
+		}
 	}
 	if launch.DiskGB > 0 {
 		if root == "" {
@@ -239,3 +249,41 @@ func (p *Provider) runInput(req providers.CreateRequest, count int, root string)
 	}
 	return in, nil
 }
+
+// efaInterfaces are the network interfaces of a node with n EFAs, laid out
+// as AWS recommends for instances with several network cards, to keep to
+// one IP address and clear of Linux's routing trouble with several: an ENA
+// as the primary interface (network card 0, device 0), where an EFA-only
+// interface may not go, since it has no IP address; an EFA-only interface
+// beside it on card 0 (device 1); and one EFA-only interface on device 0 of
+// each further card, 1 to n-1. Each is in the zone's subnet and the
+// configured groups (EC2's defaults when unset), and ends with the node.
+func efaInterfaces(n int, subnet string, groups []string) []types.InstanceNetworkInterfaceSpecification {
+	nic := func(card, device int, kind string) types.InstanceNetworkInterfaceSpecification {
+		spec := types.InstanceNetworkInterfaceSpecification{
+			NetworkCardIndex:    awssdk.Int32(int32(card)),
+			DeviceIndex:         awssdk.Int32(int32(device)),
+			InterfaceType:       awssdk.String(kind),
+			DeleteOnTermination: awssdk.Bool(true),
+		}
+		if subnet != "" {
+			spec.SubnetId = awssdk.String(subnet)
+		}
+		if len(groups) > 0 {
+			spec.Groups = slices.Clone(groups)
+		}
+		return spec
+	}
+	out := make([]types.InstanceNetworkInterfaceSpecification, 0, n+1)
+	out = append(out, nic(0, 0, interfaceENA), nic(0, 1, interfaceEFAOnly))
+	for card := 1; card < n; card++ {
+		out = append(out, nic(card, 0, interfaceEFAOnly))
+	}
+	return out
+}
+
+// EC2's interface types: an ENA, and an EFA device without one.
+const (
+	interfaceENA     = "interface"
+	interfaceEFAOnly = "efa-only"
+)

@@ -119,6 +119,7 @@ type instanceXML struct {
 	VpcID              string                   `xml:"vpcId,omitempty"`
 	PrivateIPAddress   string                   `xml:"privateIpAddress,omitempty"`
 	Groups             []groupXML               `xml:"groupSet>item"`
+	NetworkInterfaces  []networkInterfaceXML    `xml:"networkInterfaceSet>item"`
 	StateReason        *stateReasonXML          `xml:"stateReason,omitempty"`
 	Architecture       string                   `xml:"architecture"`
 	RootDeviceType     string                   `xml:"rootDeviceType"`
@@ -171,8 +172,8 @@ func (s *Server) renderInstance(inst *sim.Instance, fresh bool) instanceXML {
 		Hypervisor:         "xen",
 		EbsOptimized:       true,
 	}
-	// EC2 releases a terminated instance's network interface, and with it
-	// the address, DNS name, subnet and groups.
+	// EC2 releases a terminated instance's network interfaces, and with
+	// them the address, DNS name, subnet and groups.
 	if state != "terminated" {
 		ip := privateIP(inst.Seq)
 		x.PrivateIPAddress = ip
@@ -191,6 +192,7 @@ func (s *Server) renderInstance(inst *sim.Instance, fresh bool) instanceXML {
 			}
 			x.Groups = append(x.Groups, group)
 		}
+		x.NetworkInterfaces = s.renderInterfaces(inst)
 	}
 	if inst.Market == catalog.Spot {
 		x.InstanceLifecycle = "spot"

@@ -355,28 +355,6 @@ func parseTagSpecifications(form url.Values, l *launch) *apiError {
 	return nil
 }
 
-func parseNetwork(form url.Values, region string, l *launch) *apiError {
-	subnet := form.Get("SubnetId")
-	switch {
-	case subnet == "":
-		subnet = defaultSubnet(l.zone)
-	case !strings.HasPrefix(subnet, "subnet-"):
-		return &apiError{Status: http.StatusBadRequest, Code: "InvalidSubnetID.NotFound", Message: fmt.Sprintf("The subnet ID '%s' does not exist", subnet)}
-	}
-	l.properties[propSubnet] = subnet
-	groups := list(form, "SecurityGroupId")
-	for _, g := range groups {
-		if !groupID.MatchString(g) {
-			return &apiError{Status: http.StatusBadRequest, Code: "InvalidGroupId.Malformed", Message: fmt.Sprintf("Invalid id: %q (expecting \"sg-...\")", g)}
-		}
-	}
-	if len(groups) == 0 {
-		groups = []string{defaultSecurityGroup(region)}
-	}
-	l.properties[propGroups] = strings.Join(groups, ",")
-	return nil
-}
-
 // canonicalParams is every parameter a ClientToken replay must repeat: all
 // of them but the token itself and the placement's zone, which EC2 exempts
 // from the idempotency check along with the region. The world keeps them
