@@ -93,6 +93,10 @@ var groupFilters = map[string]func(s *Server, region string, g *placementGroup) 
 	"tag-key": func(_ *Server, _ string, g *placementGroup) []string { return slices.Sorted(maps.Keys(g.tags)) },
 }
 
+// maxPlacementGroups is EC2's limit on placement groups per account and
+// region.
+const maxPlacementGroups = 500
+
 func unknownGroup(name string) *apiError {
 	return &apiError{Status: http.StatusBadRequest, Code: "InvalidPlacementGroup.Unknown", Message: fmt.Sprintf("The Placement Group '%s' is unknown.", name)}
 }
@@ -176,6 +180,13 @@ func (s *Server) createPlacementGroup(req *request) (any, *apiError) {
 	groups := s.groupsIn(req.region)
 	if _, dup := groups[g.name]; dup {
 		return nil, &apiError{Status: http.StatusBadRequest, Code: "InvalidPlacementGroup.Duplicate", Message: fmt.Sprintf("The placement group '%s' already exists.", g.name)}
+	}
+	// EC2 documents a limit of 500 placement groups per account and
+	// region; the code it answers with is not documented, and this one is
+	// the emulator's.
+	if len(groups) >= maxPlacementGroups {
+		return nil, &apiError{Status: http.StatusBadRequest, Code: "PlacementGroupLimitExceeded",
+			Message: fmt.Sprintf("You have reached the limit of %d placement groups in %s.", maxPlacementGroups, req.region)}
 	}
 	g.id = s.newID("pg", 17)
 	groups[g.name] = g

@@ -2,6 +2,7 @@ package ec2sim_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
@@ -226,4 +227,17 @@ func TestClusterGroupKeepsOneZone(t *testing.T) {
 
 	mustRun(t, c, intoGroup(runInput("g4dn.xlarge", "us-east-1a", ""), "spread"))
 	mustRun(t, c, intoGroup(runInput("g4dn.xlarge", "us-east-1b", ""), "spread"))
+}
+
+// EC2 takes at most 500 placement groups in a region; the next one is
+// refused, and another region has its own 500.
+func TestPlacementGroupsAreLimitedPerRegion(t *testing.T) {
+	f := newFixture(t, sim.Config{})
+	c := f.client("us-east-1", 1)
+	for i := range 500 {
+		createGroup(t, c, fmt.Sprintf("g%03d", i), types.PlacementStrategyCluster)
+	}
+	_, err := c.CreatePlacementGroup(context.Background(), &ec2.CreatePlacementGroupInput{GroupName: aws.String("one-too-many"), Strategy: types.PlacementStrategyCluster})
+	wantAPIError(t, err, "PlacementGroupLimitExceeded", http.StatusBadRequest)
+	createGroup(t, f.client("us-west-2", 1), "elsewhere", types.PlacementStrategyCluster)
 }
