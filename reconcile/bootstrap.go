@@ -9,8 +9,8 @@ import (
 	"github.com/gpufleet/gpufleet/schema"
 )
 
-// bootstrapOf is the bootstrap a workload's nodes run on a cloud, or nil.
-func (r *run) bootstrapOf(fleet, workload, cloud string) *schema.Bootstrap {
+// spec is a workload's spec, or nil for one the repository does not have.
+func (r *run) spec(fleet, workload string) *schema.Workload {
 	for fi := range r.repo.Fleets {
 		f := &r.repo.Fleets[fi]
 		if f.Name != fleet {
@@ -18,9 +18,17 @@ func (r *run) bootstrapOf(fleet, workload, cloud string) *schema.Bootstrap {
 		}
 		for wi := range f.Workloads {
 			if w := &f.Workloads[wi]; w.Name == workload {
-				return r.repo.Config.BootstrapFor(w, cloud)
+				return w
 			}
 		}
+	}
+	return nil
+}
+
+// bootstrapOf is the bootstrap a workload's nodes run on a cloud, or nil.
+func (r *run) bootstrapOf(fleet, workload, cloud string) *schema.Bootstrap {
+	if w := r.spec(fleet, workload); w != nil {
+		return r.repo.Config.BootstrapFor(w, cloud)
 	}
 	return nil
 }

@@ -12,31 +12,15 @@ import (
 // zoneGang reports whether a workload is a zone gang, whose nodes share a
 // placement group.
 func (r *run) zoneGang(fleet, workload string) bool {
-	for _, f := range r.repo.Fleets {
-		if f.Name != fleet {
-			continue
-		}
-		for _, w := range f.Workloads {
-			if w.Name == workload {
-				return w.Placement.Gang == "zone"
-			}
-		}
-	}
-	return false
+	w := r.spec(fleet, workload)
+	return w != nil && w.Placement.Gang == "zone"
 }
 
 // efaOf is how many Elastic Fabric Adapters a workload's node on an offer
 // gets: as many as the type takes, when the workload asks for EFA.
 func (r *run) efaOf(fleet, workload string, offer planner.OfferKey) int {
-	if offer.Cloud != catalog.AWS {
-		return 0
-	}
-	for _, f := range r.repo.Fleets {
-		for _, w := range f.Workloads {
-			if f.Name == fleet && w.Name == workload && w.EFA {
-				return catalog.EFAInterfaces(offer.InstanceType)
-			}
-		}
+	if w := r.spec(fleet, workload); w != nil && w.EFA && offer.Cloud == catalog.AWS {
+		return catalog.EFAInterfaces(offer.InstanceType)
 	}
 	return 0
 }
