@@ -67,8 +67,9 @@ func (w *World) snapshot(i *Instance, now time.Time) *Instance {
 const ec2TerminatedVisible = time.Hour
 
 // stateAt is an instance's state at a moment: pending becomes running after
-// PendingFor, and shutting down becomes terminated at once for the world's
-// purposes (fronts that model deletes as operations keep it until Remove).
+// PendingFor, and an EC2 instance shutting down is terminated after
+// OperationTime (fronts that model deletes as operations keep theirs
+// until the operation removes them).
 func (w *World) stateAt(i *Instance, now time.Time) State {
 	switch i.State {
 	case StatePending:
@@ -76,7 +77,7 @@ func (w *World) stateAt(i *Instance, now time.Time) State {
 			return StateRunning
 		}
 	case StateShuttingDown:
-		if i.Cloud == catalog.AWS {
+		if i.Cloud == catalog.AWS && !now.Before(i.EndedAt.Add(w.cfg.OperationTime)) {
 			return StateTerminated
 		}
 	}

@@ -32,6 +32,9 @@ type stateFile struct {
 	// burst more than the cloud would.
 	RateLimits []RateLimit    `json:"rateLimits,omitempty"`
 	Throttled  map[string]int `json:"throttled,omitempty"`
+	// Resources and Latency, likewise, are absent from older files.
+	Resources []*Resource `json:"resources,omitempty"`
+	Latency   *Latency    `json:"latency,omitempty"`
 }
 
 type capacityEntry struct {
@@ -96,6 +99,12 @@ func (w *World) load(path string) error {
 	if st.Throttled != nil {
 		w.throttled = st.Throttled
 	}
+	for _, r := range st.Resources {
+		w.resources[resourceKey{r.Cloud, r.Kind, r.ID}] = r
+	}
+	if st.Latency != nil && !w.latencySet {
+		w.applyLatency(*st.Latency)
+	}
 	return nil
 }
 
@@ -105,7 +114,10 @@ func (w *World) marshal() ([]byte, error) {
 		return nil, err
 	}
 	st := stateFile{Version: stateVersion, Seq: w.seq, Random: random, Tokens: w.tokens, Faults: w.faults, Calls: w.calls,
-		RateLimits: w.rateLimits, Throttled: w.throttled}
+		RateLimits: w.rateLimits, Throttled: w.throttled, Resources: w.sortedResources()}
+	if l := w.latency(); l != (Latency{}) {
+		st.Latency = &l
+	}
 	for _, inst := range w.instances {
 		st.Instances = append(st.Instances, inst)
 	}

@@ -34,7 +34,9 @@ type Config struct {
 	Quota int
 	// PendingFor is how long a new instance stays pending before running.
 	PendingFor time.Duration
-	// OperationTime is how long a long-running operation (GCE, ARM) takes.
+	// OperationTime is how long a long-running operation (GCE, ARM) takes,
+	// and how long an EC2 instance is shutting down. (Latency says both;
+	// SetLatency changes them.)
 	OperationTime time.Duration
 	// PreemptedVisibleFor is how long a preempted GCE or Azure instance is
 	// still listed before it is gone. Zero means 10 minutes. (EC2 lists
@@ -83,6 +85,11 @@ type World struct {
 	// and tokens expiring. Loading an older state and applying the same
 	// time redoes it, so nobody waits for it to be saved.
 	dirty bool
+
+	// resources are the objects other than instances clients created.
+	resources map[resourceKey]*Resource
+	// latencySet is whether Config chose the latency.
+	latencySet bool
 
 	idx indexes
 }
@@ -154,6 +161,9 @@ func New(cfg Config) (*World, error) {
 		calls:      map[string]int{},
 		buckets:    map[bucketKey]time.Time{},
 		throttled:  map[string]int{},
+		resources:  map[resourceKey]*Resource{},
+		// Latency the caller chose wins over the one a state file keeps.
+		latencySet: cfg.PendingFor != 0 || cfg.OperationTime != 0,
 	}
 	if cfg.StatePath != "" {
 		if err := w.load(cfg.StatePath); err != nil {
