@@ -13,6 +13,8 @@ import (
 // keeps the rules its state holds.
 type ruleFiles struct {
 	faults, rateLimits string
+	// latency, when set, replaces the one the state holds.
+	latency *sim.Latency
 }
 
 // startEmulator starts gpufleet's emulated clouds, in this process: `sim
@@ -43,6 +45,12 @@ func (a *app) startEmulator(cfg sim.Config, files ruleFiles, opts emulator.Optio
 		}
 		// As with faults, the file replaces the limits of the last start.
 		if err := world.SetRateLimits(limits...); err != nil {
+			return nil, err
+		}
+	}
+	if files.latency != nil {
+		// Like the rules, a latency given replaces the one the state holds.
+		if err := world.SetLatency(*files.latency); err != nil {
 			return nil, err
 		}
 	}

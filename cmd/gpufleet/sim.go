@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -32,17 +34,30 @@ func (a *app) simServeCommand() *cobra.Command {
 	var files ruleFiles
 	var seed uint64
 	var ports [3]int
+	var useTLS bool
+	var latency time.Duration
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the emulated clouds on loopback until interrupted",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			emu, err := a.startEmulator(sim.Config{Seed: seed, StatePath: state}, files, emulator.Options{Host: host, EC2Port: ports[0], ARMPort: ports[1], GCEPort: ports[2]})
+			if latency < 0 {
+				return fmt.Errorf("--op-latency cannot be negative, got %v", latency)
+			}
+			opts := emulator.Options{Host: host, EC2Port: ports[0], ARMPort: ports[1], GCEPort: ports[2]}
+			if useTLS {
+				opts.TLSDir = tlsDirFor(state)
+			}
+			if cmd.Flags().Changed("op-latency") {
+				files.latency = &sim.Latency{Launch: latency, Operation: latency}
+			}
+			emu, err := a.startEmulator(sim.Config{Seed: seed, StatePath: state}, files, opts)
 			if err != nil {
 				return err
 			}
 			ep := emu.Endpoints
-			fmt.Fprintf(a.stdout, `gpufleet emulator serving (state %s, seed %d)
+			l := emu.World.Latency()
+			fmt.Fprintf(a.stdout, `gpufleet emulator serving (state %s, seed %d, launches take %v, operations %v)
   EC2  %s
   ARM  %s
   GCE  %s
@@ -51,8 +66,17 @@ func (a *app) simServeCommand() *cobra.Command {
   GCP Cloud Billing    %s
 Point gpufleet at it with:
   export GPUFLEET_AWS_ENDPOINT=%s GPUFLEET_AZURE_ENDPOINT=%s GPUFLEET_GCP_ENDPOINT=%s
-Stop with Ctrl-C; the state is saved on the way out.
-`, state, seed, ep.EC2, ep.ARM, ep.GCE, ep.AWSPricing, ep.AzurePrices, ep.GCPBilling, ep.EC2, ep.ARM, ep.GCE)
+`, state, seed, l.Launch, l.Operation, ep.EC2, ep.ARM, ep.GCE, ep.AWSPricing, ep.AzurePrices, ep.GCPBilling, ep.EC2, ep.ARM, ep.GCE)
+			if useTLS {
+				ca := emu.TLS.CA
+				fmt.Fprintf(a.stdout, `The fronts serve https under the emulator's own CA, %s. Trust it with:
+  export SSL_CERT_FILE=%s   # gpufleet and other Go programs
+  export AWS_CA_BUNDLE=%s   # the AWS CLI and SDKs
+  export REQUESTS_CA_BUNDLE=%s   # the Azure SDK for Python, az
+  gcloud config set core/custom_ca_certs_file %s
+`, ca, ca, ca, ca, ca)
+			}
+			fmt.Fprintln(a.stdout, "Stop with Ctrl-C; the state is saved on the way out.")
 			<-cmd.Context().Done()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
@@ -67,11 +91,20 @@ Stop with Ctrl-C; the state is saved on the way out.
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed for every random choice of the emulator")
 	cmd.Flags().StringVar(&files.faults, "faults", "", "JSON file of the faults to inject, replacing those the state holds")
 	cmd.Flags().StringVar(&files.rateLimits, "rate-limits", "", "JSON file of the request rate limits to enforce, replacing those the state holds (none in a new state)")
+	cmd.Flags().DurationVar(&latency, "op-latency", 0, "how long launches, deletes and long-running operations take, kept in the state (0 in a new state: at once)")
+	cmd.Flags().BoolVar(&useTLS, "tls", false, "serve https under a CA of the emulator's own, kept in a directory beside the state")
 	cmd.Flags().StringVar(&host, "host", "127.0.0.1", "loopback address to listen on")
 	cmd.Flags().IntVar(&ports[0], "ec2-port", 0, "EC2 port; 0 picks a free one")
 	cmd.Flags().IntVar(&ports[1], "arm-port", 0, "Azure Resource Manager port; 0 picks a free one")
 	cmd.Flags().IntVar(&ports[2], "gce-port", 0, "Compute Engine port; 0 picks a free one")
 	return cmd
+}
+
+// tlsDirFor is where the certificates of the emulator whose state is at
+// state are kept: beside it, named after it, so two emulators with their
+// own states keep their own CAs.
+func tlsDirFor(state string) string {
+	return strings.TrimSuffix(state, filepath.Ext(state)) + "-tls"
 }
 
 func (a *app) simInspectCommand() *cobra.Command {

@@ -32,7 +32,7 @@ func serve(t *testing.T, state string, args ...string) (endpoint string, stop fu
 		w.Close()
 	}()
 	lines := bufio.NewScanner(out)
-	ec2Line := regexp.MustCompile(`^  EC2  (http://127\.0\.0\.1:\d+)$`)
+	ec2Line := regexp.MustCompile(`^  EC2  (https?://127\.0\.0\.1:\d+)$`)
 	for lines.Scan() {
 		if m := ec2Line.FindStringSubmatch(lines.Text()); m != nil {
 			endpoint = m[1]

@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 	"github.com/gpufleet/gpufleet/providers/sim/ec2sim"
 	"github.com/gpufleet/gpufleet/providers/sim/gcesim"
 	"github.com/gpufleet/gpufleet/providers/sim/pricesim"
+	"github.com/gpufleet/gpufleet/providers/sim/simtls"
 )
 
 // Endpoints are the base URLs of the fronts: the three clouds' compute
@@ -50,16 +52,24 @@ type Options struct {
 	SaveEvery time.Duration
 	// Log receives a line per failed save; nil discards.
 	Log *slog.Logger
+	// TLSDir, when set, makes every front serve https with a certificate
+	// signed by a CA kept in this directory (see simtls), made on the
+	// first start and kept after, so clients told once to trust it keep
+	// trusting it. Empty serves plain http.
+	TLSDir string
 }
 
 // Emulator is the fronts running over one world.
 type Emulator struct {
 	World     *sim.World
 	Endpoints Endpoints
-	servers   []*http.Server
-	stop      chan struct{}
-	done      sync.WaitGroup
-	log       *slog.Logger
+	// TLS names the CA and certificate the fronts serve https with; zero
+	// when they serve plain http.
+	TLS     simtls.Files
+	servers []*http.Server
+	stop    chan struct{}
+	done    sync.WaitGroup
+	log     *slog.Logger
 }
 
 // Start listens on loopback and serves the fronts until Close.
@@ -77,6 +87,18 @@ func Start(world *sim.World, opts Options) (*Emulator, error) {
 	e := &Emulator{World: world, stop: make(chan struct{}), log: opts.Log}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
+	}
+	scheme := "http"
+	var tlsConfig *tls.Config
+	if opts.TLSDir != "" {
+		files, err := simtls.Ensure(opts.TLSDir, host)
+		if err != nil {
+			return nil, err
+		}
+		if tlsConfig, err = files.ServerConfig(); err != nil {
+			return nil, err
+		}
+		e.TLS, scheme = files, "https"
 	}
 	fronts := []struct {
 		handler http.Handler
@@ -96,13 +118,19 @@ func Start(world *sim.World, opts Options) (*Emulator, error) {
 			e.shutdown(context.Background())
 			return nil, fmt.Errorf("starting the emulator, %w", err)
 		}
-		srv := &http.Server{Handler: durable(world, e.log, f.handler), ReadHeaderTimeout: 10 * time.Second}
+		srv := &http.Server{Handler: durable(world, e.log, f.handler), ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsConfig}
 		e.servers = append(e.servers, srv)
-		*f.url = "http://" + l.Addr().String()
+		*f.url = scheme + "://" + l.Addr().String()
 		e.done.Add(1)
 		go func() {
 			defer e.done.Done()
-			if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			var err error
+			if tlsConfig != nil {
+				err = srv.ServeTLS(l, "", "")
+			} else {
+				err = srv.Serve(l)
+			}
+			if err != nil && !errors.Is(err, http.ErrServerClosed) {
 				e.log.Error("emulator front stopped", "err", err)
 			}
 		}()
