@@ -96,17 +96,18 @@ func (l *loader) loadBootstrap(b *Bootstrap, v cue.Value, at, base string, cloud
 		l.errs.add(pos, base+"."+at+".file", "%s", msg)
 		return
 	}
-	for _, use := range bootstrapUses(tmpl.Tree.Root) {
+	for _, use := range bootstrapUses(tmpl) {
 		switch {
 		case use.secret != "" && !slices.Contains(b.Secrets, use.secret):
 			line, col := lineCol(src, int(use.pos))
 			l.errs.add(Position{File: b.File, Line: line, Column: col}, base+"."+at+".secrets",
 				"secret %q is not declared: add it to %s.secrets", use.secret, at)
-		case use.field != "" && !slices.Contains(bootstrapFields, use.field):
+		case use.strict && !slices.Contains(bootstrapFields, use.field):
 			line, col := lineCol(src, int(use.pos))
 			l.errs.add(Position{File: b.File, Line: line, Column: col}, base+"."+at+".file",
 				"unknown field .%s: a bootstrap knows %s", use.field, "."+strings.Join(bootstrapFields, ", ."))
-		case use.field == "Token":
+		case use.all || use.field == "Token":
+			// The node's own token makes the bootstrap differ per node.
 			b.PerNode = true
 		}
 	}
@@ -153,67 +154,108 @@ func lineCol(src []byte, offset int) (line, col int) {
 	return line, col
 }
 
-// bootstrapUse is a field or a secret a template refers to.
+// bootstrapUse is a field or a secret a template refers to. all marks a
+// use of the whole data ({{.}} or {{$}}), which reads every field; strict
+// marks a field that surely names one of the data's, so an unknown name
+// is an error (a field of another value, or in a template defined apart
+// whose dot is not known, counts only towards what the template may read).
 type bootstrapUse struct {
 	field, secret string
+	all, strict   bool
 	pos           parse.Pos
 }
 
-// bootstrapUses walks a template for the fields of the data it reads and
-// the secrets it asks for.
-func bootstrapUses(n parse.Node) []bootstrapUse {
+// bootstrapUses walks a template, and every template it defines, for the
+// fields of the data it reads and the secrets it asks for.
+func bootstrapUses(tmpl *template.Template) []bootstrapUse {
 	var out []bootstrapUse
-	var walk func(parse.Node)
-	walk = func(n parse.Node) {
-		switch n := n.(type) {
-		case nil:
-		case *parse.ListNode:
-			if n == nil {
-				return
-			}
-			for _, c := range n.Nodes {
-				walk(c)
-			}
-		case *parse.ActionNode:
-			walk(n.Pipe)
-		case *parse.PipeNode:
-			if n == nil {
-				return
-			}
-			for _, c := range n.Cmds {
-				walk(c)
-			}
-		case *parse.CommandNode:
-			if len(n.Args) == 2 {
-				if id, ok := n.Args[0].(*parse.IdentifierNode); ok && id.Ident == "secret" {
-					if s, ok := n.Args[1].(*parse.StringNode); ok {
-						out = append(out, bootstrapUse{secret: s.Text, pos: s.Pos})
-					}
+	for _, t := range tmpl.Templates() {
+		if t.Tree == nil {
+			continue
+		}
+		main := t.Name() == tmpl.Name()
+		w := usesWalker{out: &out, main: main}
+		// A template defined apart sees whatever dot its caller passes;
+		// taking it for the data can only find more fields read.
+		w.walk(t.Tree.Root, true)
+	}
+	return out
+}
+
+type usesWalker struct {
+	out  *[]bootstrapUse
+	main bool
+}
+
+func (w usesWalker) add(u bootstrapUse) { *w.out = append(*w.out, u) }
+
+// walk visits n; dotIsData says whether dot is the bootstrap's data there
+// (it is not inside range and with, which rebind it).
+func (w usesWalker) walk(n parse.Node, dotIsData bool) {
+	switch n := n.(type) {
+	case nil:
+	case *parse.ListNode:
+		if n == nil {
+			return
+		}
+		for _, c := range n.Nodes {
+			w.walk(c, dotIsData)
+		}
+	case *parse.ActionNode:
+		w.walk(n.Pipe, dotIsData)
+	case *parse.PipeNode:
+		if n == nil {
+			return
+		}
+		for _, c := range n.Cmds {
+			w.walk(c, dotIsData)
+		}
+	case *parse.CommandNode:
+		if len(n.Args) == 2 {
+			if id, ok := n.Args[0].(*parse.IdentifierNode); ok && id.Ident == "secret" {
+				if s, ok := n.Args[1].(*parse.StringNode); ok {
+					w.add(bootstrapUse{secret: s.Text, pos: s.Pos})
 				}
 			}
-			for _, a := range n.Args {
-				walk(a)
-			}
-		case *parse.FieldNode:
-			out = append(out, bootstrapUse{field: n.Ident[0], pos: n.Pos})
-		case *parse.IfNode:
-			walk(n.Pipe)
-			walk(n.List)
-			walk(n.ElseList)
-		case *parse.RangeNode:
-			walk(n.Pipe)
-			walk(n.List)
-			walk(n.ElseList)
-		case *parse.WithNode:
-			walk(n.Pipe)
-			walk(n.List)
-			walk(n.ElseList)
-		case *parse.TemplateNode:
-			walk(n.Pipe)
 		}
+		for _, a := range n.Args {
+			w.walk(a, dotIsData)
+		}
+	case *parse.FieldNode:
+		if dotIsData {
+			w.add(bootstrapUse{field: n.Ident[0], strict: w.main, pos: n.Pos})
+		}
+	case *parse.DotNode:
+		if dotIsData {
+			w.add(bootstrapUse{all: true, pos: n.Pos})
+		}
+	case *parse.VariableNode:
+		switch {
+		case n.Ident[0] == "$" && len(n.Ident) == 1:
+			w.add(bootstrapUse{all: true, pos: n.Pos})
+		case n.Ident[0] == "$":
+			w.add(bootstrapUse{field: n.Ident[1], strict: w.main, pos: n.Pos})
+		case len(n.Ident) > 1:
+			// $x.F: $x may hold the data; what it reads counts.
+			w.add(bootstrapUse{field: n.Ident[1], pos: n.Pos})
+		}
+	case *parse.ChainNode:
+		w.walk(n.Node, dotIsData)
+	case *parse.IfNode:
+		w.walk(n.Pipe, dotIsData)
+		w.walk(n.List, dotIsData)
+		w.walk(n.ElseList, dotIsData)
+	case *parse.RangeNode:
+		w.walk(n.Pipe, dotIsData)
+		w.walk(n.List, false)
+		w.walk(n.ElseList, dotIsData)
+	case *parse.WithNode:
+		w.walk(n.Pipe, dotIsData)
+		w.walk(n.List, false)
+		w.walk(n.ElseList, dotIsData)
+	case *parse.TemplateNode:
+		w.walk(n.Pipe, dotIsData)
 	}
-	walk(n)
-	return out
 }
 
 // Render renders a bootstrap for one node, with each secret it declares
