@@ -316,11 +316,19 @@ func redact(raw string) string {
 
 // Export writes the files of a revision of the repository at dir into dst,
 // for planning another revision than the one checked out (a pull request's
-// base). Only regular files are written, and no path may leave dst.
+// base). dir may be a directory inside the repository (a monorepo's fleet
+// repository): what is exported is that directory as the revision has it,
+// so dst holds what dir would hold; a revision without the directory
+// exports nothing. Only regular files are written, and no path may leave
+// dst.
 func Export(dir, rev, dst string) error {
 	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
 	if err != nil {
 		return fmt.Errorf("%s is not a Git repository, %w", dir, err)
+	}
+	sub, err := insideWorktree(repo, dir)
+	if err != nil {
+		return err
 	}
 	hash, err := repo.ResolveRevision(plumbing.Revision(rev))
 	if err != nil {
@@ -333,6 +341,15 @@ func Export(dir, rev, dst string) error {
 	tree, err := commit.Tree()
 	if err != nil {
 		return err
+	}
+	if sub != "" {
+		tree, err = tree.Tree(sub)
+		if errors.Is(err, object.ErrDirectoryNotFound) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading %s at %s, %w", sub, rev, err)
+		}
 	}
 	root, err := os.OpenRoot(dst)
 	if err != nil {
@@ -354,4 +371,32 @@ func Export(dir, rev, dst string) error {
 		}
 		return root.WriteFile(f.Name, []byte(content), 0o644)
 	})
+}
+
+// insideWorktree is where dir lies in repo's work tree, slash-separated,
+// "" for the top.
+func insideWorktree(repo *git.Repository, dir string) (string, error) {
+	wt, err := repo.Worktree()
+	if err != nil {
+		return "", fmt.Errorf("%s has no work tree, %w", dir, err)
+	}
+	top, err := filepath.EvalSymlinks(wt.Filesystem.Root())
+	if err != nil {
+		return "", err
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if abs, err = filepath.EvalSymlinks(abs); err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(top, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("%s is not inside the work tree %s", dir, top)
+	}
+	if rel == "." {
+		return "", nil
+	}
+	return filepath.ToSlash(rel), nil
 }
