@@ -414,7 +414,13 @@ func TestConvergedFixtureMatchesThePlan(t *testing.T) {
 	plan := solve(t, exampleInput(t))
 	golden := filepath.Join("..", "testdata", "observed", "fleet-repo-converged.json")
 	if updateGolden {
-		data, err := json.MarshalIndent(observe(plan), "", "  ")
+		// The file is in the format of plan --observed.
+		file := struct {
+			FormatVersion int        `json:"formatVersion"`
+			Kind          string     `json:"kind"`
+			Instances     []Instance `json:"instances"`
+		}{1, "observed", observe(plan)}
+		data, err := json.MarshalIndent(file, "", "  ")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -429,11 +435,13 @@ func TestConvergedFixtureMatchesThePlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var observed []Instance
-	if err := json.Unmarshal(data, &observed); err != nil {
+	var file struct {
+		Instances []Instance `json:"instances"`
+	}
+	if err := json.Unmarshal(data, &file); err != nil {
 		t.Fatal(err)
 	}
-	if changes := Diff(plan, observed, DiffOptions{MaxDeletions: 10}); len(changes.Actions) != 0 {
+	if changes := Diff(plan, file.Instances, DiffOptions{MaxDeletions: 10}); len(changes.Actions) != 0 {
 		t.Errorf("the converged fixture is stale (rerun with GPUFLEET_UPDATE_GOLDEN=1): %v", changes.Actions)
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -303,16 +302,4 @@ func readCatalog(name string) (*catalog.Catalog, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return cat, nil
-}
-
-func readObserved(name string) ([]planner.Instance, error) {
-	data, err := os.ReadFile(name)
-	if err != nil {
-		return nil, err
-	}
-	var observed []planner.Instance
-	if err := json.Unmarshal(data, &observed); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return observed, nil
 }
