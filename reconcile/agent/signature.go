@@ -16,14 +16,27 @@ import (
 var (
 	errTooLarge     = errors.New("payload too large")
 	errBadSignature = errors.New("missing or invalid signature")
+	errContentType  = errors.New("the content type is neither application/json nor application/x-www-form-urlencoded")
 )
 
 // readSigned reads a request body of at most limit bytes and checks the
 // signature in the header against it: "sha256=" and the hex HMAC-SHA256 of
-// the body under the secret, as GitHub sends X-Hub-Signature-256. A body
-// declared too large is refused before a byte of it is read; one that
-// turns out too large, as soon as it passes the limit.
+// the body under the secret, as GitHub sends X-Hub-Signature-256.
 func readSigned(w http.ResponseWriter, r *http.Request, secret []byte, header string, limit int64) ([]byte, error) {
+	body, err := readLimited(w, r, limit)
+	if err != nil {
+		return nil, err
+	}
+	if !validSignature(secret, body, r.Header.Get(header)) {
+		return nil, errBadSignature
+	}
+	return body, nil
+}
+
+// readLimited reads a request body of at most limit bytes. A body declared
+// too large is refused before a byte of it is read; one that turns out
+// too large, as soon as it passes the limit.
+func readLimited(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	if r.ContentLength > limit {
 		return nil, errTooLarge
 	}
@@ -34,9 +47,6 @@ func readSigned(w http.ResponseWriter, r *http.Request, secret []byte, header st
 			return nil, errTooLarge
 		}
 		return nil, fmt.Errorf("reading the request, %w", err)
-	}
-	if !validSignature(secret, body, r.Header.Get(header)) {
-		return nil, errBadSignature
 	}
 	return body, nil
 }
@@ -80,6 +90,9 @@ func refuse(w http.ResponseWriter, err error) int {
 	case errors.Is(err, errBadSignature):
 		replyError(w, http.StatusUnauthorized, err.Error())
 		return http.StatusUnauthorized
+	case errors.Is(err, errContentType):
+		replyError(w, http.StatusUnsupportedMediaType, err.Error())
+		return http.StatusUnsupportedMediaType
 	}
 	replyError(w, http.StatusBadRequest, "could not read the request")
 	return http.StatusBadRequest

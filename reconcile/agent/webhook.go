@@ -1,10 +1,14 @@
 package agent
 
 import (
+	"bytes"
 	"encoding/json"
+	"mime"
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/google/go-github/v75/github"
 )
 
 // pushEvent is the part of GitHub's push event payload the agent reads.
@@ -33,7 +37,7 @@ func (a *Agent) githubWebhook(w http.ResponseWriter, r *http.Request) {
 		replyError(w, http.StatusServiceUnavailable, "shutting down")
 		return
 	}
-	body, err := readSigned(w, r, a.opts.Secret, "X-Hub-Signature-256", a.opts.MaxPayload)
+	body, err := readGitHubPayload(w, r, a.opts.Secret, a.opts.MaxPayload)
 	if err != nil {
 		code := refuse(w, err)
 		log.Warn("webhook refused", "status", code, "reason", err, "remote", r.RemoteAddr)
@@ -97,6 +101,32 @@ func (a *Agent) githubWebhook(w http.ResponseWriter, r *http.Request) {
 	}
 	log.Info("push: run queued", "repos", triggered, "ref", push.Ref)
 	reply(w, http.StatusAccepted, map[string]any{"result": "triggered", "repos": triggered})
+}
+
+// readGitHubPayload reads a delivery in either content type a GitHub
+// webhook can be set to send — JSON as it is, or form-encoded with the JSON
+// in its payload field — and checks X-Hub-Signature-256 over the body as
+// sent, in constant time (go-github's ValidatePayloadFromBody).
+func readGitHubPayload(w http.ResponseWriter, r *http.Request, secret []byte, limit int64) ([]byte, error) {
+	body, err := readLimited(w, r, limit)
+	if err != nil {
+		return nil, err
+	}
+	// GitHub always says; a sender that does not is taken to send JSON.
+	mediaType := "application/json"
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mediaType, _, err = mime.ParseMediaType(ct); err != nil {
+			return nil, errContentType
+		}
+	}
+	if mediaType != "application/json" && mediaType != "application/x-www-form-urlencoded" {
+		return nil, errContentType
+	}
+	payload, err := github.ValidatePayloadFromBody(mediaType, bytes.NewReader(body), r.Header.Get(github.SHA256SignatureHeader), secret)
+	if err != nil {
+		return nil, errBadSignature
+	}
+	return payload, nil
 }
 
 // matchPush finds the configured repositories a push event is about, by
