@@ -270,13 +270,15 @@ func errNamespace(ns string) armError {
 		Message: fmt.Sprintf("The resource namespace '%s' is invalid.", ns)}
 }
 
-func errResourceType(rest []string) armError {
+// errResourceType is ARM's answer for a path naming a type the namespace
+// does not have (a path's segments after …/providers/{namespace}/).
+func errResourceType(namespace string, rest []string) armError {
 	typ := ""
 	if len(rest) > 0 {
 		typ = rest[0]
 	}
 	return armError{Status: http.StatusNotFound, Code: "InvalidResourceType",
-		Message: fmt.Sprintf("The resource type '%s' could not be found in the namespace 'Microsoft.Compute' for api version '%s'.", typ, APIVersion)}
+		Message: fmt.Sprintf("The resource type '%s' could not be found in the namespace '%s'.", typ, namespace)}
 }
 
 func errMethod(method string) armError {

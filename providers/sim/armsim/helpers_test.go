@@ -25,10 +25,12 @@ import (
 
 const (
 	testSub = "00000000-1111-2222-3333-444444444444"
-	testRG  = "gpufleet-rg"
-	t4      = "Standard_NC4as_T4_v3"
-	a100    = "Standard_NC24ads_A100_v4"
-	h200    = "Standard_ND96isr_H200_v5" // offered in eastus2 and swedencentral only, on demand
+	// testRG is the fixture's resource group, which every subscription
+	// has, with a network in each region (see fixture.go).
+	testRG = "gpufleet"
+	t4     = "Standard_NC4as_T4_v3"
+	a100   = "Standard_NC24ads_A100_v4"
+	h200   = "Standard_ND96isr_H200_v5" // offered in eastus2 and swedencentral only, on demand
 )
 
 // fastRetry keeps azcore's retry policy but with delays fit for tests;
@@ -172,7 +174,7 @@ func vmRequest(location, size string, opts ...vmOption) armcompute.VirtualMachin
 						IPConfigurations: []*armcompute.VirtualMachineNetworkInterfaceIPConfiguration{{
 							Name: to.Ptr("ip0"),
 							Properties: &armcompute.VirtualMachineNetworkInterfaceIPConfigurationProperties{
-								Subnet: &armcompute.SubResource{ID: to.Ptr("/subscriptions/" + testSub + "/resourceGroups/" + testRG + "/providers/Microsoft.Network/virtualNetworks/vnet/subnets/default")},
+								Subnet: &armcompute.SubResource{ID: to.Ptr(fixtureSubnetID(location))},
 							},
 						}},
 					},
@@ -184,6 +186,22 @@ func vmRequest(location, size string, opts ...vmOption) armcompute.VirtualMachin
 		o(&vm)
 	}
 	return vm
+}
+
+// fixtureSubnetID is the fixture's subnet in a location.
+func fixtureSubnetID(location string) string {
+	return "/subscriptions/" + testSub + "/resourceGroups/" + testRG + "/providers/Microsoft.Network/virtualNetworks/gpu-" + normalizeLocation(location) + "/subnets/nodes"
+}
+
+// createGroup makes a resource group through the front, as a client
+// would, for tests that need one besides the fixture's.
+func (f *front) createGroup(t *testing.T, name, location string) {
+	t.Helper()
+	resp := rawRequest(t, http.MethodPut, f.url+"/subscriptions/"+testSub+"/resourcegroups/"+name+"?api-version=2022-09-01",
+		[]byte(`{"location":"`+location+`"}`), http.Header{"Content-Type": {"application/json"}})
+	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
+		t.Fatalf("creating resource group %s: %s", name, resp.Status)
+	}
 }
 
 // create runs a create to completion.

@@ -35,6 +35,9 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, sub, resourceGroup
 		s.writeError(w, s.fromWorld(out.Err, callContext{vm: vmRef{Subscription: sub, ResourceGroup: resourceGroup}, opType: "Read"}))
 		return
 	}
+	if resourceGroup != "" && !s.groupExists(w, vmRef{Subscription: sub, ResourceGroup: resourceGroup}) {
+		return
+	}
 	q := r.URL.Query()
 	var view bool
 	switch expand := q.Get("$expand"); {

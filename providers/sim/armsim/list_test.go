@@ -20,6 +20,7 @@ func TestListPaging(t *testing.T) {
 		world:   sim.Config{Capacity: 2000},
 		options: Options{PageSize: pageSize},
 	})
+	f.createGroup(t, "other-rg", "eastus")
 	create := func(rg, name, zone string) error {
 		poller, err := f.vms.BeginCreateOrUpdate(context.Background(), rg, name, vmRequest("eastus", t4, inZone(zone)), nil)
 		if err != nil {

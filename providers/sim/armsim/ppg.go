@@ -97,6 +97,9 @@ func (s *Server) putPPG(w http.ResponseWriter, r *http.Request, ref ppgRef) {
 		s.writeError(w, *e)
 		return
 	}
+	if !s.groupExists(w, vmRef(ref)) {
+		return
+	}
 	s.ppgs.mu.Lock()
 	defer s.ppgs.mu.Unlock()
 	old, exists := s.ppgs.groups[ref.key()]
@@ -187,6 +190,9 @@ func (s *Server) getPPG(w http.ResponseWriter, r *http.Request, ref ppgRef) {
 		s.writeError(w, s.fromWorld(out.Err, c))
 		return
 	}
+	if !s.groupExists(w, vmRef(ref)) {
+		return
+	}
 	s.ppgs.mu.RLock()
 	defer s.ppgs.mu.RUnlock()
 	g, found := s.ppgs.groups[ref.key()]
@@ -207,6 +213,9 @@ func (s *Server) deletePPG(w http.ResponseWriter, r *http.Request, ref ppgRef) {
 	}
 	if out.Err != nil {
 		s.writeError(w, s.fromWorld(out.Err, c))
+		return
+	}
+	if !s.groupExists(w, vmRef(ref)) {
 		return
 	}
 	s.ppgs.mu.Lock()
@@ -235,6 +244,9 @@ func (s *Server) listPPGs(w http.ResponseWriter, r *http.Request, sub, resourceG
 	}
 	if out.Err != nil {
 		s.writeError(w, s.fromWorld(out.Err, c))
+		return
+	}
+	if !s.groupExists(w, vmRef{Subscription: sub, ResourceGroup: resourceGroup}) {
 		return
 	}
 	s.ppgs.mu.RLock()

@@ -217,7 +217,7 @@ func TestPPGBadInput(t *testing.T) {
 		wantStatus         int
 		wantCode           string
 	}{
-		{"unknown api-version", "GET", ppgPath + "exists?api-version=2019-03-01", nil, nil, 400, "InvalidApiVersionParameter"},
+		{"unknown api-version", "GET", ppgPath + "exists?api-version=2099-01-01", nil, nil, 400, "NoRegisteredProviderFound"},
 		{"PATCH", "PATCH", ppgPath + "exists" + q, []byte(`{}`), nil, 405, "MethodNotAllowed"},
 		{"POST to the list", "POST", ppgPath[:len(ppgPath)-1] + q, nil, nil, 405, "MethodNotAllowed"},
 		{"an empty body", "PUT", ppgPath + "x" + q, nil, nil, 400, "InvalidRequestContent"},

@@ -142,15 +142,7 @@ func (s *Server) checkNICs(np *armcompute.NetworkProfile, ref vmRef, spec vmSpec
 		if nic == nil || nic.Properties == nil || !deref(nic.Properties.EnableAcceleratedNetworking) {
 			continue
 		}
-		var allowed []string
-		for _, size := range s.sizesIn(spec.region.Name) {
-			if acceleratedNetworking(size) {
-				allowed = append(allowed, size)
-			}
-		}
-		return &armError{Status: http.StatusBadRequest, Code: "VMSizeIsNotPermittedToEnableAcceleratedNetworking",
-			Message: fmt.Sprintf("Virtual Machine size %s is not in the allowed list of VM sizes for accelerated networking to be enabled on Network Interface %s. Allowed sizes: %s.",
-				spec.size, ref.id(), strings.Join(allowed, ", "))}
+		return errPtr(s.errAccelerated(spec, ref.id()))
 	}
 	return nil
 }

@@ -342,7 +342,7 @@ func TestAcceleratedNetworking(t *testing.T) {
 		t.Fatal(err)
 	}
 	nic := got.Properties.NetworkProfile.NetworkInterfaceConfigurations[0].Properties
-	if !deref(nic.EnableAcceleratedNetworking) || !strings.HasSuffix(deref(nic.IPConfigurations[0].Properties.Subnet.ID), "/subnets/default") {
+	if !deref(nic.EnableAcceleratedNetworking) || !strings.HasSuffix(deref(nic.IPConfigurations[0].Properties.Subnet.ID), "/subnets/nodes") {
 		t.Errorf("GET nic %+v", nic)
 	}
 	f.mustCreate(t, "slow", vmRequest("eastus", nv6, inZone("1"), acceleratedNIC(false)))

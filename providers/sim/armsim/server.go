@@ -1,8 +1,11 @@
 package armsim
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -13,15 +16,6 @@ import (
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
-
-// APIVersion is the one Microsoft.Compute api-version the front serves: the
-// one armcompute v7 sends.
-const APIVersion = "2025-04-01"
-
-// SKUsAPIVersion is the api-version of Resource SKUs, which Compute
-// versions apart from the rest: the newest stable one, which armcompute v7
-// sends.
-const SKUsAPIVersion = "2021-07-01"
 
 const (
 	cloud        = catalog.Azure
@@ -48,6 +42,27 @@ const (
 	OpPPGGet    = "ppgGet"
 	OpPPGDelete = "ppgDelete"
 	OpPPGList   = "ppgList"
+	// Resource groups.
+	OpGroupPut       = "groupPut"
+	OpGroupGet       = "groupGet"
+	OpGroupDelete    = "groupDelete"
+	OpGroupList      = "groupList"
+	OpGroupOperation = "groupOperation"
+	// Network: virtual networks, subnets, network interfaces and their
+	// operations.
+	OpVNetPut          = "vnetPut"
+	OpVNetGet          = "vnetGet"
+	OpVNetDelete       = "vnetDelete"
+	OpVNetList         = "vnetList"
+	OpSubnetPut        = "subnetPut"
+	OpSubnetGet        = "subnetGet"
+	OpSubnetDelete     = "subnetDelete"
+	OpSubnetList       = "subnetList"
+	OpNICPut           = "nicPut"
+	OpNICGet           = "nicGet"
+	OpNICDelete        = "nicDelete"
+	OpNICList          = "nicList"
+	OpNetworkOperation = "networkOperation"
 )
 
 // Options tunes a Server. The zero value is ARM's behaviour.
@@ -71,6 +86,7 @@ type Server struct {
 	panics atomic.Int64
 	models modelCache
 	ppgs   ppgStore
+	res    resourceStore
 }
 
 // New returns a front for world.
@@ -116,97 +132,225 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	}
 	sub := seg[1]
 	switch {
+	case len(seg) == 3 && is(2, "resourceGroups"):
+		s.dispatch(w, r, groupType, noLocation, handlers{http.MethodGet: func() { s.listGroups(w, r, sub) }})
+	case len(seg) == 4 && is(2, "resourceGroups"):
+		g := groupRef{sub, seg[3]}
+		s.dispatch(w, r, groupType, noLocation, handlers{
+			http.MethodPut:    func() { s.putGroup(w, r, g) },
+			http.MethodGet:    func() { s.getGroup(w, r, g) },
+			http.MethodHead:   func() { s.getGroup(w, r, g) },
+			http.MethodDelete: func() { s.deleteGroup(w, r, g) },
+		})
 	case len(seg) >= 6 && is(2, "resourceGroups") && is(4, "providers"):
-		vm := vmRef{Subscription: sub, ResourceGroup: seg[3]}
-		if !is(5, "Microsoft.Compute") {
+		g := groupRef{sub, seg[3]}
+		switch {
+		case is(5, "Microsoft.Compute"):
+			s.routeCompute(w, r, g, seg[6:])
+		case is(5, "Microsoft.Network"):
+			s.routeNetwork(w, r, g, seg[6:])
+		default:
 			s.writeError(w, errNamespace(seg[5]))
+		}
+	case len(seg) == 4 && is(2, "operationresults"):
+		s.dispatch(w, r, groupType, noLocation, handlers{http.MethodGet: func() { s.groupOperation(w, r, sub, seg[3]) }})
+	case len(seg) >= 4 && is(2, "providers") && is(3, "Microsoft.Compute"):
+		s.routeComputeSubscription(w, r, sub, seg[4:])
+	case len(seg) >= 4 && is(2, "providers") && is(3, "Microsoft.Network"):
+		rest := seg[4:]
+		if len(rest) == 4 && strings.EqualFold(rest[0], "locations") && (strings.EqualFold(rest[2], "operations") || strings.EqualFold(rest[2], "operationResults")) {
+			results := strings.EqualFold(rest[2], "operationResults")
+			s.dispatch(w, r, networkOpType, pathLocation(rest[1]), handlers{http.MethodGet: func() { s.networkOperation(w, r, sub, rest[1], rest[3], results) }})
 			return
 		}
-		switch {
-		case len(seg) == 7 && is(6, "virtualMachines"):
-			s.serve(w, r, http.MethodGet, func() { s.list(w, r, sub, vm.ResourceGroup) })
-		case len(seg) == 8 && is(6, "virtualMachines"):
-			vm.Name = seg[7]
-			s.serve(w, r, "", func() {
-				switch r.Method {
-				case http.MethodPut:
-					s.putVM(w, r, vm)
-				case http.MethodGet:
-					s.getVM(w, r, vm)
-				case http.MethodDelete:
-					s.deleteVM(w, r, vm)
-				default:
-					s.writeError(w, errMethod(r.Method))
-				}
-			})
-		case len(seg) == 7 && is(6, "proximityPlacementGroups"):
-			s.serve(w, r, http.MethodGet, func() { s.listPPGs(w, r, sub, vm.ResourceGroup) })
-		case len(seg) == 8 && is(6, "proximityPlacementGroups"):
-			g := ppgRef{Subscription: sub, ResourceGroup: seg[3], Name: seg[7]}
-			s.serve(w, r, "", func() {
-				switch r.Method {
-				case http.MethodPut:
-					s.putPPG(w, r, g)
-				case http.MethodGet:
-					s.getPPG(w, r, g)
-				case http.MethodDelete:
-					s.deletePPG(w, r, g)
-				default:
-					s.writeError(w, errMethod(r.Method))
-				}
-			})
-		case len(seg) == 9 && is(6, "virtualMachines") && is(8, "instanceView"):
-			vm.Name = seg[7]
-			s.serve(w, r, http.MethodGet, func() { s.instanceView(w, r, vm) })
-		default:
-			s.writeError(w, errResourceType(seg[6:]))
-		}
+		s.writeError(w, errResourceType("Microsoft.Network", rest))
 	case len(seg) >= 4 && is(2, "providers"):
-		if !is(3, "Microsoft.Compute") {
-			s.writeError(w, errNamespace(seg[3]))
-			return
-		}
-		switch {
-		case len(seg) == 5 && is(4, "virtualMachines"):
-			s.serve(w, r, http.MethodGet, func() { s.list(w, r, sub, "") })
-		case len(seg) == 8 && is(4, "locations") && is(6, "operations"):
-			s.serve(w, r, http.MethodGet, func() { s.operation(w, r, sub, seg[5], seg[7]) })
-		case len(seg) == 7 && is(4, "locations") && is(6, "usages"):
-			s.serve(w, r, http.MethodGet, func() { s.usages(w, r, sub, seg[5]) })
-		case len(seg) == 5 && is(4, "skus"):
-			s.serveVersion(w, r, http.MethodGet, SKUsAPIVersion, func() { s.skus(w, r, sub) })
-		default:
-			s.writeError(w, errResourceType(seg[4:]))
-		}
+		s.writeError(w, errNamespace(seg[3]))
 	default:
 		s.writeError(w, errNoRoute(r.URL.Path))
 	}
 }
 
-// serve checks what ARM's front door checks before a resource provider
-// sees a request: the method and the api-version.
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, method string, handle func()) {
-	s.serveVersion(w, r, method, APIVersion, handle)
+// routeCompute serves Microsoft.Compute in a resource group: rest follows
+// …/providers/Microsoft.Compute/.
+func (s *Server) routeCompute(w http.ResponseWriter, r *http.Request, g groupRef, rest []string) {
+	is := func(i int, word string) bool { return i < len(rest) && strings.EqualFold(rest[i], word) }
+	switch {
+	case len(rest) == 1 && is(0, "virtualMachines"):
+		s.dispatch(w, r, vmType, noLocation, handlers{http.MethodGet: func() { s.list(w, r, g.Subscription, g.Name) }})
+	case len(rest) == 2 && is(0, "virtualMachines"):
+		vm := vmRef{g.Subscription, g.Name, rest[1]}
+		s.dispatch(w, r, vmType, s.vmLocation(r, vm), handlers{
+			http.MethodPut:    func() { s.putVM(w, r, vm) },
+			http.MethodGet:    func() { s.getVM(w, r, vm) },
+			http.MethodDelete: func() { s.deleteVM(w, r, vm) },
+		})
+	case len(rest) == 3 && is(0, "virtualMachines") && is(2, "instanceView"):
+		vm := vmRef{g.Subscription, g.Name, rest[1]}
+		s.dispatch(w, r, vmType, s.vmLocation(r, vm), handlers{http.MethodGet: func() { s.instanceView(w, r, vm) }})
+	case len(rest) == 1 && is(0, "proximityPlacementGroups"):
+		s.dispatch(w, r, ppgTypeV, noLocation, handlers{http.MethodGet: func() { s.listPPGs(w, r, g.Subscription, g.Name) }})
+	case len(rest) == 2 && is(0, "proximityPlacementGroups"):
+		ref := ppgRef{g.Subscription, g.Name, rest[1]}
+		s.dispatch(w, r, ppgTypeV, s.ppgLocation(r, ref), handlers{
+			http.MethodPut:    func() { s.putPPG(w, r, ref) },
+			http.MethodGet:    func() { s.getPPG(w, r, ref) },
+			http.MethodDelete: func() { s.deletePPG(w, r, ref) },
+		})
+	default:
+		s.writeError(w, errResourceType("Microsoft.Compute", rest))
+	}
 }
 
-// serveVersion is serve for a resource type with an api-version of its own.
-func (s *Server) serveVersion(w http.ResponseWriter, r *http.Request, method, version string, handle func()) {
-	if method != "" && r.Method != method {
+// routeComputeSubscription serves Microsoft.Compute at a subscription:
+// rest follows /subscriptions/{s}/providers/Microsoft.Compute/.
+func (s *Server) routeComputeSubscription(w http.ResponseWriter, r *http.Request, sub string, rest []string) {
+	is := func(i int, word string) bool { return i < len(rest) && strings.EqualFold(rest[i], word) }
+	switch {
+	case len(rest) == 1 && is(0, "virtualMachines"):
+		s.dispatch(w, r, vmType, noLocation, handlers{http.MethodGet: func() { s.list(w, r, sub, "") }})
+	case len(rest) == 4 && is(0, "locations") && is(2, "operations"):
+		s.dispatch(w, r, computeOpType, pathLocation(rest[1]), handlers{http.MethodGet: func() { s.operation(w, r, sub, rest[1], rest[3]) }})
+	case len(rest) == 3 && is(0, "locations") && is(2, "usages"):
+		s.dispatch(w, r, usagesType, pathLocation(rest[1]), handlers{http.MethodGet: func() { s.usages(w, r, sub, rest[1]) }})
+	case len(rest) == 1 && is(0, "skus"):
+		s.dispatch(w, r, skusType, noLocation, handlers{http.MethodGet: func() { s.skus(w, r, sub) }})
+	default:
+		s.writeError(w, errResourceType("Microsoft.Compute", rest))
+	}
+}
+
+// routeNetwork serves Microsoft.Network in a resource group.
+func (s *Server) routeNetwork(w http.ResponseWriter, r *http.Request, g groupRef, rest []string) {
+	is := func(i int, word string) bool { return i < len(rest) && strings.EqualFold(rest[i], word) }
+	switch {
+	case len(rest) == 1 && is(0, "virtualNetworks"):
+		s.dispatch(w, r, vnetType, noLocation, handlers{http.MethodGet: func() { s.listVNets(w, r, g) }})
+	case len(rest) == 2 && is(0, "virtualNetworks"):
+		id := networkID(g, "virtualNetworks", rest[1])
+		s.dispatch(w, r, vnetType, s.networkLocation(r, id), handlers{
+			http.MethodPut:    func() { s.putVNet(w, r, id) },
+			http.MethodGet:    func() { s.getVNet(w, r, id) },
+			http.MethodDelete: func() { s.deleteVNet(w, r, id) },
+		})
+	case len(rest) == 3 && is(0, "virtualNetworks") && is(2, "subnets"):
+		id := networkID(g, "virtualNetworks", rest[1])
+		s.dispatch(w, r, subnetType, noLocation, handlers{http.MethodGet: func() { s.listSubnets(w, r, id) }})
+	case len(rest) == 4 && is(0, "virtualNetworks") && is(2, "subnets"):
+		id := networkID(g, "virtualNetworks", rest[1])
+		id.ChildType, id.Child = "subnets", rest[3]
+		s.dispatch(w, r, subnetType, s.networkLocation(r, id), handlers{
+			http.MethodPut:    func() { s.putSubnet(w, r, id) },
+			http.MethodGet:    func() { s.getSubnet(w, r, id) },
+			http.MethodDelete: func() { s.deleteSubnet(w, r, id) },
+		})
+	case len(rest) == 1 && is(0, "networkInterfaces"):
+		s.dispatch(w, r, nicType, noLocation, handlers{http.MethodGet: func() { s.listNICs(w, r, g) }})
+	case len(rest) == 2 && is(0, "networkInterfaces"):
+		id := networkID(g, "networkInterfaces", rest[1])
+		s.dispatch(w, r, nicType, s.networkLocation(r, id), handlers{
+			http.MethodPut:    func() { s.putNIC(w, r, id) },
+			http.MethodGet:    func() { s.getNIC(w, r, id) },
+			http.MethodDelete: func() { s.deleteNIC(w, r, id) },
+		})
+	default:
+		s.writeError(w, errResourceType("Microsoft.Network", rest))
+	}
+}
+
+// handlers are a route's handlers by method.
+type handlers map[string]func()
+
+// dispatch checks what ARM's front door checks before a resource provider
+// sees a request — the method, then the api-version — and runs the
+// method's handler.
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, t typeVersions, location func() string, h handlers) {
+	handle, ok := h[r.Method]
+	if !ok {
 		s.writeError(w, errMethod(r.Method))
 		return
 	}
-	versions, ok := r.URL.Query()["api-version"]
-	switch {
-	case !ok || len(versions) == 0 || versions[0] == "":
-		s.writeError(w, armError{Status: http.StatusBadRequest, Code: "MissingApiVersionParameter",
-			Message: "The api-version query parameter (?api-version=) is required for all requests."})
-	case versions[0] != version:
-		s.writeError(w, armError{Status: http.StatusBadRequest, Code: "InvalidApiVersionParameter",
-			Message: fmt.Sprintf("The api-version '%s' is invalid. The supported versions are '%s'.", versions[0], version)})
-	default:
-		handle()
+	if _, e := s.checkVersion(r, t, location); e != nil {
+		s.writeError(w, *e)
+		return
+	}
+	handle()
+}
+
+// pathLocation is the location a location-bound path names.
+func pathLocation(loc string) func() string { return func() string { return loc } }
+
+// vmLocation is where ARM looks a VM request's registration up: the
+// location a PUT asks for, or the VM's own.
+func (s *Server) vmLocation(r *http.Request, vm vmRef) func() string {
+	return func() string {
+		if r.Method == http.MethodPut {
+			return peekLocation(r)
+		}
+		if inst, ok := s.world.ByName(cloud, vm.scope(), vm.key()); ok {
+			return s.describe(inst).location
+		}
+		return ""
 	}
 }
+
+// ppgLocation is vmLocation for a proximity placement group.
+func (s *Server) ppgLocation(r *http.Request, ref ppgRef) func() string {
+	return func() string {
+		if r.Method == http.MethodPut {
+			return peekLocation(r)
+		}
+		s.ppgs.mu.RLock()
+		defer s.ppgs.mu.RUnlock()
+		if g, ok := s.ppgs.groups[ref.key()]; ok {
+			return g.location
+		}
+		return ""
+	}
+}
+
+// networkLocation is vmLocation for a network resource; a subnet is in its
+// network's location.
+func (s *Server) networkLocation(r *http.Request, id armID) func() string {
+	return func() string {
+		if r.Method == http.MethodPut && id.ChildType == "" {
+			return peekLocation(r)
+		}
+		s.res.mu.RLock()
+		defer s.res.mu.RUnlock()
+		if id.is("Microsoft.Network", "networkInterfaces", "") {
+			n, _ := s.findNIC(id)
+			return n.Location
+		}
+		v, _ := s.findVNet(id)
+		return v.Location
+	}
+}
+
+// peekLocation reads the location a PUT's body asks for, leaving the body
+// for its handler to read again, failure included.
+func peekLocation(r *http.Request) string {
+	if r.Body == nil {
+		return ""
+	}
+	body, err := io.ReadAll(r.Body)
+	rest := io.Reader(bytes.NewReader(body))
+	if err != nil {
+		rest = io.MultiReader(rest, errReader{err})
+	}
+	r.Body = io.NopCloser(rest)
+	var req struct {
+		Location string `json:"location"`
+	}
+	if json.Unmarshal(body, &req) != nil {
+		return ""
+	}
+	return req.Location
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // admit meters a call against its subscription's rate limits, runs the
 // world's faults for it and waits out any injected latency. It reports

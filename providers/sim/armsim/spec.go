@@ -54,6 +54,8 @@ type vmSpec struct {
 	// ppg is the proximity placement group the VM is created in, nil for
 	// none.
 	ppg *ppg
+	// network is what the VM's network profile references.
+	network vmNetwork
 	// model is what GET echoes back of the request's properties.
 	model *armcompute.VirtualMachineProperties
 }
@@ -221,6 +223,9 @@ func (s *Server) parseSpec(vm *armcompute.VirtualMachine, ref vmRef) (vmSpec, *a
 		return spec, e
 	}
 	if e := s.checkNICs(p.NetworkProfile, ref, spec); e != nil {
+		return spec, e
+	}
+	if spec.network, e = s.checkNetwork(p.NetworkProfile, ref, spec); e != nil {
 		return spec, e
 	}
 	spec.tags = map[string]string{}

@@ -1,10 +1,8 @@
 package armsim
 
 import (
-	"fmt"
 	"math"
 	"net/http"
-	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
@@ -44,7 +42,7 @@ func (s *Server) usages(w http.ResponseWriter, r *http.Request, sub, location st
 	}
 	region, ok := s.world.Region(cloud, loc)
 	if !ok {
-		s.writeError(w, s.errNoProvider(location, "locations/usages", APIVersion))
+		s.writeError(w, s.errNoProvider(location, usagesType.typ, requestVersion(r, usagesType), usagesType.versions))
 		return
 	}
 	vms := len(s.world.List(cloud, func(inst *sim.Instance) bool { return inst.Region == region.Name }))
@@ -74,12 +72,4 @@ func usage(name, description string, used, limit int64) *armcompute.Usage {
 		CurrentValue: to.Ptr(int32(min(used, math.MaxInt32))),
 		Limit:        to.Ptr(limit),
 	}
-}
-
-// errNoProvider is ARM's answer to a location-bound request for a location
-// the resource type is not in.
-func (s *Server) errNoProvider(location, typ, version string) armError {
-	return armError{Status: http.StatusBadRequest, Code: "NoRegisteredProviderFound",
-		Message: fmt.Sprintf("No registered resource provider found for location '%s' and API version '%s' for type '%s'. The supported api-versions are '%s'. The supported locations are '%s'.",
-			location, version, typ, version, strings.Join(locations(s.world.Catalog()), ", "))}
 }

@@ -57,7 +57,20 @@ func (s *Server) putVM(w http.ResponseWriter, r *http.Request, ref vmRef) {
 			return
 		}
 	}
-	// The group the VM names must not be deleted before the VM is in it.
+	// What the VM references — its resource group, network interfaces,
+	// subnets, proximity placement group — must not be deleted before the
+	// VM is there to use it.
+	s.res.mu.RLock()
+	defer s.res.mu.RUnlock()
+	g, e := s.requireGroup(groupRef{ref.Subscription, ref.ResourceGroup})
+	if e != nil {
+		s.writeError(w, *e)
+		return
+	}
+	if g.Change.running(s.world.Now()) {
+		s.writeError(w, errGroupDeleting(g.Name))
+		return
+	}
 	s.ppgs.mu.RLock()
 	defer s.ppgs.mu.RUnlock()
 	spec, e := s.parseSpec(&vm, ref)
@@ -108,6 +121,7 @@ func (s *Server) createVM(w http.ResponseWriter, r *http.Request, ref vmRef, spe
 		props[propPPG] = spec.ppg.ref.key()
 	}
 	spec.identity.store(props)
+	spec.network.store(props)
 	// A regional VM goes to the first zone with room, as Azure places it
 	// wherever the region has capacity; only when none has does the
 	// operation fail.
@@ -224,7 +238,7 @@ func (s *Server) updateVM(w http.ResponseWriter, r *http.Request, ref vmRef, ins
 func (s *Server) getVM(w http.ResponseWriter, r *http.Request, ref vmRef) {
 	inst, _ := s.world.ByName(cloud, ref.scope(), ref.key())
 	_, c, ok := s.admitCall(w, r, ref, OpGet, inst, "Read")
-	if !ok {
+	if !ok || !s.groupExists(w, ref) {
 		return
 	}
 	// The call may have changed the world (a preempt fault).
@@ -248,7 +262,7 @@ func (s *Server) getVM(w http.ResponseWriter, r *http.Request, ref vmRef) {
 func (s *Server) instanceView(w http.ResponseWriter, r *http.Request, ref vmRef) {
 	inst, _ := s.world.ByName(cloud, ref.scope(), ref.key())
 	_, c, ok := s.admitCall(w, r, ref, OpInstanceView, inst, "Read")
-	if !ok {
+	if !ok || !s.groupExists(w, ref) {
 		return
 	}
 	// The call may have changed the world (a preempt fault).
@@ -265,7 +279,7 @@ func (s *Server) instanceView(w http.ResponseWriter, r *http.Request, ref vmRef)
 func (s *Server) deleteVM(w http.ResponseWriter, r *http.Request, ref vmRef) {
 	inst, _ := s.world.ByName(cloud, ref.scope(), ref.key())
 	out, _, ok := s.admitCall(w, r, ref, OpDelete, inst, "Delete")
-	if !ok {
+	if !ok || !s.groupExists(w, ref) {
 		return
 	}
 	inst, found := s.world.ByName(cloud, ref.scope(), ref.key())
@@ -281,6 +295,24 @@ func (s *Server) deleteVM(w http.ResponseWriter, r *http.Request, ref vmRef) {
 		return
 	}
 	s.writeAsync(w, r, http.StatusAccepted, nil, op, true)
+}
+
+// groupExists answers ResourceGroupNotFound, and reports false, when the
+// VM's group does not exist: ARM answers so before Compute sees the call.
+func (s *Server) groupExists(w http.ResponseWriter, ref vmRef) bool {
+	s.res.mu.RLock()
+	_, e := s.requireGroup(groupRef{ref.Subscription, ref.ResourceGroup})
+	s.res.mu.RUnlock()
+	if e != nil {
+		s.writeError(w, *e)
+		return false
+	}
+	return true
+}
+
+func errGroupDeleting(name string) armError {
+	return armError{Status: http.StatusConflict, Code: "ResourceGroupBeingDeleted",
+		Message: fmt.Sprintf("The resource group '%s' is in deprovisioning state and cannot perform this operation.", name)}
 }
 
 // admitCall runs the world's faults for a call about one VM, which may
@@ -341,7 +373,7 @@ func (s *Server) operationURL(r *http.Request, op *sim.Operation) string {
 		sub, location = d.subscription, d.location
 	}
 	return fmt.Sprintf("%s/subscriptions/%s/providers/Microsoft.Compute/locations/%s/operations/%s?api-version=%s",
-		baseURL(r), sub, location, op.ID, APIVersion)
+		baseURL(r), sub, location, op.ID, requestVersion(r, computeOpType))
 }
 
 // retryAfter is the whole seconds until an operation is due, at least one.

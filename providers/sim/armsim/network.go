@@ -1,0 +1,645 @@
+package armsim
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gpufleet/gpufleet/providers/sim"
+)
+
+// Virtual networks and their subnets (Microsoft.Network), as far as VMs
+// and their network interfaces need them: an address space, subnets inside
+// it that do not overlap, subnets a NIC or VM uses that cannot be deleted.
+// A subnet is a child resource: its PUT and DELETE rewrite its network,
+// and a network's PUT replaces its subnets. Writes are long-running, as
+// Network's are: 201/200 or 202 with Azure-AsyncOperation, the resource
+// Updating or Deleting until the world's operation time has passed.
+
+const (
+	vnetResourceType   = "Microsoft.Network/virtualNetworks"
+	subnetResourceType = "Microsoft.Network/virtualNetworks/subnets"
+)
+
+// vnet is a virtual network as the front keeps it.
+type vnet struct {
+	header
+	AddressPrefixes []string  `json:"addressPrefixes"`
+	Subnets         []subnet  `json:"subnets"`
+	Created         time.Time `json:"created"`
+}
+
+type subnet struct {
+	Name          string  `json:"name"`
+	AddressPrefix string  `json:"addressPrefix"`
+	Change        *change `json:"change,omitempty"`
+}
+
+// subnetID is the id of one of the network's subnets.
+func (v vnet) subnetID(name string) armID {
+	id, _ := parseID(v.ID)
+	id.ChildType, id.Child = "subnets", name
+	return id
+}
+
+// live lists the subnets that exist at now.
+func (v vnet) live(now time.Time) []subnet {
+	return slices.DeleteFunc(slices.Clone(v.Subnets), func(sn subnet) bool { return sn.Change.gone(now) })
+}
+
+// subnet finds a subnet that exists at now.
+func (v vnet) subnet(name string, now time.Time) (subnet, bool) {
+	for _, sn := range v.live(now) {
+		if strings.EqualFold(sn.Name, name) {
+			return sn, true
+		}
+	}
+	return subnet{}, false
+}
+
+// vnetJSON and subnetJSON are Network's shapes on the wire.
+type vnetJSON struct {
+	Name       string            `json:"name"`
+	ID         string            `json:"id"`
+	Etag       string            `json:"etag"`
+	Type       string            `json:"type"`
+	Location   string            `json:"location"`
+	Tags       map[string]string `json:"tags"`
+	Properties struct {
+		ProvisioningState string `json:"provisioningState"`
+		ResourceGUID      string `json:"resourceGuid"`
+		AddressSpace      struct {
+			AddressPrefixes []string `json:"addressPrefixes"`
+		} `json:"addressSpace"`
+		Subnets                []subnetJSON `json:"subnets"`
+		VirtualNetworkPeerings []struct{}   `json:"virtualNetworkPeerings"`
+		EnableDdosProtection   bool         `json:"enableDdosProtection"`
+	} `json:"properties"`
+}
+
+type subnetJSON struct {
+	Name       string `json:"name"`
+	ID         string `json:"id"`
+	Etag       string `json:"etag"`
+	Type       string `json:"type"`
+	Properties struct {
+		ProvisioningState                 string      `json:"provisioningState"`
+		AddressPrefix                     string      `json:"addressPrefix"`
+		IPConfigurations                  []subResRef `json:"ipConfigurations,omitempty"`
+		Delegations                       []struct{}  `json:"delegations"`
+		PrivateEndpointNetworkPolicies    string      `json:"privateEndpointNetworkPolicies"`
+		PrivateLinkServiceNetworkPolicies string      `json:"privateLinkServiceNetworkPolicies"`
+	} `json:"properties"`
+}
+
+type subResRef struct {
+	ID string `json:"id"`
+}
+
+// vnetRequest is a network's PUT body; subnetRequest a subnet's, alone or
+// inside its network's.
+type vnetRequest struct {
+	Location   *string            `json:"location"`
+	Tags       map[string]*string `json:"tags"`
+	Properties *struct {
+		AddressSpace *struct {
+			AddressPrefixes []string `json:"addressPrefixes"`
+		} `json:"addressSpace"`
+		Subnets []subnetRequest `json:"subnets"`
+	} `json:"properties"`
+}
+
+type subnetRequest struct {
+	Name       *string `json:"name"`
+	Properties *struct {
+		AddressPrefix   *string  `json:"addressPrefix"`
+		AddressPrefixes []string `json:"addressPrefixes"`
+	} `json:"properties"`
+}
+
+// prefix is the one address prefix a subnet asks for.
+func (r subnetRequest) prefix() string {
+	if r.Properties == nil {
+		return ""
+	}
+	if p := deref(r.Properties.AddressPrefix); p != "" {
+		return p
+	}
+	if len(r.Properties.AddressPrefixes) > 0 {
+		return r.Properties.AddressPrefixes[0]
+	}
+	return ""
+}
+
+// findVNet returns a network that exists now in a group that does.
+func (s *Server) findVNet(id armID) (vnet, bool) {
+	if _, ok := s.findGroup(id.group()); !ok {
+		return vnet{}, false
+	}
+	var v vnet
+	if s.load(kindVNet, id.parent().key(), &v) {
+		return v, !v.Change.gone(s.world.Now())
+	}
+	return s.fixtureVNet(id)
+}
+
+// vnetsIn lists a group's networks: the fixture's not stored, then the
+// stored ones in the order they were created.
+func (s *Server) vnetsIn(g groupRef) []vnet {
+	var out []vnet
+	for _, v := range s.fixtureVNets(g) {
+		if _, stored := s.world.GetResource(cloud, kindVNet, v.key()); !stored {
+			out = append(out, v)
+		}
+	}
+	now := s.world.Now()
+	for _, res := range s.world.Resources(cloud, kindVNet, inGroup(g)) {
+		var v vnet
+		if json.Unmarshal(res.Body, &v) == nil && !v.Change.gone(now) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func (s *Server) renderVNet(v vnet) vnetJSON {
+	now := s.world.Now()
+	out := vnetJSON{Name: v.Name, ID: v.ID, Etag: etag(v.GUID, v.Change, v.Created), Type: vnetResourceType, Location: v.Location, Tags: v.Tags}
+	if out.Tags == nil {
+		out.Tags = map[string]string{}
+	}
+	p := &out.Properties
+	p.ProvisioningState = v.Change.provisioning(now, "Updating")
+	p.ResourceGUID = v.GUID
+	p.AddressSpace.AddressPrefixes = append([]string{}, v.AddressPrefixes...)
+	p.Subnets = []subnetJSON{}
+	p.VirtualNetworkPeerings = []struct{}{}
+	for _, sn := range v.live(now) {
+		p.Subnets = append(p.Subnets, s.renderSubnet(v, sn))
+	}
+	return out
+}
+
+func (s *Server) renderSubnet(v vnet, sn subnet) subnetJSON {
+	now := s.world.Now()
+	id := v.subnetID(sn.Name)
+	out := subnetJSON{Name: sn.Name, ID: id.String(), Etag: etag(v.GUID+"/"+strings.ToLower(sn.Name), sn.Change, v.Created), Type: subnetResourceType}
+	p := &out.Properties
+	state := sn.Change.provisioning(now, "Updating")
+	if state == "Succeeded" {
+		state = v.Change.provisioning(now, "Updating")
+	}
+	p.ProvisioningState = state
+	p.AddressPrefix = sn.AddressPrefix
+	p.Delegations = []struct{}{}
+	p.PrivateEndpointNetworkPolicies, p.PrivateLinkServiceNetworkPolicies = "Disabled", "Enabled"
+	for _, user := range s.subnetUsers(id.key()) {
+		p.IPConfigurations = append(p.IPConfigurations, subResRef{ID: user})
+	}
+	return out
+}
+
+func (s *Server) putVNet(w http.ResponseWriter, r *http.Request, id armID) {
+	body, readErr := readBody(r)
+	if !s.admitSimple(w, r, OpVNetPut, networkContext(id, "write")) {
+		return
+	}
+	if readErr != nil {
+		s.writeError(w, *readErr)
+		return
+	}
+	var req vnetRequest
+	if e := decodeJSON(body, &req); e != nil {
+		s.writeError(w, *e)
+		return
+	}
+	s.res.mu.Lock()
+	defer s.res.mu.Unlock()
+	s.sweep()
+	if _, e := s.requireGroup(id.group()); e != nil {
+		s.writeError(w, *e)
+		return
+	}
+	location, e := s.resourceLocation(req.Location, vnetResourceType)
+	if e != nil {
+		s.writeError(w, *e)
+		return
+	}
+	now := s.world.Now()
+	old, exists := s.findVNet(id)
+	if e := checkReplace(old.header, exists, location, id, now); e != nil {
+		s.writeError(w, *e)
+		return
+	}
+	v := vnet{header: header{ID: id.String(), Name: id.Name, Location: location, Tags: tagsOf(req.Tags), GUID: s.guid(id.key())}, Created: now}
+	if exists {
+		v.ID, v.Name, v.GUID, v.Created = old.ID, old.Name, old.GUID, old.Created
+	}
+	var asked []subnetRequest
+	if p := req.Properties; p != nil {
+		if p.AddressSpace != nil {
+			v.AddressPrefixes = p.AddressSpace.AddressPrefixes
+		}
+		asked = p.Subnets
+	}
+	for _, prefix := range v.AddressPrefixes {
+		if _, err := netip.ParsePrefix(prefix); err != nil {
+			s.writeError(w, errRequestFormat())
+			return
+		}
+	}
+	for _, sr := range asked {
+		sn := subnet{Name: deref(sr.Name), AddressPrefix: sr.prefix()}
+		if e := checkSubnet(v, sn); e != nil {
+			s.writeError(w, *e)
+			return
+		}
+		v.Subnets = append(v.Subnets, sn)
+	}
+	// A PUT without a subnet it had deletes that subnet, which must not be
+	// in use.
+	for _, sn := range old.live(now) {
+		if _, kept := v.subnet(sn.Name, now); !kept {
+			if e := s.subnetInUse(old, sn); e != nil {
+				s.writeError(w, *e)
+				return
+			}
+		}
+	}
+	op := s.startOperation(asyncOp{Namespace: vnetType.namespace, Subscription: id.Subscription, Location: location, Target: id.key()})
+	v.Change = &change{Op: op.ID, Until: op.Until}
+	s.save(kindVNet, id.key(), location, v)
+	status := http.StatusCreated
+	if exists {
+		status = http.StatusOK
+	}
+	s.writeNetworkAsync(w, r, op, false)
+	writeJSON(w, status, s.renderVNet(v))
+}
+
+// checkSubnet checks a subnet's prefix as Network does: given, inside the
+// network's address space, overlapping none of its other subnets.
+func checkSubnet(v vnet, sn subnet) *armError {
+	if sn.AddressPrefix == "" {
+		return &armError{Status: http.StatusBadRequest, Code: "NoAddressPrefixOrPoolProvided",
+			Message: fmt.Sprintf("No address prefix or pool is provided for subnet '%s'.", sn.Name)}
+	}
+	p, err := netip.ParsePrefix(sn.AddressPrefix)
+	if err != nil {
+		return errPtr(errRequestFormat())
+	}
+	inside := false
+	for _, space := range v.AddressPrefixes {
+		if sp, err := netip.ParsePrefix(space); err == nil && sp.Bits() <= p.Bits() && sp.Contains(p.Addr()) {
+			inside = true
+		}
+	}
+	if !inside {
+		return &armError{Status: http.StatusBadRequest, Code: "NetcfgInvalidSubnet",
+			Message: fmt.Sprintf("Subnet '%s' is not valid in virtual network '%s'.", sn.Name, v.Name)}
+	}
+	for _, other := range v.Subnets {
+		if strings.EqualFold(other.Name, sn.Name) || other.Change != nil && other.Change.Delete {
+			continue
+		}
+		if op, err := netip.ParsePrefix(other.AddressPrefix); err == nil && op.Overlaps(p) {
+			return &armError{Status: http.StatusBadRequest, Code: "NetcfgSubnetRangesOverlap",
+				Message: fmt.Sprintf("Subnet '%s' is not valid because its IP address range overlaps with that of an existing subnet in virtual network '%s'.", sn.Name, v.Name)}
+		}
+	}
+	return nil
+}
+
+func (s *Server) getVNet(w http.ResponseWriter, r *http.Request, id armID) {
+	if !s.admitSimple(w, r, OpVNetGet, networkContext(id, "read")) {
+		return
+	}
+	s.res.mu.RLock()
+	defer s.res.mu.RUnlock()
+	if _, e := s.requireGroup(id.group()); e != nil {
+		s.writeError(w, *e)
+		return
+	}
+	v, ok := s.findVNet(id)
+	if !ok {
+		s.writeError(w, errResourceNotFound(id))
+		return
+	}
+	writeJSON(w, http.StatusOK, s.renderVNet(v))
+}
+
+func (s *Server) deleteVNet(w http.ResponseWriter, r *http.Request, id armID) {
+	if !s.admitSimple(w, r, OpVNetDelete, networkContext(id, "delete")) {
+		return
+	}
+	s.res.mu.Lock()
+	defer s.res.mu.Unlock()
+	s.sweep()
+	if _, e := s.requireGroup(id.group()); e != nil {
+		s.writeError(w, *e)
+		return
+	}
+	v, ok := s.findVNet(id)
+	if !ok {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	now := s.world.Now()
+	for _, sn := range v.live(now) {
+		if e := s.subnetInUse(v, sn); e != nil {
+			s.writeError(w, *e)
+			return
+		}
+	}
+	op, joined := s.joinDelete(v.Change, now)
+	if !joined {
+		op = s.startOperation(asyncOp{Namespace: vnetType.namespace, Subscription: id.Subscription, Location: v.Location, Target: id.key(), Delete: true})
+		v.Change = &change{Delete: true, Op: op.ID, Until: op.Until}
+		s.save(kindVNet, id.key(), v.Location, v)
+	}
+	s.writeNetworkAsync(w, r, op, true)
+	w.WriteHeader(http.StatusAccepted)
+}
+
+func (s *Server) listVNets(w http.ResponseWriter, r *http.Request, g groupRef) {
+	if !s.admitSimple(w, r, OpVNetList, networkContext(networkID(g, "virtualNetworks", ""), "read")) {
+		return
+	}
+	s.res.mu.RLock()
+	if _, e := s.requireGroup(g); e != nil {
+		s.res.mu.RUnlock()
+		s.writeError(w, *e)
+		return
+	}
+	var all []vnetJSON
+	for _, v := range s.vnetsIn(g) {
+		all = append(all, s.renderVNet(v))
+	}
+	s.res.mu.RUnlock()
+	writePage(w, r, s, all)
+}
+
+func (s *Server) putSubnet(w http.ResponseWriter, r *http.Request, id armID) {
+	body, readErr := readBody(r)
+	if !s.admitSimple(w, r, OpSubnetPut, networkContext(id, "write")) {
+		return
+	}
+	if readErr != nil {
+		s.writeError(w, *readErr)
+		return
+	}
+	var req subnetRequest
+	if e := decodeJSON(body, &req); e != nil {
+		s.writeError(w, *e)
+		return
+	}
+	s.res.mu.Lock()
+	defer s.res.mu.Unlock()
+	s.sweep()
+	if _, e := s.requireGroup(id.group()); e != nil {
+		s.writeError(w, *e)
+		return
+	}
+	now := s.world.Now()
+	v, ok := s.findVNet(id)
+	switch {
+	case !ok:
+		s.writeError(w, errResourceNotFound(id.parent()))
+		return
+	case v.Change.running(now) && v.Change.Delete:
+		s.writeError(w, errDeleting(id.parent()))
+		return
+	}
+	old, exists := v.subnet(id.Child, now)
+	sn := subnet{Name: id.Child, AddressPrefix: req.prefix()}
+	if exists {
+		sn.Name = old.Name
+	}
+	if e := checkSubnet(v, sn); e != nil {
+		s.writeError(w, *e)
+		return
+	}
+	op := s.startOperation(asyncOp{Namespace: subnetType.namespace, Subscription: id.Subscription, Location: v.Location, Target: id.key()})
+	sn.Change = &change{Op: op.ID, Until: op.Until}
+	v.Subnets = slices.DeleteFunc(v.Subnets, func(o subnet) bool { return strings.EqualFold(o.Name, sn.Name) })
+	v.Subnets = append(v.Subnets, sn)
+	s.save(kindVNet, id.parent().key(), v.Location, v)
+	status := http.StatusCreated
+	if exists {
+		status = http.StatusOK
+	}
+	s.writeNetworkAsync(w, r, op, false)
+	writeJSON(w, status, s.renderSubnet(v, sn))
+}
+
+func (s *Server) getSubnet(w http.ResponseWriter, r *http.Request, id armID) {
+	if !s.admitSimple(w, r, OpSubnetGet, networkContext(id, "read")) {
+		return
+	}
+	s.res.mu.RLock()
+	defer s.res.mu.RUnlock()
+	if _, e := s.requireGroup(id.group()); e != nil {
+		s.writeError(w, *e)
+		return
+	}
+	v, ok := s.findVNet(id)
+	if !ok {
+		s.writeError(w, errResourceNotFound(id.parent()))
+		return
+	}
+	sn, ok := v.subnet(id.Child, s.world.Now())
+	if !ok {
+		s.writeError(w, errChildNotFound(id))
+		return
+	}
+	writeJSON(w, http.StatusOK, s.renderSubnet(v, sn))
+}
+
+func (s *Server) deleteSubnet(w http.ResponseWriter, r *http.Request, id armID) {
+	if !s.admitSimple(w, r, OpSubnetDelete, networkContext(id, "delete")) {
+		return
+	}
+	s.res.mu.Lock()
+	defer s.res.mu.Unlock()
+	s.sweep()
+	if _, e := s.requireGroup(id.group()); e != nil {
+		s.writeError(w, *e)
+		return
+	}
+	now := s.world.Now()
+	v, ok := s.findVNet(id)
+	if !ok {
+		s.writeError(w, errResourceNotFound(id.parent()))
+		return
+	}
+	sn, ok := v.subnet(id.Child, now)
+	if !ok {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if e := s.subnetInUse(v, sn); e != nil {
+		s.writeError(w, *e)
+		return
+	}
+	op, joined := s.joinDelete(sn.Change, now)
+	if !joined {
+		op = s.startOperation(asyncOp{Namespace: subnetType.namespace, Subscription: id.Subscription, Location: v.Location, Target: id.key(), Delete: true})
+		for i := range v.Subnets {
+			if strings.EqualFold(v.Subnets[i].Name, sn.Name) {
+				v.Subnets[i].Change = &change{Delete: true, Op: op.ID, Until: op.Until}
+			}
+		}
+		s.save(kindVNet, id.parent().key(), v.Location, v)
+	}
+	s.writeNetworkAsync(w, r, op, true)
+	w.WriteHeader(http.StatusAccepted)
+}
+
+func (s *Server) listSubnets(w http.ResponseWriter, r *http.Request, id armID) {
+	if !s.admitSimple(w, r, OpSubnetList, networkContext(id, "read")) {
+		return
+	}
+	s.res.mu.RLock()
+	if _, e := s.requireGroup(id.group()); e != nil {
+		s.res.mu.RUnlock()
+		s.writeError(w, *e)
+		return
+	}
+	v, ok := s.findVNet(id)
+	if !ok {
+		s.res.mu.RUnlock()
+		s.writeError(w, errResourceNotFound(id.parent()))
+		return
+	}
+	var all []subnetJSON
+	for _, sn := range v.live(s.world.Now()) {
+		all = append(all, s.renderSubnet(v, sn))
+	}
+	s.res.mu.RUnlock()
+	writePage(w, r, s, all)
+}
+
+// subnetUsers lists what uses a subnet: the IP configurations of the
+// network interfaces in it, and the VMs whose own network interface
+// configurations name it (the front keeps no interface for those).
+func (s *Server) subnetUsers(key string) []string {
+	var out []string
+	for _, n := range s.nics(nil) {
+		for _, ipc := range n.IPConfigs {
+			if strings.EqualFold(ipc.Subnet, key) {
+				out = append(out, n.ipConfigID(ipc.Name))
+			}
+		}
+	}
+	for _, inst := range s.world.List(cloud, func(inst *sim.Instance) bool {
+		return slices.Contains(strings.Split(inst.Properties[propSubnets], "\n"), key)
+	}) {
+		out = append(out, s.describe(inst).id())
+	}
+	return out
+}
+
+// subnetInUse is Network's refusal to delete a subnet something uses.
+func (s *Server) subnetInUse(v vnet, sn subnet) *armError {
+	users := s.subnetUsers(v.subnetID(sn.Name).key())
+	if len(users) == 0 {
+		return nil
+	}
+	return &armError{Status: http.StatusBadRequest, Code: "InUseSubnetCannotBeDeleted",
+		Message: fmt.Sprintf("Subnet %s is in use by %s and cannot be deleted. In order to delete the subnet, delete all the resources within the subnet. See aka.ms/deletesubnet.", sn.Name, users[0])}
+}
+
+// resourceLocation checks a PUT's location as ARM does for every regional
+// resource type.
+func (s *Server) resourceLocation(loc *string, typ string) (string, *armError) {
+	if loc == nil || *loc == "" {
+		return "", &armError{Status: http.StatusBadRequest, Code: "LocationRequired", Message: "The location property is required for this definition."}
+	}
+	region, ok := s.world.Region(cloud, normalizeLocation(*loc))
+	if !ok {
+		return "", &armError{Status: http.StatusBadRequest, Code: "LocationNotAvailableForResourceType",
+			Message: fmt.Sprintf("The provided location '%s' is not available for resource type '%s'. List of available regions for the resource type is '%s'.",
+				*loc, typ, strings.Join(locations(s.world.Catalog()), ","))}
+	}
+	return region.Name, nil
+}
+
+// checkReplace refuses a PUT over an existing resource that ARM refuses:
+// one being deleted, or one in another location.
+func checkReplace(old header, exists bool, location string, id armID, now time.Time) *armError {
+	switch {
+	case !exists:
+	case old.Change.running(now) && old.Change.Delete:
+		return errPtr(errDeleting(id))
+	case old.Location != location:
+		return &armError{Status: http.StatusConflict, Code: "InvalidResourceLocation",
+			Message: fmt.Sprintf("The resource '%s' already exists in location '%s' in resource group '%s'. A resource with the same name cannot be created in location '%s'. Please select a new resource name.",
+				old.Name, old.Location, id.ResourceGroup, location)}
+	}
+	return nil
+}
+
+// joinDelete returns the running deletion a repeated DELETE joins, if any.
+func (s *Server) joinDelete(c *change, now time.Time) (asyncOp, bool) {
+	if c == nil || !c.Delete || !c.running(now) {
+		return asyncOp{}, false
+	}
+	return s.findOperation(c.Op)
+}
+
+func errRequestFormat() armError {
+	return armError{Status: http.StatusBadRequest, Code: "InvalidRequestFormat", Message: "Cannot parse the request."}
+}
+
+// errResourceNotFound is ARM's answer for a top-level resource that is not
+// there.
+func errResourceNotFound(id armID) armError {
+	return armError{Status: http.StatusNotFound, Code: "ResourceNotFound",
+		Message: fmt.Sprintf("The Resource '%s/%s/%s' under resource group '%s' was not found. For more details please go to https://aka.ms/ARMResourceNotFoundFix",
+			id.Namespace, id.Type, id.Name, id.ResourceGroup)}
+}
+
+// errChildNotFound is Network's answer for a child resource (a subnet)
+// that is not there: ARM does not know children, Network does.
+func errChildNotFound(id armID) armError {
+	return armError{Status: http.StatusNotFound, Code: "NotFound",
+		Message: fmt.Sprintf("Resource %s not found.", id.String())}
+}
+
+// errDeleting refuses a write to a resource being deleted.
+func errDeleting(id armID) armError {
+	return armError{Status: http.StatusConflict, Code: "AnotherOperationInProgress",
+		Message: fmt.Sprintf("Another operation on this or dependent resource is in progress: %s is being deleted.", id.String())}
+}
+
+// networkContext is what an injected error about a network resource names.
+func networkContext(id armID, action string) callContext {
+	opType := map[string]string{"read": "Read", "write": "Write", "delete": "Delete"}[action]
+	typ := "Microsoft.Network/" + id.Type
+	if id.ChildType != "" {
+		typ += "/" + id.ChildType
+	}
+	scope := id.String()
+	if id.Name == "" {
+		scope = id.group().id()
+	}
+	return callContext{vm: vmRef{Subscription: id.Subscription, ResourceGroup: id.ResourceGroup}, opType: opType, action: typ + "/" + action, scope: scope}
+}
+
+// writePage writes one page of a listing in ARM's {"value","nextLink"}.
+func writePage[T any](w http.ResponseWriter, r *http.Request, s *Server, all []T) {
+	page, next, e := s.offsetPage(r, len(all))
+	if e != nil {
+		s.writeError(w, *e)
+		return
+	}
+	out := struct {
+		Value    []T     `json:"value"`
+		NextLink *string `json:"nextLink,omitempty"`
+	}{Value: append([]T{}, all[page.start:page.end]...), NextLink: next}
+	writeJSON(w, http.StatusOK, out)
+}

@@ -1,0 +1,410 @@
+package armsim
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gpufleet/gpufleet/providers/sim"
+)
+
+// Network interfaces (Microsoft.Network/networkInterfaces): IP
+// configurations in subnets of networks in the interface's own location,
+// each with a private address Network allocates (the first free one after
+// the four Azure reserves at the start of a subnet), and no deletion while
+// a VM uses the interface.
+
+const (
+	nicResourceType      = "Microsoft.Network/networkInterfaces"
+	ipConfigResourceType = "Microsoft.Network/networkInterfaces/ipConfigurations"
+)
+
+// nic is a network interface as the front keeps it.
+type nic struct {
+	header
+	IPConfigs             []ipConfig `json:"ipConfigurations"`
+	AcceleratedNetworking bool       `json:"acceleratedNetworking,omitempty"`
+	IPForwarding          bool       `json:"ipForwarding,omitempty"`
+	Created               time.Time  `json:"created"`
+}
+
+type ipConfig struct {
+	Name string `json:"name"`
+	// Subnet is the subnet's key; SubnetID the id as the request spelled it.
+	Subnet     string `json:"subnet"`
+	SubnetID   string `json:"subnetId"`
+	PrivateIP  string `json:"privateIp"`
+	Allocation string `json:"allocation"`
+	Primary    bool   `json:"primary"`
+}
+
+func (n nic) ipConfigID(name string) string { return n.ID + "/ipConfigurations/" + name }
+
+// nicRequest is a network interface's PUT body.
+type nicRequest struct {
+	Location   *string            `json:"location"`
+	Tags       map[string]*string `json:"tags"`
+	Properties *struct {
+		IPConfigurations []struct {
+			Name       *string `json:"name"`
+			Properties *struct {
+				Subnet                    *subResRef `json:"subnet"`
+				PrivateIPAddress          *string    `json:"privateIPAddress"`
+				PrivateIPAllocationMethod *string    `json:"privateIPAllocationMethod"`
+				Primary                   *bool      `json:"primary"`
+			} `json:"properties"`
+		} `json:"ipConfigurations"`
+		EnableAcceleratedNetworking *bool `json:"enableAcceleratedNetworking"`
+		EnableIPForwarding          *bool `json:"enableIPForwarding"`
+	} `json:"properties"`
+}
+
+// nicJSON is Network's shape of an interface on the wire.
+type nicJSON struct {
+	Name       string            `json:"name"`
+	ID         string            `json:"id"`
+	Etag       string            `json:"etag"`
+	Type       string            `json:"type"`
+	Location   string            `json:"location"`
+	Tags       map[string]string `json:"tags"`
+	Properties struct {
+		ProvisioningState string         `json:"provisioningState"`
+		ResourceGUID      string         `json:"resourceGuid"`
+		IPConfigurations  []ipConfigJSON `json:"ipConfigurations"`
+		DNSSettings       struct {
+			DNSServers        []string `json:"dnsServers"`
+			AppliedDNSServers []string `json:"appliedDnsServers"`
+		} `json:"dnsSettings"`
+		EnableAcceleratedNetworking bool       `json:"enableAcceleratedNetworking"`
+		EnableIPForwarding          bool       `json:"enableIPForwarding"`
+		DisableTCPStateTracking     bool       `json:"disableTcpStateTracking"`
+		HostedWorkloads             []string   `json:"hostedWorkloads"`
+		TapConfigurations           []struct{} `json:"tapConfigurations"`
+		NicType                     string     `json:"nicType"`
+		VirtualMachine              *subResRef `json:"virtualMachine,omitempty"`
+		Primary                     *bool      `json:"primary,omitempty"`
+	} `json:"properties"`
+}
+
+type ipConfigJSON struct {
+	Name       string `json:"name"`
+	ID         string `json:"id"`
+	Etag       string `json:"etag"`
+	Type       string `json:"type"`
+	Properties struct {
+		ProvisioningState         string    `json:"provisioningState"`
+		PrivateIPAddress          string    `json:"privateIPAddress"`
+		PrivateIPAllocationMethod string    `json:"privateIPAllocationMethod"`
+		Subnet                    subResRef `json:"subnet"`
+		Primary                   bool      `json:"primary"`
+		PrivateIPAddressVersion   string    `json:"privateIPAddressVersion"`
+	} `json:"properties"`
+}
+
+// findNIC returns an interface that exists now in a group that does.
+func (s *Server) findNIC(id armID) (nic, bool) {
+	if _, ok := s.findGroup(id.group()); !ok {
+		return nic{}, false
+	}
+	var n nic
+	if !s.load(kindNIC, id.key(), &n) || n.Change.gone(s.world.Now()) {
+		return nic{}, false
+	}
+	return n, true
+}
+
+// nics lists the interfaces that exist now, of a group (nil: every one).
+func (s *Server) nics(g *groupRef) []nic {
+	var keep func(sim.Resource) bool
+	if g != nil {
+		keep = inGroup(*g)
+	}
+	now := s.world.Now()
+	var out []nic
+	for _, res := range s.world.Resources(cloud, kindNIC, keep) {
+		var n nic
+		if json.Unmarshal(res.Body, &n) == nil && !n.Change.gone(now) {
+			if _, ok := s.findGroup(groupOfKey(res.ID)); ok {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// groupOfKey is the group a stored key is in.
+func groupOfKey(key string) groupRef {
+	rest := strings.TrimPrefix(key, "/subscriptions/")
+	sub, rest, _ := strings.Cut(rest, "/resourcegroups/")
+	name, _, _ := strings.Cut(rest, "/")
+	return groupRef{sub, name}
+}
+
+// nicUsers lists the VMs that use an interface.
+func (s *Server) nicUsers(key string) []string {
+	var out []string
+	for _, inst := range s.world.List(cloud, func(inst *sim.Instance) bool {
+		return slices.Contains(strings.Split(inst.Properties[propNICs], "\n"), key)
+	}) {
+		out = append(out, s.describe(inst).id())
+	}
+	return out
+}
+
+func (s *Server) renderNIC(n nic) nicJSON {
+	now := s.world.Now()
+	out := nicJSON{Name: n.Name, ID: n.ID, Etag: etag(n.GUID, n.Change, n.Created), Type: nicResourceType, Location: n.Location, Tags: n.Tags}
+	if out.Tags == nil {
+		out.Tags = map[string]string{}
+	}
+	p := &out.Properties
+	p.ProvisioningState = n.Change.provisioning(now, "Updating")
+	p.ResourceGUID = n.GUID
+	p.IPConfigurations = []ipConfigJSON{}
+	for _, ipc := range n.IPConfigs {
+		j := ipConfigJSON{Name: ipc.Name, ID: n.ipConfigID(ipc.Name), Etag: etag(n.GUID, n.Change, n.Created), Type: ipConfigResourceType}
+		j.Properties.ProvisioningState = p.ProvisioningState
+		j.Properties.PrivateIPAddress = ipc.PrivateIP
+		j.Properties.PrivateIPAllocationMethod = ipc.Allocation
+		j.Properties.Subnet = subResRef{ID: ipc.SubnetID}
+		j.Properties.Primary = ipc.Primary
+		j.Properties.PrivateIPAddressVersion = "IPv4"
+		p.IPConfigurations = append(p.IPConfigurations, j)
+	}
+	p.DNSSettings.DNSServers, p.DNSSettings.AppliedDNSServers = []string{}, []string{}
+	p.EnableAcceleratedNetworking, p.EnableIPForwarding = n.AcceleratedNetworking, n.IPForwarding
+	p.HostedWorkloads, p.TapConfigurations = []string{}, []struct{}{}
+	p.NicType = "Standard"
+	if users := s.nicUsers(n.key()); len(users) > 0 {
+		p.VirtualMachine = &subResRef{ID: users[0]}
+		primary := true
+		p.Primary = &primary
+	}
+	return out
+}
+
+func (s *Server) putNIC(w http.ResponseWriter, r *http.Request, id armID) {
+	body, readErr := readBody(r)
+	if !s.admitSimple(w, r, OpNICPut, networkContext(id, "write")) {
+		return
+	}
+	if readErr != nil {
+		s.writeError(w, *readErr)
+		return
+	}
+	var req nicRequest
+	if e := decodeJSON(body, &req); e != nil {
+		s.writeError(w, *e)
+		return
+	}
+	s.res.mu.Lock()
+	defer s.res.mu.Unlock()
+	s.sweep()
+	if _, e := s.requireGroup(id.group()); e != nil {
+		s.writeError(w, *e)
+		return
+	}
+	location, e := s.resourceLocation(req.Location, nicResourceType)
+	if e != nil {
+		s.writeError(w, *e)
+		return
+	}
+	now := s.world.Now()
+	old, exists := s.findNIC(id)
+	if e := checkReplace(old.header, exists, location, id, now); e != nil {
+		s.writeError(w, *e)
+		return
+	}
+	n := nic{header: header{ID: id.String(), Name: id.Name, Location: location, Tags: tagsOf(req.Tags), GUID: s.guid(id.key())}, Created: now}
+	if exists {
+		n.ID, n.Name, n.GUID, n.Created = old.ID, old.Name, old.GUID, old.Created
+	}
+	if p := req.Properties; p != nil {
+		n.AcceleratedNetworking = deref(p.EnableAcceleratedNetworking)
+		n.IPForwarding = deref(p.EnableIPForwarding)
+		for i, rc := range p.IPConfigurations {
+			ipc, e := s.ipConfig(n, old, i, deref(rc.Name), rc.Properties)
+			if e != nil {
+				s.writeError(w, *e)
+				return
+			}
+			n.IPConfigs = append(n.IPConfigs, ipc)
+		}
+	}
+	if len(n.IPConfigs) > 0 && !slices.ContainsFunc(n.IPConfigs, func(c ipConfig) bool { return c.Primary }) {
+		n.IPConfigs[0].Primary = true
+	}
+	op := s.startOperation(asyncOp{Namespace: nicType.namespace, Subscription: id.Subscription, Location: location, Target: id.key()})
+	n.Change = &change{Op: op.ID, Until: op.Until}
+	s.save(kindNIC, id.key(), location, n)
+	status := http.StatusCreated
+	if exists {
+		status = http.StatusOK
+	}
+	s.writeNetworkAsync(w, r, op, false)
+	writeJSON(w, status, s.renderNIC(n))
+}
+
+// ipConfig checks the i-th IP configuration of a NIC's PUT: a subnet that
+// exists in the interface's location, and an address in it, kept from the
+// interface's previous version when the configuration stays in its subnet.
+func (s *Server) ipConfig(n, old nic, i int, name string, p *struct {
+	Subnet                    *subResRef `json:"subnet"`
+	PrivateIPAddress          *string    `json:"privateIPAddress"`
+	PrivateIPAllocationMethod *string    `json:"privateIPAllocationMethod"`
+	Primary                   *bool      `json:"primary"`
+}) (ipConfig, *armError) {
+	ipc := ipConfig{Name: name, Allocation: "Dynamic"}
+	if p == nil || p.Subnet == nil || p.Subnet.ID == "" {
+		return ipc, errPtr(errInvalid("ipConfigurations", "IP configuration %s must reference a subnet.", n.ipConfigID(name)))
+	}
+	path := fmt.Sprintf("properties.ipConfigurations[%d].properties.subnet.id", i)
+	sid, ok := parseID(p.Subnet.ID)
+	if !ok || !sid.is("Microsoft.Network", "virtualNetworks", "subnets") {
+		return ipc, errPtr(errLinkedID(p.Subnet.ID, path))
+	}
+	v, ok := s.findVNet(sid)
+	now := s.world.Now()
+	sn, found := v.subnet(sid.Child, now)
+	if !ok || !found || v.Location != n.Location {
+		return ipc, errPtr(errReference(p.Subnet.ID, n.ID))
+	}
+	ipc.Subnet, ipc.SubnetID, ipc.Primary = sid.key(), p.Subnet.ID, deref(p.Primary)
+	if strings.EqualFold(deref(p.PrivateIPAllocationMethod), "Static") && deref(p.PrivateIPAddress) != "" {
+		ipc.Allocation, ipc.PrivateIP = "Static", *p.PrivateIPAddress
+		return ipc, nil
+	}
+	for _, prev := range old.IPConfigs {
+		if strings.EqualFold(prev.Name, name) && prev.Subnet == ipc.Subnet {
+			ipc.PrivateIP = prev.PrivateIP
+			return ipc, nil
+		}
+	}
+	ip, ok := s.freeAddress(sn, ipc.Subnet, n)
+	if !ok {
+		return ipc, &armError{Status: http.StatusBadRequest, Code: "SubnetIsFull",
+			Message: fmt.Sprintf("Subnet %s with address prefix %s does not have enough capacity for 1 IP addresses.", sn.Name, sn.AddressPrefix)}
+	}
+	ipc.PrivateIP = ip
+	return ipc, nil
+}
+
+// freeAddress is the first address of a subnet no other interface's
+// configuration (nor one already given to n) holds, after the network
+// address and the three Azure reserves, and before the broadcast address.
+func (s *Server) freeAddress(sn subnet, key string, n nic) (string, bool) {
+	prefix, err := netip.ParsePrefix(sn.AddressPrefix)
+	if err != nil || !prefix.Addr().Is4() {
+		return "", false
+	}
+	used := map[string]bool{}
+	for _, other := range s.nics(nil) {
+		if other.key() == n.key() {
+			continue
+		}
+		for _, ipc := range other.IPConfigs {
+			if ipc.Subnet == key {
+				used[ipc.PrivateIP] = true
+			}
+		}
+	}
+	for _, ipc := range n.IPConfigs {
+		used[ipc.PrivateIP] = true
+	}
+	addr := prefix.Masked().Addr()
+	for range 4 {
+		addr = addr.Next()
+	}
+	for ; prefix.Contains(addr) && prefix.Contains(addr.Next()); addr = addr.Next() {
+		if !used[addr.String()] {
+			return addr.String(), true
+		}
+	}
+	return "", false
+}
+
+func (s *Server) getNIC(w http.ResponseWriter, r *http.Request, id armID) {
+	if !s.admitSimple(w, r, OpNICGet, networkContext(id, "read")) {
+		return
+	}
+	s.res.mu.RLock()
+	defer s.res.mu.RUnlock()
+	if _, e := s.requireGroup(id.group()); e != nil {
+		s.writeError(w, *e)
+		return
+	}
+	n, ok := s.findNIC(id)
+	if !ok {
+		s.writeError(w, errResourceNotFound(id))
+		return
+	}
+	writeJSON(w, http.StatusOK, s.renderNIC(n))
+}
+
+func (s *Server) deleteNIC(w http.ResponseWriter, r *http.Request, id armID) {
+	if !s.admitSimple(w, r, OpNICDelete, networkContext(id, "delete")) {
+		return
+	}
+	s.res.mu.Lock()
+	defer s.res.mu.Unlock()
+	s.sweep()
+	if _, e := s.requireGroup(id.group()); e != nil {
+		s.writeError(w, *e)
+		return
+	}
+	n, ok := s.findNIC(id)
+	if !ok {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if users := s.nicUsers(n.key()); len(users) > 0 {
+		s.writeError(w, armError{Status: http.StatusBadRequest, Code: "NicInUse",
+			Message: fmt.Sprintf("Network Interface %s is used by existing resource %s. In order to delete the network interface, it must be dissociated from the resource. To learn more, see aka.ms/deletenic.", n.ID, users[0])})
+		return
+	}
+	now := s.world.Now()
+	op, joined := s.joinDelete(n.Change, now)
+	if !joined {
+		op = s.startOperation(asyncOp{Namespace: nicType.namespace, Subscription: id.Subscription, Location: n.Location, Target: id.key(), Delete: true})
+		n.Change = &change{Delete: true, Op: op.ID, Until: op.Until}
+		s.save(kindNIC, id.key(), n.Location, n)
+	}
+	s.writeNetworkAsync(w, r, op, true)
+	w.WriteHeader(http.StatusAccepted)
+}
+
+func (s *Server) listNICs(w http.ResponseWriter, r *http.Request, g groupRef) {
+	if !s.admitSimple(w, r, OpNICList, networkContext(networkID(g, "networkInterfaces", ""), "read")) {
+		return
+	}
+	s.res.mu.RLock()
+	if _, e := s.requireGroup(g); e != nil {
+		s.res.mu.RUnlock()
+		s.writeError(w, *e)
+		return
+	}
+	var all []nicJSON
+	for _, n := range s.nics(&g) {
+		all = append(all, s.renderNIC(n))
+	}
+	s.res.mu.RUnlock()
+	writePage(w, r, s, all)
+}
+
+// errReference is ARM's answer when a resource names another that is not
+// there, or is in another region.
+func errReference(ref, by string) armError {
+	return armError{Status: http.StatusBadRequest, Code: "InvalidResourceReference",
+		Message: fmt.Sprintf("Resource %s referenced by resource %s was not found. Please make sure that the referenced resource exists, and that both resources are in the same region.", ref, by)}
+}
+
+// errLinkedID is ARM's answer when a property that holds a resource id
+// does not read as one.
+func errLinkedID(id, path string) armError {
+	return armError{Status: http.StatusBadRequest, Code: "LinkedInvalidPropertyId",
+		Message: fmt.Sprintf("Property id '%s' at path '%s' is invalid. Expect fully qualified resource Id that start with '/subscriptions/{subscriptionId}' or '/providers/{resourceProviderNamespace}/'.", id, path)}
+}
