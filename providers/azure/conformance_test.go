@@ -27,8 +27,10 @@ import (
 
 const (
 	testSub = "00000000-1111-2222-3333-444444444444"
-	testRG  = "gpufleet-rg"
-	t4      = "Standard_NC4as_T4_v3"
+	// testRG is the emulator's fixture resource group, which has a
+	// network in every region: gpu-<region>, and gpu in eastus.
+	testRG = "gpufleet"
+	t4     = "Standard_NC4as_T4_v3"
 )
 
 var (
