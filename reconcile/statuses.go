@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing/object"
+
 	"github.com/gpufleet/gpufleet/planner"
 	"github.com/gpufleet/gpufleet/reconcile/status"
 	"github.com/gpufleet/gpufleet/schema"
@@ -16,7 +18,7 @@ import (
 // statuses builds each fleet's status from what the run saw and did.
 func (r *run) statuses() map[string]*status.FleetStatus {
 	out := map[string]*status.FleetStatus{}
-	revision := r.specRevision()
+	revision, commit := r.specRevision(), r.specCommit()
 	if r.repo == nil || r.report == nil {
 		// The run stopped before it could plan: keep what the last run
 		// knew and say why this one stopped.
@@ -29,7 +31,7 @@ func (r *run) statuses() map[string]*status.FleetStatus {
 		}
 		for name, prev := range r.previous {
 			st := *prev
-			st.SpecRevision = revision
+			st.SpecRevision, st.SpecCommit = revision, commit
 			st.Errors = append([]string{}, r.errs[""]...)
 			st.Conditions = status.CarryConditions([]status.Condition{
 				{Type: status.Ready, Status: false, Reason: reason, Message: message},
@@ -53,6 +55,7 @@ func (r *run) statuses() map[string]*status.FleetStatus {
 			SchemaVersion:  status.StatusVersion,
 			Fleet:          f.Name,
 			SpecRevision:   revision,
+			SpecCommit:     commit,
 			CostMicros:     f.NowMicros,
 			BaselineMicros: f.BaselineMicros,
 			Workloads:      []status.WorkloadStatus{},
@@ -109,7 +112,7 @@ func (r *run) statuses() map[string]*status.FleetStatus {
 	for _, o := range r.report.Changes.Orphans {
 		st := out[o.Fleet]
 		if st == nil {
-			st = &status.FleetStatus{SchemaVersion: status.StatusVersion, Fleet: o.Fleet, SpecRevision: revision, Orphaned: true, Observed: r.now, Workloads: []status.WorkloadStatus{}}
+			st = &status.FleetStatus{SchemaVersion: status.StatusVersion, Fleet: o.Fleet, SpecRevision: revision, SpecCommit: commit, Orphaned: true, Observed: r.now, Workloads: []status.WorkloadStatus{}}
 			st.Conditions = status.CarryConditions([]status.Condition{
 				{Type: status.Ready, Status: false, Reason: status.ReasonOrphaned, Message: "the fleet was removed from the repository; its instances run on because prune is off"},
 				{Type: status.Stalled, Status: true, Reason: status.ReasonOrphaned, Message: "delete the instances by hand, or set defaults.prune in gpufleet.cue"},
@@ -241,23 +244,72 @@ func (r *run) conditions(f planner.FleetPlan, st *status.FleetStatus) []status.C
 // gpufleet.cue, fleets/ and policy/ at the head. It changes when a spec
 // does, and not when only the status does.
 func (r *run) specRevision() string {
+	commit, err := r.headCommit()
+	if err != nil {
+		return ""
+	}
+	key, err := specKey(commit)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])[:16]
+}
+
+// specCommitLimit bounds the walk back for the commit that made the specs
+// what they are: status commits in between are many only when specs stay
+// unchanged for long, and past the bound the oldest commit seen is named.
+const specCommitLimit = 1000
+
+// specCommit is the commit that made the specs what the head has: the
+// oldest first-parent ancestor of the head with the same specs, walking no
+// further than the first that differs. Status commits, which change only
+// the status, do not move it, so it stays the same from run to run while
+// the specs do.
+func (r *run) specCommit() string {
+	commit, err := r.headCommit()
+	if err != nil {
+		return ""
+	}
+	want, err := specKey(commit)
+	if err != nil {
+		return ""
+	}
+	for range specCommitLimit {
+		if commit.NumParents() == 0 {
+			break
+		}
+		parent, err := commit.Parent(0)
+		if err != nil {
+			break
+		}
+		if key, err := specKey(parent); err != nil || key != want {
+			break
+		}
+		commit = parent
+	}
+	return commit.Hash.String()
+}
+
+func (r *run) headCommit() (*object.Commit, error) {
 	head, err := r.c.Head()
 	if err != nil {
-		return ""
+		return nil, err
 	}
-	commit, err := r.c.Repo.CommitObject(head)
-	if err != nil {
-		return ""
-	}
+	return r.c.Repo.CommitObject(head)
+}
+
+// specKey names a commit's specs by the hashes of their Git trees.
+func specKey(commit *object.Commit) (string, error) {
 	tree, err := commit.Tree()
 	if err != nil {
-		return ""
+		return "", err
 	}
-	h := sha256.New()
+	var b strings.Builder
 	for _, name := range []string{schema.ConfigFile, schema.FleetsDir, schema.PolicyDir} {
 		if e, err := tree.FindEntry(name); err == nil {
-			fmt.Fprintf(h, "%s %s\n", name, e.Hash)
+			fmt.Fprintf(&b, "%s %s\n", name, e.Hash)
 		}
 	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
+	return b.String(), nil
 }

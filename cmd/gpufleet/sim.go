@@ -56,8 +56,11 @@ func (a *app) simServeCommand() *cobra.Command {
 				return err
 			}
 			ep := emu.Endpoints
-			l := emu.World.Latency()
-			fmt.Fprintf(a.stdout, `gpufleet emulator serving (state %s, seed %d, launches take %v, operations %v)
+			took := ""
+			if l := emu.World.Latency(); l != (sim.Latency{}) {
+				took = fmt.Sprintf(", launches take %v, operations %v", l.Launch, l.Operation)
+			}
+			fmt.Fprintf(a.stdout, `gpufleet emulator serving (state %s, seed %d%s)
   EC2  %s
   ARM  %s
   GCE  %s
@@ -66,7 +69,7 @@ func (a *app) simServeCommand() *cobra.Command {
   GCP Cloud Billing    %s
 Point gpufleet at it with:
   export GPUFLEET_AWS_ENDPOINT=%s GPUFLEET_AZURE_ENDPOINT=%s GPUFLEET_GCP_ENDPOINT=%s
-`, state, seed, l.Launch, l.Operation, ep.EC2, ep.ARM, ep.GCE, ep.AWSPricing, ep.AzurePrices, ep.GCPBilling, ep.EC2, ep.ARM, ep.GCE)
+`, state, seed, took, ep.EC2, ep.ARM, ep.GCE, ep.AWSPricing, ep.AzurePrices, ep.GCPBilling, ep.EC2, ep.ARM, ep.GCE)
 			if useTLS {
 				ca := emu.TLS.CA
 				fmt.Fprintf(a.stdout, `The fronts serve https under the emulator's own CA, %s. Trust it with:

@@ -236,7 +236,7 @@ func TestAReportWithoutAShortfallKeepsItsHeadline(t *testing.T) {
 	if got, want := rv.String(), Marker+"\n### Plan: 20 to create, 0 to delete — $92.98/h → $92.98/h ($0.00/h)\n\nPrices:"; !strings.HasPrefix(got, want) {
 		t.Errorf("review starts:\n%s\nwant:\n%s", firstLines(got, 3), want)
 	}
-	if got := string(StatusMarkdown(statusesOf(r, nil), nil, "abc")); !strings.HasPrefix(got, "# gpufleet status\n\nWritten by gpufleet") {
+	if got := string(StatusMarkdown(statusesOf(r, nil), nil, Specs{Commit: "0123456789abcdef0123456789abcdef01234567", Digest: "abc"})); !strings.HasPrefix(got, "# gpufleet status\n\nWritten by gpufleet") {
 		t.Errorf("STATUS.md starts:\n%s", firstLines(got, 3))
 	}
 }
@@ -291,7 +291,7 @@ func TestEveryRendererOpensWithTheShortfall(t *testing.T) {
 			return RunText(b, Run{Dir: "repo", Revision: "0123456789abcdef", Report: r, Statuses: statusesOf(plan(), blocks), Commits: true})
 		}, want},
 		{"STATUS.md", func(b *bytes.Buffer) error {
-			_, err := b.Write(StatusMarkdown(statusesOf(plan(), blocks), nil, "abc"))
+			_, err := b.Write(StatusMarkdown(statusesOf(plan(), blocks), nil, Specs{Commit: "0123456789abcdef0123456789abcdef01234567", Digest: "abc"}))
 			return err
 		}, "# gpufleet status: s" + want[1:]},
 		{"a pull request's review", func(b *bytes.Buffer) error {
@@ -349,7 +349,7 @@ func TestARunSaysTheShortfallItEndedWith(t *testing.T) {
 func TestASuspendedFleetIsNotInTheStatusTitle(t *testing.T) {
 	r := report(infer())
 	r.Suspended = []string{"infer"}
-	got := string(StatusMarkdown(statusesOf(r, nil), nil, "abc"))
+	got := string(StatusMarkdown(statusesOf(r, nil), nil, Specs{Commit: "0123456789abcdef0123456789abcdef01234567", Digest: "abc"}))
 	if !strings.HasPrefix(got, "# gpufleet status\n") {
 		t.Errorf("STATUS.md starts:\n%s", firstLines(got, 3))
 	}

@@ -11,11 +11,27 @@ import (
 	"github.com/gpufleet/gpufleet/reconcile/status"
 )
 
+// Specs names the specs a status is of: the Git commit that made them what
+// they are, and a digest of them.
+type Specs struct {
+	Commit, Digest string
+}
+
+// STATUS.md stays short however large the fleets: each list in it shows
+// at most this many entries, and says how many more the JSON holds.
+const (
+	maxListed      = 10
+	maxWhereOffers = 4
+)
+
 // StatusMarkdown renders STATUS.md: what runs where and what it costs, for
 // people, with the nodes that cannot be placed and why the last run
-// stopped if it did. It holds no timestamp that changes from run to run,
-// so a run that changed nothing leaves it byte for byte the same.
-func StatusMarkdown(statuses map[string]*status.FleetStatus, stopped []string, specRevision string) []byte {
+// stopped if it did. It is a summary bounded in size — tables per fleet and
+// workload, counts of actions, the first few entries of each list — while
+// status/<fleet>.json holds every node. It holds no timestamp that changes
+// from run to run, so a run that changed nothing leaves it byte for byte
+// the same.
+func StatusMarkdown(statuses map[string]*status.FleetStatus, stopped []string, specs Specs) []byte {
 	var b strings.Builder
 	names := slices.Sorted(maps.Keys(statuses))
 	var cost, baseline int64
@@ -30,7 +46,14 @@ func StatusMarkdown(statuses map[string]*status.FleetStatus, stopped []string, s
 	} else {
 		b.WriteString("# gpufleet status\n\n")
 	}
-	fmt.Fprintf(&b, "Written by gpufleet after each run that changed something. Specs at revision `%s`.\n\n", specRevision)
+	b.WriteString("Written by gpufleet after each run that changed something")
+	if specs.Commit != "" {
+		fmt.Fprintf(&b, ", for the specs of commit `%s`", shortCommit(specs.Commit))
+	}
+	if specs.Digest != "" {
+		fmt.Fprintf(&b, " (spec digest `%s`)", specs.Digest)
+	}
+	b.WriteString(". Every node is in the JSON file of its fleet.\n\n")
 	fmt.Fprintf(&b, "**%s/h** for %d fleets", catalog.Money(cost), len(names))
 	if baseline > 0 {
 		fmt.Fprintf(&b, "; %s/h less than the cheapest single-cloud on-demand placement (%s/h)", catalog.Money(baseline-cost), catalog.Money(baseline))
@@ -82,33 +105,82 @@ func StatusMarkdown(statuses map[string]*status.FleetStatus, stopped []string, s
 		}
 		if len(st.Blocklist) > 0 {
 			b.WriteString("\nBlocklisted offers:\n")
-			for _, bl := range st.Blocklist {
+			for _, bl := range st.Blocklist[:min(len(st.Blocklist), maxListed)] {
 				held := ""
 				if bl.Capacity > 0 {
 					held = fmt.Sprintf(" (no more than the %d nodes it holds)", bl.Capacity)
 				}
-				fmt.Fprintf(&b, "- `%s` until %s%s: %s\n", bl.Offer, bl.Until.UTC().Format("2006-01-02 15:04 MST"), held, bl.Reason)
+				fmt.Fprintf(&b, "- `%s` until %s%s: %s\n", bl.Offer, bl.Until.UTC().Format("2006-01-02 15:04 MST"), held, oneLine(bl.Reason))
 			}
+			more(&b, len(st.Blocklist), n)
 		}
 		if len(st.LastActions) > 0 {
 			b.WriteString("\nLast actions:\n")
-			for _, a := range st.LastActions {
-				result := "done"
-				if a.Error != "" {
-					result = "failed: " + oneLine(a.Error)
-				}
-				fmt.Fprintf(&b, "- %s %s on `%s` %s — %s\n", a.Kind, a.Workload, a.Offer, a.Instance, result)
-			}
+			lastActions(&b, st.LastActions, n)
 		}
 		if len(st.Errors) > 0 {
 			b.WriteString("\nErrors:\n")
-			for _, e := range st.Errors {
+			for _, e := range st.Errors[:min(len(st.Errors), maxListed)] {
 				fmt.Fprintf(&b, "- %s\n", oneLine(e))
 			}
+			more(&b, len(st.Errors), n)
 		}
 	}
 	return []byte(b.String())
 }
+
+// lastActions counts the last run's actions by kind, workload and offer,
+// and lists the first failures with their errors.
+func lastActions(b *strings.Builder, actions []status.ActionResult, fleet string) {
+	type group struct {
+		kind            string
+		workload, offer string
+		done, failed    int
+	}
+	var groups []*group
+	index := map[[3]string]*group{}
+	var failures []status.ActionResult
+	for _, a := range actions {
+		k := [3]string{string(a.Kind), a.Workload, a.Offer}
+		g := index[k]
+		if g == nil {
+			g = &group{kind: string(a.Kind), workload: a.Workload, offer: a.Offer}
+			index[k] = g
+			groups = append(groups, g)
+		}
+		if a.Error != "" {
+			g.failed++
+			failures = append(failures, a)
+		} else {
+			g.done++
+		}
+	}
+	for _, g := range groups[:min(len(groups), maxListed)] {
+		result := fmt.Sprintf("%d done", g.done)
+		if g.failed > 0 {
+			result += fmt.Sprintf(", %d failed", g.failed)
+		}
+		fmt.Fprintf(b, "- %s %s on `%s`: %s\n", g.kind, g.workload, g.offer, result)
+	}
+	more(b, len(groups), fleet)
+	if len(failures) > 0 {
+		b.WriteString("\nFailures:\n")
+		for _, a := range failures[:min(len(failures), maxListed)] {
+			fmt.Fprintf(b, "- %s %s on `%s` %s: %s\n", a.Kind, a.Workload, a.Offer, a.Instance, oneLine(a.Error))
+		}
+		more(b, len(failures), fleet)
+	}
+}
+
+// more says how many entries of a list were left out, and where they are.
+func more(b *strings.Builder, total int, fleet string) {
+	if total > maxListed {
+		fmt.Fprintf(b, "- … and %d more in `%s.json`\n", total-maxListed, fleet)
+	}
+}
+
+// short is a commit hash as people quote it.
+func shortCommit(commit string) string { return commit[:min(len(commit), 12)] }
 
 func readiness(st *status.FleetStatus) string {
 	for _, c := range st.Conditions {
@@ -133,9 +205,19 @@ func where(w status.WorkloadStatus) string {
 	if len(count) == 0 {
 		return "—"
 	}
+	// The offers holding the most nodes first, the rest counted.
+	offers := slices.Sorted(maps.Keys(count))
+	slices.SortStableFunc(offers, func(a, b string) int { return count[b] - count[a] })
 	var parts []string
-	for _, offer := range slices.Sorted(maps.Keys(count)) {
+	for _, offer := range offers[:min(len(offers), maxWhereOffers)] {
 		parts = append(parts, fmt.Sprintf("%d × `%s`", count[offer], offer))
+	}
+	if rest := len(offers) - maxWhereOffers; rest > 0 {
+		left := 0
+		for _, offer := range offers[maxWhereOffers:] {
+			left += count[offer]
+		}
+		parts = append(parts, fmt.Sprintf("%d more on %d other offers", left, rest))
 	}
 	return strings.Join(parts, ", ")
 }

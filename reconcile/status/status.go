@@ -69,8 +69,11 @@ type Condition struct {
 type FleetStatus struct {
 	SchemaVersion int    `json:"schemaVersion"`
 	Fleet         string `json:"fleet"`
-	// SpecRevision is the commit whose specs were reconciled.
+	// SpecRevision is a digest of the specs reconciled (the Git trees of
+	// gpufleet.cue, fleets/ and policy/); SpecCommit the commit that made
+	// them what they are, which status commits after it do not move.
 	SpecRevision string `json:"specRevision"`
+	SpecCommit   string `json:"specCommit,omitempty"`
 	// Orphaned is set for a fleet removed from the repository whose
 	// instances still run because prune is off.
 	Orphaned       bool             `json:"orphaned,omitempty"`
