@@ -1,13 +1,19 @@
 package gcp
 
 import (
+	"cmp"
 	"context"
+	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"path"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
 
+	compute "cloud.google.com/go/compute/apiv1"
 	"cloud.google.com/go/compute/apiv1/computepb"
 	"google.golang.org/api/option"
 	"google.golang.org/protobuf/proto"
@@ -75,6 +81,7 @@ func newBackendWith(t *testing.T, cfg *schema.GCP, world sim.Config, wrap func(h
 	}
 	ts := httptest.NewServer(front)
 	t.Cleanup(ts.Close)
+	makeSubnetworks(t, ts.URL, cfg)
 	p, err := New(context.Background(), cfg, w.Catalog(), Options{
 		Endpoint:      ts.URL,
 		ClientOptions: []option.ClientOption{option.WithoutAuthentication()},
@@ -91,6 +98,34 @@ func newBackendWith(t *testing.T, cfg *schema.GCP, world sim.Config, wrap func(h
 		}
 	})
 	return backend{provider: p, world: w, url: ts.URL}
+}
+
+// makeSubnetworks makes the subnetworks cfg names, on its network, as an
+// operator would have: the emulator refuses instances on subnetworks that
+// do not exist. Their ranges are in 10.128.0.0/9, clear of the ranges of
+// the default network's own subnetworks. The front makes a subnetwork
+// when it answers the insert, so nothing waits for the operation.
+func makeSubnetworks(t *testing.T, endpoint string, cfg *schema.GCP) {
+	t.Helper()
+	ctx := context.Background()
+	client, err := compute.NewSubnetworksRESTClient(ctx, option.WithEndpoint(endpoint), option.WithoutAuthentication())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	i := 0
+	for _, region := range slices.Sorted(maps.Keys(cfg.Launch.SubnetByRegion)) {
+		name := path.Base(cfg.Launch.SubnetByRegion[region])
+		_, err := client.Insert(ctx, &computepb.InsertSubnetworkRequest{Project: cfg.Project, Region: region, SubnetworkResource: &computepb.Subnetwork{
+			Name:        proto.String(name),
+			Network:     proto.String(cmp.Or(cfg.Launch.Network, "global/networks/default")),
+			IpCidrRange: proto.String(fmt.Sprintf("10.%d.0.0/20", 240+i)),
+		}})
+		if err != nil {
+			t.Fatalf("making subnetwork %s in %s: %v", name, region, err)
+		}
+		i++
+	}
 }
 
 func TestConformance(t *testing.T) {

@@ -92,7 +92,8 @@ func TestPlacementGroupLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	members := append(made, single)
-	want := []string{"https://www.googleapis.com/compute/v1/projects/" + testProject + "/regions/us-central1/resourcePolicies/" + g.Name}
+	// The emulator writes links under the base it was called on.
+	want := []string{b.url + "/compute/v1/projects/" + testProject + "/regions/us-central1/resourcePolicies/" + g.Name}
 	for _, inst := range members {
 		vm, err := p.instances.Get(ctx, &computepb.GetInstanceRequest{Project: testProject, Zone: testZone, Instance: inst.ID})
 		if err != nil {

@@ -42,7 +42,7 @@ func (s *Server) bulkInsert(w http.ResponseWriter, r *http.Request, project, zon
 	var typ sim.InstanceType
 	invalid := cmp.Or(idErr, bodyErr)
 	if invalid == nil {
-		spec, typ, invalid = s.batchSpec(project, zone, &resource)
+		spec, typ, invalid = s.batchSpec(linksOf(r), project, zone, &resource)
 	}
 	fc := faultContext{Project: project, Zone: zone, Region: s.region(zone), Type: typ, Spot: spec.Market == catalog.Spot,
 		Permission: permissions[OpBulkInsert], Resource: scope(project, zone) + "/instances"}
@@ -56,7 +56,7 @@ func (s *Server) bulkInsert(w http.ResponseWriter, r *http.Request, project, zon
 	if invalid != nil {
 		return invalid
 	}
-	release, invalid := s.admitPolicies(bulkProps, project, zone, spec.Properties)
+	release, invalid := s.admitPolicies(linksOf(r), bulkProps, project, zone, spec.Properties)
 	if invalid != nil {
 		return invalid
 	}
@@ -87,7 +87,7 @@ func (s *Server) bulkInsert(w http.ResponseWriter, r *http.Request, project, zon
 		// The requestId's operation has expired while its instances live on.
 		return alreadyExists(scope(project, zone) + "/instances/" + res.Instances[0].Name)
 	}
-	return writeProto(w, s.renderOperation(res.Operation))
+	return writeProto(w, s.renderOperation(linksOf(r), res.Operation))
 }
 
 // takenName is the first of names that an instance of the zone has, which
@@ -106,12 +106,12 @@ func (s *Server) takenName(project, zone string, names []string) string {
 
 // batchSpec validates a bulkInsert's resource and turns it into what the
 // world launches. Like launchSpec, it fills in the spec as far as it got.
-func (s *Server) batchSpec(project, zone string, res *computepb.BulkInsertInstanceResource) (sim.BatchSpec, sim.InstanceType, *apiError) {
+func (s *Server) batchSpec(l links, project, zone string, res *computepb.BulkInsertInstanceResource) (sim.BatchSpec, sim.InstanceType, *apiError) {
 	spec := sim.BatchSpec{LaunchSpec: sim.LaunchSpec{Cloud: cloud, Zone: zone, Scope: scope(project, zone),
 		Operation: sim.OperationBulkInsert, AsyncCapacity: true, AsyncQuota: true}}
 	props := res.GetInstanceProperties()
 	// The type is named for faults to match even when it is refused below.
-	typeName, _ := machineTypeName(props.GetMachineType(), project, zone)
+	typeName, _ := l.machineTypeName(props.GetMachineType(), project, zone)
 	spec.InstanceType = typeName
 
 	if err := s.zoneExists(project, zone); err != nil {
@@ -145,7 +145,7 @@ func (s *Server) batchSpec(project, zone string, res *computepb.BulkInsertInstan
 		return spec, sim.InstanceType{}, invalidField(bulkProps+".machineType", mt,
 			"Bulk insert takes a machine type name, such as 'g2-standard-4', not a URL.")
 	}
-	launch, typ, err := s.shapeSpec(spec.LaunchSpec, project, bulkProps, true, true, props)
+	launch, typ, err := s.shapeSpec(l, spec.LaunchSpec, project, bulkProps, true, true, props)
 	spec.LaunchSpec = launch
 	if err != nil {
 		return spec, typ, err
@@ -261,7 +261,7 @@ func (s *Server) patternNames(project, zone, pattern string, count int) ([]strin
 // templatePath is the resource path of an instance template as GCE names
 // it in errors, from any of the forms a request may give.
 func templatePath(project, template string) string {
-	rest := strings.TrimPrefix(template, apiBase)
+	rest, _ := (links{}).relative(template)
 	switch {
 	case strings.HasPrefix(rest, "projects/"):
 		return rest
@@ -277,9 +277,9 @@ func templatePath(project, template string) string {
 // to create and what it created. The world creates a batch at once, so
 // the counts are final once the operation is DONE: every instance asked
 // for and not created failed, and none is ever rolled back.
-func bulkStatus(op *sim.Operation, out *computepb.Operation) {
+func bulkStatus(l links, op *sim.Operation, out *computepb.Operation) {
 	project := projectOf(op.Scope)
-	out.TargetLink = proto.String(zoneURL(project, op.Zone) + "/instances")
+	out.TargetLink = proto.String(l.zone(project, op.Zone) + "/instances")
 	out.TargetId = nil
 	out.OperationGroupId = proto.String(groupID(op.ID))
 	status := &computepb.BulkInsertOperationStatus{

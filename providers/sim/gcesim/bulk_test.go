@@ -21,6 +21,8 @@ import (
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
+// zoneBase is the test zone under GCE's own base, which requests may name
+// resources by.
 const zoneBase = "https://www.googleapis.com/compute/v1/projects/gpufleet-test/zones/us-central1-a"
 
 // batch describes a bulkInsert; the zero value asks for nothing, so each
@@ -131,7 +133,7 @@ func TestBulkInsertCreatesAll(t *testing.T) {
 		if got.GetOperationType() != "bulkInsert" || got.GetStatus() != computepb.Operation_PENDING || got.GetInsertTime() != "2026-03-01T12:00:00.000+00:00" {
 			t.Errorf("operation %v, want a pending bulkInsert", got)
 		}
-		if got.GetTargetLink() != zoneBase+"/instances" || got.TargetId != nil || got.GetZone() != zoneBase || got.GetOperationGroupId() == "" {
+		if got.GetTargetLink() != f.zoneLink()+"/instances" || got.TargetId != nil || got.GetZone() != f.zoneLink() || got.GetOperationGroupId() == "" {
 			t.Errorf("targetLink %q targetId %v zone %q group %q", got.GetTargetLink(), got.TargetId, got.GetZone(), got.GetOperationGroupId())
 		}
 		wantCounts(t, got, "CREATING", 3, 0, 0)
@@ -168,7 +170,7 @@ func TestBulkInsertCreatesAll(t *testing.T) {
 		for _, name := range []string{"train-a", "train-b", "train-c"} {
 			inst := f.get(t, zone, name)
 			if !maps.Equal(inst.GetLabels(), labels) || inst.GetStatus() != "RUNNING" ||
-				inst.GetMachineType() != zoneBase+"/machineTypes/g2-standard-4" || inst.GetDisks()[0].GetDiskSizeGb() != 200 {
+				inst.GetMachineType() != f.zoneLink()+"/machineTypes/g2-standard-4" || inst.GetDisks()[0].GetDiskSizeGb() != 200 {
 				t.Errorf("%s: labels %v status %s type %s", name, inst.GetLabels(), inst.GetStatus(), inst.GetMachineType())
 			}
 		}

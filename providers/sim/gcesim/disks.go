@@ -72,40 +72,33 @@ func defaultDiskType(machineType string) string {
 }
 
 // diskTypeName reads initializeParams.diskType. An insert names the type
-// by its full or partial URL ("zones/Z/diskTypes/T"); bulkInsert, like
-// an instance template, by its bare name. what is "" when the form is
-// right, else why it is not.
-func diskTypeName(value, project, zone string, bulk bool) (name, what string) {
-	rest := value
-	if i := strings.Index(rest, "/compute/v1/"); i >= 0 && strings.HasPrefix(rest, "https://") {
-		rest = rest[i+len("/compute/v1/"):]
-	}
-	seg := strings.Split(rest, "/")
-	name = seg[len(seg)-1]
+// by its full or partial URL ("zones/Z/diskTypes/T"); bulkInsert, like an
+// instance template, by its bare name. what is "" when the form is right,
+// else why it is not.
+func (l links) diskTypeName(value, project, zone string, bulk bool) (name, what string) {
+	dt, ok := l.parseRef(value, ref{project: project, scope: "zones", location: zone, collection: "diskTypes"})
+	name = dt.name
+	bare := !strings.Contains(value, "/")
 	switch {
-	case bulk && len(seg) == 1 && name != "":
-		return name, ""
-	case bulk:
-		return name, "Bulk insert takes a disk type name, such as 'pd-balanced', not a URL."
-	case len(seg) == 4 && seg[0] == "zones" && seg[2] == "diskTypes",
-		len(seg) == 6 && seg[0] == "projects" && seg[2] == "zones" && seg[4] == "diskTypes":
-		if seg[len(seg)-3] != zone || len(seg) == 6 && seg[1] != project {
-			return name, "Disk type with name '" + name + "' does not exist in zone '" + zone + "'."
-		}
-		return name, ""
+	case bulk && !bare:
+		return value[strings.LastIndexByte(value, '/')+1:], "Bulk insert takes a disk type name, such as 'pd-balanced', not a URL."
+	case !ok || bare && !bulk:
+		return value[strings.LastIndexByte(value, '/')+1:], "The URL is malformed."
+	case dt.location != zone || dt.project != project:
+		return name, "Disk type with name '" + name + "' does not exist in zone '" + zone + "'."
 	}
-	return name, "The URL is malformed."
+	return name, ""
 }
 
 // bootDiskType validates the boot disk's type against the machine type and
 // returns it, or the series' default when none is named.
-func bootDiskType(field, project, zone, machineType string, bulk bool, init *computepb.AttachedDiskInitializeParams) (string, *apiError) {
+func bootDiskType(l links, field, project, zone, machineType string, bulk bool, init *computepb.AttachedDiskInitializeParams) (string, *apiError) {
 	value := init.GetDiskType()
 	if value == "" {
 		return defaultDiskType(machineType), nil
 	}
 	f := field + ".disks[0].initializeParams.diskType"
-	name, what := diskTypeName(value, project, zone, bulk)
+	name, what := l.diskTypeName(value, project, zone, bulk)
 	if what != "" {
 		return "", invalidField(f, value, what)
 	}
@@ -143,27 +136,37 @@ func (s *Server) getDisk(w http.ResponseWriter, r *http.Request, project, zone, 
 	if !ok {
 		return notFound(resource)
 	}
-	return writeProto(w, s.renderDisk(inst))
+	return writeProto(w, s.renderDisk(linksOf(r), inst))
 }
 
 // renderDisk is an instance's boot disk as disks.get returns it.
-func (s *Server) renderDisk(inst *sim.Instance) *computepb.Disk {
+func (s *Server) renderDisk(l links, inst *sim.Instance) *computepb.Disk {
 	project := projectOf(inst.Scope)
 	props := inst.Properties
 	size, _ := strconv.ParseInt(props[propDiskSizeGb], 10, 64)
-	return &computepb.Disk{
-		Kind:              proto.String("compute#disk"),
-		Id:                proto.Uint64(stableID("disk\x00" + inst.ID)),
-		Name:              proto.String(inst.Name),
-		Zone:              proto.String(zoneURL(project, inst.Zone)),
-		Type:              proto.String(zoneURL(project, inst.Zone) + "/diskTypes/" + diskTypeOf(inst)),
-		SizeGb:            proto.Int64(max(size, defaultDiskSizeGb)),
-		SourceImage:       optional(props[propSourceImage]),
-		Status:            proto.String("READY"),
-		Users:             []string{instanceURL(project, inst.Zone, inst.Name)},
-		SelfLink:          proto.String(zoneURL(project, inst.Zone) + "/disks/" + inst.Name),
-		CreationTimestamp: proto.String(timestamp(inst.LaunchedAt)),
+	out := &computepb.Disk{
+		Kind:                   proto.String("compute#disk"),
+		Id:                     proto.Uint64(stableID("disk\x00" + inst.ID)),
+		Name:                   proto.String(inst.Name),
+		Zone:                   proto.String(l.zone(project, inst.Zone)),
+		Type:                   proto.String(l.url(diskTypePath(project, inst.Zone, diskTypeOf(inst)))),
+		SizeGb:                 proto.Int64(max(size, defaultDiskSizeGb)),
+		SourceImage:            optional(l.stored(props[propSourceImage])),
+		Status:                 proto.String("READY"),
+		Users:                  []string{l.instance(project, inst.Zone, inst.Name)},
+		SelfLink:               proto.String(l.zone(project, inst.Zone) + "/disks/" + inst.Name),
+		CreationTimestamp:      proto.String(timestamp(inst.LaunchedAt)),
+		LabelFingerprint:       proto.String(fingerprint(nil)),
+		PhysicalBlockSizeBytes: proto.Int64(4096),
+		Architecture:           proto.String("X86_64"),
 	}
+	if lic := props[propLicense]; lic != "" {
+		out.Licenses = []string{l.url(lic)}
+	}
+	if img, ok := imageAt(props[propSourceImage]); ok {
+		out.SourceImageId = proto.String(strconv.FormatUint(stableID("image\x00"+img.path()), 10))
+	}
+	return out
 }
 
 // diskTypeOf is the type of an instance's boot disk; one the world made

@@ -171,6 +171,14 @@ func (f *fixture) get(t *testing.T, zone, name string) *computepb.Instance {
 	return inst
 }
 
+// link is the URL the front writes for a resource path: under the base
+// the request came on, which for the fixture's clients is the loopback
+// server's.
+func (f *fixture) link(path string) string { return f.url + "/compute/v1/" + path }
+
+// zoneLink is the URL of the test zone.
+func (f *fixture) zoneLink() string { return f.link(scope(project, zone)) }
+
 func (f *fixture) calls(op string) int { return f.world.Calls()["gcp "+op] }
 
 func (f *fixture) addFault(t *testing.T, fault sim.Fault) {

@@ -28,7 +28,7 @@ func (s *Server) insert(w http.ResponseWriter, r *http.Request, project, zone st
 	var typ sim.InstanceType
 	invalid := cmp.Or(idErr, bodyErr)
 	if invalid == nil {
-		spec, typ, invalid = s.launchSpec(project, zone, resource)
+		spec, typ, invalid = s.launchSpec(linksOf(r), project, zone, resource)
 	}
 	fc := faultContext{Project: project, Zone: zone, Region: s.region(zone), Type: typ, Spot: spec.Market == catalog.Spot,
 		Permission: permissions[OpInsert], Resource: scope(project, zone) + "/instances/" + resource.GetName()}
@@ -42,7 +42,7 @@ func (s *Server) insert(w http.ResponseWriter, r *http.Request, project, zone st
 	if invalid != nil {
 		return invalid
 	}
-	release, invalid := s.admitPolicies("resource", project, zone, spec.Properties)
+	release, invalid := s.admitPolicies(linksOf(r), "resource", project, zone, spec.Properties)
 	if invalid != nil {
 		return invalid
 	}
@@ -73,7 +73,7 @@ func (s *Server) insert(w http.ResponseWriter, r *http.Request, project, zone st
 		// The requestId's operation has expired while its instance lives on.
 		return alreadyExists(scope(project, zone) + "/instances/" + res.Instance.Name)
 	}
-	return writeProto(w, s.renderOperation(res.Operation))
+	return writeProto(w, s.renderOperation(linksOf(r), res.Operation))
 }
 
 // interceptOn counts a call on one instance and applies its faults: an
@@ -106,7 +106,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, project, zone, name
 	if !ok {
 		return notFound(scope(project, zone) + "/instances/" + name)
 	}
-	return writeProto(w, s.renderInstance(inst))
+	return writeProto(w, s.renderInstance(linksOf(r), inst))
 }
 
 // delete serves instances.delete as a "delete" operation; a repeated
@@ -133,7 +133,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, project, zone, n
 	if err != nil {
 		return notFound(scope(project, zone) + "/instances/" + name)
 	}
-	return writeProto(w, s.renderOperation(op))
+	return writeProto(w, s.renderOperation(linksOf(r), op))
 }
 
 // checkTarget validates the zone and instance of a path.
@@ -221,33 +221,25 @@ func readResource(r *http.Request, m proto.Message) *apiError {
 	return nil
 }
 
-// machineTypeName normalises the machine type forms GCE accepts: a full
-// URL, a partial "projects/…/zones/…/machineTypes/…" or
-// "zones/…/machineTypes/…", or a bare name. A type named for another
-// project or zone is refused, though its name is still returned for the
-// error message and for faults to match on.
-func machineTypeName(value, project, zone string) (string, bool) {
-	rest := value
-	if i := strings.Index(rest, "/compute/v1/"); i >= 0 && strings.HasPrefix(rest, "https://") {
-		rest = rest[i+len("/compute/v1/"):]
+// machineTypeName reads the machine type forms GCE accepts: a full URL, a
+// partial "projects/…/zones/…/machineTypes/…" or "zones/…/machineTypes/…",
+// or a bare name. A type named for another project or zone is refused,
+// though its name is still returned for the error message and for faults
+// to match on.
+func (l links) machineTypeName(value, project, zone string) (string, bool) {
+	mt, ok := l.parseRef(value, ref{project: project, scope: "zones", location: zone, collection: "machineTypes"})
+	if !ok {
+		return value[strings.LastIndexByte(value, '/')+1:], false
 	}
-	seg := strings.Split(rest, "/")
-	name := seg[len(seg)-1]
-	switch {
-	case len(seg) == 1:
-	case len(seg) == 4 && seg[0] == "zones" && seg[1] == zone && seg[2] == "machineTypes":
-	case len(seg) == 6 && seg[0] == "projects" && seg[1] == project && seg[2] == "zones" && seg[3] == zone && seg[4] == "machineTypes":
-	default:
-		return name, false
-	}
-	return name, name != ""
+	return mt.name, mt.project == project && mt.location == zone
 }
 
 func unknownMachineType(field, value, name, zone string) *apiError {
 	return invalidField(field, value, "Machine type with name '"+name+"' does not exist in zone '"+zone+"'.")
 }
 
-// Properties the world keeps for the front to echo back.
+// Properties the world keeps for the front to echo back. References are
+// kept as paths (see links).
 const (
 	propSourceImage       = "sourceImage"
 	propDiskSizeGb        = "diskSizeGb"
@@ -268,8 +260,16 @@ const (
 	// The service account: its email and its scopes, space-separated.
 	propServiceAccount = "serviceAccount"
 	propScopes         = "scopes"
-	// The resource policies the instance is in, by URL, space-separated.
+	// The resource policies the instance is in, by path, space-separated.
 	propResourcePolicies = "resourcePolicies"
+	// The subnetwork's range, which the instance's address is in.
+	propSubnetRange = "subnetRange"
+	// The boot disk's license, by path, when its image has one, and its
+	// interface when one was asked for.
+	propLicense       = "license"
+	propDiskInterface = "diskInterface"
+	// The network tags, space-separated.
+	propTags = "tags"
 )
 
 // defaultDiskSizeGb is the boot disk size when none is asked for: the size
@@ -279,9 +279,9 @@ const defaultDiskSizeGb = 10
 // launchSpec validates an insert's resource and turns it into what the
 // world launches. It fills in the spec as far as it got, so that faults can
 // still match on the instance type of a request that is then refused.
-func (s *Server) launchSpec(project, zone string, res *computepb.Instance) (sim.LaunchSpec, sim.InstanceType, *apiError) {
+func (s *Server) launchSpec(l links, project, zone string, res *computepb.Instance) (sim.LaunchSpec, sim.InstanceType, *apiError) {
 	spec := sim.LaunchSpec{Cloud: cloud, Zone: zone, Scope: scope(project, zone), Name: res.GetName(), Operation: sim.OperationInsert, AsyncCapacity: true, AsyncQuota: true}
-	typeName, typeOK := machineTypeName(res.GetMachineType(), project, zone)
+	typeName, typeOK := l.machineTypeName(res.GetMachineType(), project, zone)
 	spec.InstanceType = typeName
 
 	if err := s.zoneExists(project, zone); err != nil {
@@ -293,13 +293,15 @@ func (s *Server) launchSpec(project, zone string, res *computepb.Instance) (sim.
 	if res.MachineType == nil {
 		return spec, sim.InstanceType{}, requiredField("resource.machineType")
 	}
-	return s.shapeSpec(spec, project, "resource", typeOK, false, res)
+	return s.shapeSpec(l, spec, project, "resource", typeOK, false, res)
 }
 
 // instanceShape is what an instance is made of, as an Instance (insert)
 // and InstanceProperties (bulkInsert) both carry it.
 type instanceShape interface {
 	GetMachineType() string
+	GetGuestAccelerators() []*computepb.AcceleratorConfig
+	GetTags() *computepb.Tags
 	GetScheduling() *computepb.Scheduling
 	GetDisks() []*computepb.AttachedDisk
 	GetNetworkInterfaces() []*computepb.NetworkInterface
@@ -315,7 +317,7 @@ type instanceShape interface {
 // set. typeOK says whether the machine type was named in a form the call
 // accepts; bulk, whether the call is a bulkInsert, which names types
 // without URLs.
-func (s *Server) shapeSpec(spec sim.LaunchSpec, project, field string, typeOK, bulk bool, res instanceShape) (sim.LaunchSpec, sim.InstanceType, *apiError) {
+func (s *Server) shapeSpec(l links, spec sim.LaunchSpec, project, field string, typeOK, bulk bool, res instanceShape) (sim.LaunchSpec, sim.InstanceType, *apiError) {
 	zone := spec.Zone
 	sch := res.GetScheduling()
 	model := sch.GetProvisioningModel()
@@ -331,18 +333,36 @@ func (s *Server) shapeSpec(spec sim.LaunchSpec, project, field string, typeOK, b
 		return spec, sim.InstanceType{}, unknownMachineType(field+".machineType", res.GetMachineType(), spec.InstanceType, zone)
 	}
 
+	if err := s.guestAccelerators(l, field, project, zone, typ, res.GetGuestAccelerators()); err != nil {
+		return spec, typ, err
+	}
 	props, err := schedulingProps(field, sch, spec.Market, typ)
 	if err != nil {
 		return spec, typ, err
 	}
-	if err := diskProps(field, project, zone, typ.Name, bulk, res.GetDisks(), props); err != nil {
+	if err := diskProps(l, field, project, zone, typ.Name, bulk, res.GetDisks(), props); err != nil {
 		return spec, typ, err
 	}
+	if len(res.GetNetworkInterfaces()) > 1 {
+		// One NIC is all the emulator models; GCE would take up to one a
+		// vCPU, to eight.
+		return spec, typ, invalidField(field+".networkInterfaces", "", "The emulator supports one network interface per instance.")
+	}
 	nic := firstNIC(res.GetNetworkInterfaces())
-	props[propNetwork] = networkURL(project, nic.GetNetwork())
-	props[propSubnetwork] = subnetworkURL(project, s.region(zone), nic.GetNetwork(), nic.GetSubnetwork())
+	sub, err := s.nicNetwork(l, field, project, s.region(zone), nic)
+	if err != nil {
+		return spec, typ, err
+	}
+	props[propNetwork] = sub.Network
+	props[propSubnetwork] = sub.path()
+	props[propSubnetRange] = sub.Range
 	if err := accessConfigProps(field, nic.GetAccessConfigs(), props); err != nil {
 		return spec, typ, err
+	}
+	if items := res.GetTags().GetItems(); len(items) > 0 {
+		if err := tagProps(field, items, props); err != nil {
+			return spec, typ, err
+		}
 	}
 	if err := metadataProps(field, res.GetMetadata(), props); err != nil {
 		return spec, typ, err
@@ -353,7 +373,7 @@ func (s *Server) shapeSpec(spec sim.LaunchSpec, project, field string, typeOK, b
 	if err := validateLabels(field, res.GetLabels()); err != nil {
 		return spec, typ, err
 	}
-	policies, err := s.policyRefs(field, project, zone, bulk, res.GetResourcePolicies())
+	policies, err := s.policyRefs(l, field, project, zone, bulk, res.GetResourcePolicies())
 	if err != nil {
 		return spec, typ, err
 	}
@@ -408,7 +428,7 @@ func schedulingProps(field string, sch *computepb.Scheduling, market catalog.Mar
 	return props, nil
 }
 
-func diskProps(field, project, zone, machineType string, bulk bool, disks []*computepb.AttachedDisk, props map[string]string) *apiError {
+func diskProps(l links, field, project, zone, machineType string, bulk bool, disks []*computepb.AttachedDisk, props map[string]string) *apiError {
 	if len(disks) == 0 {
 		return invalidField(field+".disks", "", "Boot disk must be specified.")
 	}
@@ -417,17 +437,44 @@ func diskProps(field, project, zone, machineType string, bulk bool, disks []*com
 	if init.GetSourceImage() == "" && init.GetSourceSnapshot() == "" && boot.GetSource() == "" {
 		return invalidField(field+".disks[0]", "", "Boot disk must have a source image, snapshot or disk.")
 	}
-	size := cmp.Or(init.GetDiskSizeGb(), boot.GetDiskSizeGb())
-	if size != 0 && size < defaultDiskSizeGb {
-		return invalidField(field+".disks[0].initializeParams.diskSizeGb", strconv.FormatInt(size, 10),
-			"Requested disk size cannot be smaller than the image size ("+strconv.Itoa(defaultDiskSizeGb)+" GB)")
+	if i := boot.GetInterface(); i != "" && i != "SCSI" && i != "NVME" {
+		return invalidField(field+".disks[0].interface", i, "Must be one of [NVME, SCSI].")
 	}
-	diskType, err := bootDiskType(field, project, zone, machineType, bulk, init)
+	source := cmp.Or(init.GetSourceSnapshot(), boot.GetSource())
+	minSize := int64(defaultDiskSizeGb)
+	if value := init.GetSourceImage(); value != "" {
+		ir, ok := l.parseImageRef(value, project)
+		if !ok {
+			return invalidField(field+".disks[0].initializeParams.sourceImage", value, "The URL is malformed.")
+		}
+		img, found, err := resolveImage(ir)
+		if err != nil {
+			return err
+		}
+		source = ir.path()
+		if found {
+			source = img.path()
+			minSize = img.diskSizeGb
+			props[propLicense] = licensePath(img)
+		}
+	}
+	size := cmp.Or(init.GetDiskSizeGb(), boot.GetDiskSizeGb())
+	if size != 0 && size < minSize {
+		return invalidField(field+".disks[0].initializeParams.diskSizeGb", strconv.FormatInt(size, 10),
+			"Requested disk size cannot be smaller than the image size ("+strconv.FormatInt(minSize, 10)+" GB)")
+	}
+	diskType, err := bootDiskType(l, field, project, zone, machineType, bulk, init)
 	if err != nil {
 		return err
 	}
-	props[propSourceImage] = cmp.Or(init.GetSourceImage(), init.GetSourceSnapshot(), boot.GetSource())
-	props[propDiskSizeGb] = strconv.FormatInt(cmp.Or(size, defaultDiskSizeGb), 10)
+	if rel, ok := l.relative(source); ok {
+		source = rel
+	}
+	props[propSourceImage] = source
+	props[propDiskSizeGb] = strconv.FormatInt(cmp.Or(size, minSize), 10)
+	if i := boot.GetInterface(); i != "" {
+		props[propDiskInterface] = i
+	}
 	props[propDiskType] = diskType
 	// The API's default is to keep a disk when its instance goes.
 	props[propAutoDelete] = strconv.FormatBool(boot.GetAutoDelete())
@@ -457,6 +504,24 @@ func accessConfigProps(field string, configs []*computepb.AccessConfig, props ma
 	if ip := ac.GetNatIP(); ip != "" {
 		props[propNatIP] = ip
 	}
+	return nil
+}
+
+// maxTags is how many network tags an instance may have.
+const maxTags = 64
+
+// tagProps validates the network tags, which firewall rules pick
+// instances by: names of RFC 1035 form, 64 at most.
+func tagProps(field string, items []string, props map[string]string) *apiError {
+	if len(items) > maxTags {
+		return invalidField(field+".tags.items", "", fmt.Sprintf("Instances can have at most %d tags.", maxTags))
+	}
+	for i, t := range items {
+		if !nameRE.MatchString(t) {
+			return invalidField(fmt.Sprintf("%s.tags.items[%d]", field, i), t, "Must be a match of regex '"+namePattern+"'")
+		}
+	}
+	props[propTags] = strings.Join(items, " ")
 	return nil
 }
 
@@ -493,38 +558,6 @@ func firstNIC(nics []*computepb.NetworkInterface) *computepb.NetworkInterface {
 		return nil
 	}
 	return nics[0]
-}
-
-// networkURL expands the network forms GCE accepts to a full URL; no
-// network means the project's default one.
-func networkURL(project, network string) string {
-	switch {
-	case network == "":
-		return apiBase + "projects/" + project + "/global/networks/default"
-	case strings.HasPrefix(network, "https://"):
-		return network
-	case strings.HasPrefix(network, "projects/"):
-		return apiBase + network
-	case strings.HasPrefix(network, "global/"):
-		return apiBase + "projects/" + project + "/" + network
-	}
-	return apiBase + "projects/" + project + "/global/networks/" + network
-}
-
-// subnetworkURL expands a subnetwork; on the default auto-mode network,
-// none means the region's default subnetwork.
-func subnetworkURL(project, region, network, subnetwork string) string {
-	switch {
-	case subnetwork == "" && strings.HasSuffix(networkURL(project, network), "/global/networks/default"):
-		return apiBase + "projects/" + project + "/regions/" + region + "/subnetworks/default"
-	case subnetwork == "", strings.HasPrefix(subnetwork, "https://"):
-		return subnetwork
-	case strings.HasPrefix(subnetwork, "projects/"):
-		return apiBase + subnetwork
-	case strings.HasPrefix(subnetwork, "regions/"):
-		return apiBase + "projects/" + project + "/" + subnetwork
-	}
-	return apiBase + "projects/" + project + "/regions/" + region + "/subnetworks/" + subnetwork
 }
 
 // operationFault is the error a create's operation ends with: a stock-out

@@ -15,12 +15,12 @@ import (
 )
 
 func TestInsertCreatesInstance(t *testing.T) {
-	const base = "https://www.googleapis.com/compute/v1/projects/gpufleet-test/zones/us-central1-a"
+	const googleBase = "https://www.googleapis.com/compute/v1/projects/gpufleet-test/zones/us-central1-a"
 	tests := []struct {
 		name        string
 		machineType string
 	}{
-		{"full URL", base + "/machineTypes/a3-highgpu-8g"},
+		{"full URL", googleBase + "/machineTypes/a3-highgpu-8g"},
 		{"partial URL", "projects/gpufleet-test/zones/us-central1-a/machineTypes/a3-highgpu-8g"},
 		{"zonal path", "zones/us-central1-a/machineTypes/a3-highgpu-8g"},
 		{"bare name", "a3-highgpu-8g"},
@@ -41,6 +41,8 @@ func TestInsertCreatesInstance(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := op.Proto()
+			// Links are written under the base the request came on.
+			base := f.zoneLink()
 			if got.GetOperationType() != "insert" || got.GetStatus() != computepb.Operation_DONE || got.GetProgress() != 100 || got.GetError() != nil {
 				t.Errorf("operation %v, want a finished insert without error", got)
 			}
@@ -66,8 +68,8 @@ func TestInsertCreatesInstance(t *testing.T) {
 				"creationTimestamp": {inst.GetCreationTimestamp(), "2026-03-01T12:00:00.000+00:00"},
 				"provisioningModel": {inst.GetScheduling().GetProvisioningModel(), "STANDARD"},
 				"onHostMaintenance": {inst.GetScheduling().GetOnHostMaintenance(), "TERMINATE"},
-				"network":           {inst.GetNetworkInterfaces()[0].GetNetwork(), "https://www.googleapis.com/compute/v1/projects/gpufleet-test/global/networks/default"},
-				"subnetwork":        {inst.GetNetworkInterfaces()[0].GetSubnetwork(), "https://www.googleapis.com/compute/v1/projects/gpufleet-test/regions/us-central1/subnetworks/default"},
+				"network":           {inst.GetNetworkInterfaces()[0].GetNetwork(), f.link("projects/gpufleet-test/global/networks/default")},
+				"subnetwork":        {inst.GetNetworkInterfaces()[0].GetSubnetwork(), f.link("projects/gpufleet-test/regions/us-central1/subnetworks/default")},
 				"diskSizeGb":        {strconv.FormatInt(inst.GetDisks()[0].GetDiskSizeGb(), 10), "200"},
 			}
 			for field, c := range checks {

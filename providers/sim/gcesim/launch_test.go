@@ -394,13 +394,13 @@ func TestBootDiskTypes(t *testing.T) {
 				t.Fatal(err)
 			}
 			disk := f.disk(t, name)
-			if disk.GetType() != zoneBase+"/diskTypes/"+tt.want || disk.GetSizeGb() != 200 || disk.GetStatus() != "READY" ||
-				!slices.Equal(disk.GetUsers(), []string{zoneBase + "/instances/" + name}) {
+			if disk.GetType() != f.zoneLink()+"/diskTypes/"+tt.want || disk.GetSizeGb() != 200 || disk.GetStatus() != "READY" ||
+				!slices.Equal(disk.GetUsers(), []string{f.zoneLink() + "/instances/" + name}) {
 				t.Errorf("disk %v, want a READY %s of 200 GB used by the instance", disk, tt.want)
 			}
 			inst := f.get(t, zone, name)
 			d := inst.GetDisks()[0]
-			if d.GetSource() != zoneBase+"/disks/"+name || d.GetType() != "PERSISTENT" || !d.GetBoot() || !d.GetAutoDelete() || d.GetDeviceName() != "persistent-disk-0" {
+			if d.GetSource() != f.zoneLink()+"/disks/"+name || d.GetType() != "PERSISTENT" || !d.GetBoot() || !d.GetAutoDelete() || d.GetDeviceName() != "persistent-disk-0" {
 				t.Errorf("attached disk %v", d)
 			}
 		})

@@ -69,10 +69,11 @@ func (s *Server) aggregatedList(w http.ResponseWriter, r *http.Request, project 
 		matched = matched[start:]
 	}
 
+	l := linksOf(r)
 	resp := &computepb.InstanceAggregatedList{
 		Kind:     proto.String("compute#instanceAggregatedList"),
 		Id:       proto.String("projects/" + project + "/aggregated/instances"),
-		SelfLink: proto.String(apiBase + "projects/" + project + "/aggregated/instances"),
+		SelfLink: proto.String(l.url("projects/" + project + "/aggregated/instances")),
 		Items:    map[string]*computepb.InstancesScopedList{},
 	}
 	var page []*sim.Instance
@@ -94,7 +95,7 @@ func (s *Server) aggregatedList(w http.ResponseWriter, r *http.Request, project 
 			scoped = &computepb.InstancesScopedList{}
 			resp.Items[key] = scoped
 		}
-		scoped.Instances = append(scoped.Instances, s.renderInstance(inst))
+		scoped.Instances = append(scoped.Instances, s.renderInstance(l, inst))
 	}
 	for _, region := range s.world.Catalog().RegionsOf(cloud) {
 		for _, zone := range region.Zones {
@@ -135,10 +136,11 @@ func (s *Server) zoneList(w http.ResponseWriter, r *http.Request, project, zone 
 		})
 		matched = matched[start:]
 	}
+	l := linksOf(r)
 	resp := &computepb.InstanceList{
 		Kind:     proto.String("compute#instanceList"),
 		Id:       proto.String(collection),
-		SelfLink: proto.String(apiBase + collection),
+		SelfLink: proto.String(l.url(collection)),
 	}
 	for _, inst := range matched {
 		if !q.filter.matches(inst, func() string { return s.status(inst) }) {
@@ -149,7 +151,7 @@ func (s *Server) zoneList(w http.ResponseWriter, r *http.Request, project, zone 
 			resp.NextPageToken = proto.String(encodeCursor(cursor{Zone: zone, Name: last.GetName(), Query: queryHash(r, collection)}))
 			break
 		}
-		resp.Items = append(resp.Items, s.renderInstance(inst))
+		resp.Items = append(resp.Items, s.renderInstance(l, inst))
 	}
 	return writeProto(w, resp)
 }

@@ -17,17 +17,6 @@ import (
 // world has it offer (sim.World.SetOffered), on demand or spot: GCE lists a
 // machine type once, however it may be bought.
 
-// acceleratorTypes names the GPU models of the catalog as GCE's
-// accelerator types, which a machine type with GPUs attached reports.
-var acceleratorTypes = map[string]string{
-	"T4":        "nvidia-tesla-t4",
-	"L4":        "nvidia-l4",
-	"A100-40GB": "nvidia-tesla-a100",
-	"A100-80GB": "nvidia-a100-80gb",
-	"H100":      "nvidia-h100-80gb",
-	"H200":      "nvidia-h200-141gb",
-}
-
 // The persistent disk limits GCE gives every machine type of these
 // families.
 const (
@@ -51,7 +40,7 @@ func (s *Server) getMachineType(w http.ResponseWriter, r *http.Request, project,
 	}
 	for _, t := range s.offered(zone) {
 		if t.Name == name {
-			return writeProto(w, renderMachineType(project, zone, t))
+			return writeProto(w, renderMachineType(linksOf(r), project, zone, t))
 		}
 	}
 	return notFound(resource)
@@ -76,14 +65,15 @@ func (s *Server) listMachineTypes(w http.ResponseWriter, r *http.Request, projec
 		return invalid
 	}
 	collection := scope(project, zone) + "/machineTypes"
+	l := linksOf(r)
 	resp := &computepb.MachineTypeList{
 		Kind:     proto.String("compute#machineTypeList"),
 		Id:       proto.String(collection),
-		SelfLink: proto.String(apiBase + collection),
+		SelfLink: proto.String(l.url(collection)),
 	}
 	page, more := typesPage(q, s.zonal([]string{zone}))
 	for _, t := range page {
-		resp.Items = append(resp.Items, renderMachineType(project, t.zone, t.InstanceType))
+		resp.Items = append(resp.Items, renderMachineType(l, project, t.zone, t.InstanceType))
 	}
 	if more {
 		resp.NextPageToken = proto.String(typesToken(r, page[len(page)-1]))
@@ -107,16 +97,13 @@ func (s *Server) aggregatedMachineTypes(w http.ResponseWriter, r *http.Request, 
 	if invalid != nil {
 		return invalid
 	}
-	var zones []string
-	for _, region := range s.world.Catalog().RegionsOf(cloud) {
-		zones = append(zones, region.Zones...)
-	}
-	slices.Sort(zones)
+	zones := s.allZones()
 	collection := "projects/" + project + "/aggregated/machineTypes"
+	l := linksOf(r)
 	resp := &computepb.MachineTypeAggregatedList{
 		Kind:     proto.String("compute#machineTypeAggregatedList"),
 		Id:       proto.String(collection),
-		SelfLink: proto.String(apiBase + collection),
+		SelfLink: proto.String(l.url(collection)),
 		Items:    map[string]*computepb.MachineTypesScopedList{},
 	}
 	page, more := typesPage(q, s.zonal(zones))
@@ -127,7 +114,7 @@ func (s *Server) aggregatedMachineTypes(w http.ResponseWriter, r *http.Request, 
 			scoped = &computepb.MachineTypesScopedList{}
 			resp.Items[key] = scoped
 		}
-		scoped.MachineTypes = append(scoped.MachineTypes, renderMachineType(project, t.zone, t.InstanceType))
+		scoped.MachineTypes = append(scoped.MachineTypes, renderMachineType(l, project, t.zone, t.InstanceType))
 	}
 	if more {
 		resp.NextPageToken = proto.String(typesToken(r, page[len(page)-1]))
@@ -207,7 +194,7 @@ func typesToken(r *http.Request, last zonalType) string {
 
 // renderMachineType is a machine type as GCE describes it. Its zone is the
 // bare zone name, unlike the URLs elsewhere.
-func renderMachineType(project, zone string, t sim.InstanceType) *computepb.MachineType {
+func renderMachineType(l links, project, zone string, t sim.InstanceType) *computepb.MachineType {
 	out := &computepb.MachineType{
 		Kind:                         proto.String("compute#machineType"),
 		Id:                           proto.Uint64(stableID(t.Name)),
@@ -220,13 +207,13 @@ func renderMachineType(project, zone string, t sim.InstanceType) *computepb.Mach
 		MaximumPersistentDisks:       proto.Int32(maxPersistentDisks),
 		MaximumPersistentDisksSizeGb: proto.Int64(maxPersistentDisksSizeGb),
 		Zone:                         proto.String(zone),
-		SelfLink:                     proto.String(zoneURL(project, zone) + "/machineTypes/" + t.Name),
+		SelfLink:                     proto.String(l.zone(project, zone) + "/machineTypes/" + t.Name),
 		IsSharedCpu:                  proto.Bool(false),
 		Architecture:                 proto.String("X86_64"),
 	}
 	if accel, ok := acceleratorTypes[t.GPUModel]; ok && t.GPUs > 0 {
 		out.Accelerators = []*computepb.Accelerators{{
-			GuestAcceleratorType:  proto.String(accel),
+			GuestAcceleratorType:  proto.String(accel.name),
 			GuestAcceleratorCount: proto.Int32(int32(t.GPUs)),
 		}}
 	}

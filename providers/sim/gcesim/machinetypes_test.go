@@ -136,7 +136,7 @@ func TestMachineTypeShape(t *testing.T) {
 			if len(acc) != 1 || acc[0].GetGuestAcceleratorType() != tt.accelerator || acc[0].GetGuestAcceleratorCount() != tt.count {
 				t.Errorf("accelerators %v, want %d %s", acc, tt.count, tt.accelerator)
 			}
-			if want := "https://www.googleapis.com/compute/v1/projects/gpufleet-test/zones/us-central1-a/machineTypes/" + tt.machineType; mt.GetSelfLink() != want {
+			if want := f.zoneLink() + "/machineTypes/" + tt.machineType; mt.GetSelfLink() != want {
 				t.Errorf("selfLink %s, want %s", mt.GetSelfLink(), want)
 			}
 		})

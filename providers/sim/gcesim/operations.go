@@ -21,7 +21,7 @@ func (s *Server) getOperation(w http.ResponseWriter, r *http.Request, project, z
 	if err != nil {
 		return err
 	}
-	return writeProto(w, s.renderOperation(op))
+	return writeProto(w, s.renderOperation(linksOf(r), op))
 }
 
 // waitOperation serves zoneOperations.wait: it answers when the operation
@@ -42,13 +42,13 @@ func (s *Server) waitOperation(w http.ResponseWriter, r *http.Request, project, 
 			return err
 		}
 		if op.Done || !s.world.Now().Before(until) {
-			return writeProto(w, s.renderOperation(op))
+			return writeProto(w, s.renderOperation(linksOf(r), op))
 		}
 		select {
 		case <-r.Context().Done():
 			return errClientGone
 		case <-timeout.C:
-			return writeProto(w, s.renderOperation(op))
+			return writeProto(w, s.renderOperation(linksOf(r), op))
 		case <-poll.C:
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/http"
+	"time"
 
 	"cloud.google.com/go/compute/apiv1/computepb"
 	"google.golang.org/protobuf/proto"
@@ -21,41 +22,9 @@ import (
 // existed: regions and machine types.
 const epoch = "1969-12-31T16:00:00.000-08:00"
 
-// projectCreated is the creation time of every emulated project.
-const projectCreated = "2024-01-01T00:00:00.000-08:00"
-
-// getRegion serves regions.get: the region's zones and its regional quotas
-// with what pending and running instances use of them.
-func (s *Server) getRegion(w http.ResponseWriter, r *http.Request, project, region string) error {
-	resource := "projects/" + project + "/regions/" + region
-	fc := faultContext{Project: project, Region: region, Permission: permissions[OpRegionGet], Resource: resource}
-	out, err := s.intercept(r.Context(), sim.Call{Op: OpRegionGet, Region: region})
-	if err != nil {
-		return err
-	}
-	if out.Err != nil {
-		return s.syncError(out.Err, fc)
-	}
-	reg, ok := s.world.Region(cloud, region)
-	if !ok {
-		return notFound(resource)
-	}
-	resp := &computepb.Region{
-		Kind:              proto.String("compute#region"),
-		Id:                proto.Uint64(stableID(region)),
-		CreationTimestamp: proto.String(epoch),
-		Name:              proto.String(region),
-		Description:       proto.String(region),
-		Status:            proto.String("UP"),
-		SelfLink:          proto.String(apiBase + resource),
-		SupportsPzs:       proto.Bool(false),
-		Quotas:            s.quotas(region, catalog.RegionScope),
-	}
-	for _, z := range reg.Zones {
-		resp.Zones = append(resp.Zones, zoneURL(project, z))
-	}
-	return writeProto(w, resp)
-}
+// projectCreatedAt is the creation time of every emulated project, and
+// of its default network.
+var projectCreatedAt = time.Date(2024, 1, 1, 8, 0, 0, 0, time.UTC)
 
 // getProject serves projects.get: the project with its global quotas.
 func (s *Server) getProject(w http.ResponseWriter, r *http.Request, project string) error {
@@ -78,8 +47,8 @@ func (s *Server) getProject(w http.ResponseWriter, r *http.Request, project stri
 		Kind:                  proto.String("compute#project"),
 		Id:                    proto.Uint64(number),
 		Name:                  proto.String(project),
-		CreationTimestamp:     proto.String(projectCreated),
-		SelfLink:              proto.String(apiBase + resource),
+		CreationTimestamp:     proto.String(timestamp(projectCreatedAt)),
+		SelfLink:              proto.String(linksOf(r).url(resource)),
 		DefaultServiceAccount: proto.String(defaultServiceAccount(project)),
 		DefaultNetworkTier:    proto.String("PREMIUM"),
 		XpnProjectStatus:      proto.String("UNSPECIFIED_XPN_PROJECT_STATUS"),

@@ -145,16 +145,16 @@ func TestQuotaJSON(t *testing.T) {
 			wantJSON(t, body, "kind", "compute#region")
 			wantJSON(t, body, "name", "us-central1")
 			wantJSON(t, body, "status", "UP")
-			wantJSON(t, body, "selfLink", "https://www.googleapis.com/compute/v1/projects/gpufleet-test/regions/us-central1")
+			wantJSON(t, body, "selfLink", f.link("projects/gpufleet-test/regions/us-central1"))
 			zones, _ := body["zones"].([]any)
-			if len(zones) != 4 || zones[0] != "https://www.googleapis.com/compute/v1/projects/gpufleet-test/zones/us-central1-a" {
+			if len(zones) != 4 || zones[0] != f.zoneLink() {
 				t.Errorf("zones %v", body["zones"])
 			}
 		}},
 		{"project", "/compute/v1/projects/gpufleet-test", func(t *testing.T, body map[string]any) {
 			wantJSON(t, body, "kind", "compute#project")
 			wantJSON(t, body, "name", "gpufleet-test")
-			wantJSON(t, body, "selfLink", "https://www.googleapis.com/compute/v1/projects/gpufleet-test")
+			wantJSON(t, body, "selfLink", f.link("projects/gpufleet-test"))
 		}},
 	}
 	for _, tt := range tests {

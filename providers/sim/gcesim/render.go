@@ -6,10 +6,12 @@ import (
 	"encoding/base64"
 	"fmt"
 	"maps"
+	"net/netip"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"cloud.google.com/go/compute/apiv1/computepb"
 	"google.golang.org/protobuf/proto"
@@ -52,19 +54,21 @@ func validateLabels(field string, labels map[string]string) *apiError {
 }
 
 // status renders the world's state in GCE's vocabulary. An instance whose
-// insert operation is still running is PROVISIONING; once the operation is
-// done but the world still has it pending, STAGING. A preempted spot VM is
-// TERMINATED; the world keeps it listed for PreemptedVisibleFor and then
-// drops it, which is the emulator's rendering of both termination actions:
-// with DELETE the real VM is deleted after it stops, with STOP it would stay
-// TERMINATED until someone deletes it.
+// insert operation is in its first half is PROVISIONING (resources being
+// found for it), in its second half STAGING (being prepared to boot);
+// once the operation is done but the world still has it pending, STAGING
+// still. A preempted spot VM is TERMINATED; the world keeps it listed for
+// PreemptedVisibleFor and then drops it, which is the emulator's rendering
+// of both termination actions: with DELETE the real VM is deleted after
+// it stops, with STOP it would stay TERMINATED until someone deletes it.
 func (s *Server) status(inst *sim.Instance) string {
 	switch inst.State {
 	case sim.StatePending, sim.StateRunning:
-		if inst.CreateOp != "" {
-			if op, ok := s.world.Operation(inst.CreateOp); ok && !op.Done {
+		if op, ok := s.createOp(inst); ok && !op.Done {
+			if s.world.Now().Before(op.StartedAt.Add(op.DoneAt.Sub(op.StartedAt) / 2)) {
 				return "PROVISIONING"
 			}
+			return "STAGING"
 		}
 		if inst.State == sim.StatePending {
 			return "STAGING"
@@ -76,22 +80,47 @@ func (s *Server) status(inst *sim.Instance) string {
 	return "TERMINATED"
 }
 
+// createOp is the operation that created an instance, while the world
+// still has it.
+func (s *Server) createOp(inst *sim.Instance) (*sim.Operation, bool) {
+	if inst.CreateOp == "" {
+		return nil, false
+	}
+	return s.world.Operation(inst.CreateOp)
+}
+
+// startedAt is when an instance became RUNNING: when both its insert
+// operation and its boot were over.
+func (s *Server) startedAt(inst *sim.Instance) time.Time {
+	at := inst.LaunchedAt.Add(s.world.Latency().Launch)
+	if op, ok := s.createOp(inst); ok && op.DoneAt.After(at) {
+		at = op.DoneAt
+	}
+	return at
+}
+
 // renderInstance is an instance as instances.get returns it.
-func (s *Server) renderInstance(inst *sim.Instance) *computepb.Instance {
+func (s *Server) renderInstance(l links, inst *sim.Instance) *computepb.Instance {
 	project := projectOf(inst.Scope)
 	props := inst.Properties
 	status := s.status(inst)
+	zone := l.zone(project, inst.Zone)
 	out := &computepb.Instance{
-		Kind:              proto.String("compute#instance"),
-		Id:                proto.Uint64(numericID(inst.ID)),
-		Name:              proto.String(inst.Name),
-		Zone:              proto.String(zoneURL(project, inst.Zone)),
-		MachineType:       proto.String(zoneURL(project, inst.Zone) + "/machineTypes/" + inst.InstanceType),
-		SelfLink:          proto.String(instanceURL(project, inst.Zone, inst.Name)),
-		Status:            proto.String(status),
-		CreationTimestamp: proto.String(timestamp(inst.LaunchedAt)),
-		Labels:            inst.Tags,
-		LabelFingerprint:  proto.String(fingerprint(inst.Tags)),
+		Kind:               proto.String("compute#instance"),
+		Id:                 proto.Uint64(numericID(inst.ID)),
+		Name:               proto.String(inst.Name),
+		Zone:               proto.String(zone),
+		MachineType:        proto.String(zone + "/machineTypes/" + inst.InstanceType),
+		SelfLink:           proto.String(l.instance(project, inst.Zone, inst.Name)),
+		Status:             proto.String(status),
+		CreationTimestamp:  proto.String(timestamp(inst.LaunchedAt)),
+		Labels:             inst.Tags,
+		LabelFingerprint:   proto.String(fingerprint(inst.Tags)),
+		Fingerprint:        proto.String(instanceFingerprint(inst)),
+		CpuPlatform:        proto.String(cpuPlatform(inst.InstanceType)),
+		CanIpForward:       proto.Bool(false),
+		DeletionProtection: proto.Bool(false),
+		StartRestricted:    proto.Bool(false),
 		Scheduling: &computepb.Scheduling{
 			ProvisioningModel:         optional(props[propProvisioningModel]),
 			InstanceTerminationAction: optional(props[propTerminationAction]),
@@ -99,51 +128,110 @@ func (s *Server) renderInstance(inst *sim.Instance) *computepb.Instance {
 			AutomaticRestart:          optionalBool(props[propAutomaticRestart]),
 			Preemptible:               optionalBool(props[propPreemptible]),
 		},
-		Disks: []*computepb.AttachedDisk{{
-			Kind: proto.String("compute#attachedDisk"),
-			Type: proto.String("PERSISTENT"),
-			Mode: proto.String("READ_WRITE"),
-			Boot: proto.Bool(true),
-			// An instance the world made without the front keeps its
-			// disk no longer than itself.
-			AutoDelete: cmp.Or(optionalBool(props[propAutoDelete]), proto.Bool(true)),
-			DeviceName: proto.String(cmp.Or(props[propDeviceName], "persistent-disk-0")),
-			Index:      proto.Int32(0),
-			Source:     proto.String(zoneURL(project, inst.Zone) + "/disks/" + inst.Name),
-			DiskSizeGb: optionalInt(props[propDiskSizeGb]),
-		}},
-		NetworkInterfaces: []*computepb.NetworkInterface{{
-			Kind:          proto.String("compute#networkInterface"),
-			Name:          proto.String("nic0"),
-			Network:       optional(props[propNetwork]),
-			Subnetwork:    optional(props[propSubnetwork]),
-			NetworkIP:     proto.String(privateIP(inst.Seq)),
-			StackType:     proto.String("IPV4_ONLY"),
-			AccessConfigs: accessConfigs(inst),
-		}},
-		Metadata:         renderMetadata(props),
-		ServiceAccounts:  serviceAccounts(props),
-		ResourcePolicies: strings.Fields(props[propResourcePolicies]),
+		Disks:             []*computepb.AttachedDisk{s.bootDisk(l, inst)},
+		NetworkInterfaces: []*computepb.NetworkInterface{networkInterface(l, inst)},
+		Metadata:          renderMetadata(props),
+		ServiceAccounts:   serviceAccounts(props),
+		Tags:              &computepb.Tags{Items: strings.Fields(props[propTags]), Fingerprint: proto.String(fingerprint(map[string]string{"tags": props[propTags]}))},
+		ShieldedInstanceConfig: &computepb.ShieldedInstanceConfig{
+			EnableSecureBoot:          proto.Bool(false),
+			EnableVtpm:                proto.Bool(true),
+			EnableIntegrityMonitoring: proto.Bool(true),
+		},
+		ShieldedInstanceIntegrityPolicy: &computepb.ShieldedInstanceIntegrityPolicy{UpdateAutoLearnPolicy: proto.Bool(true)},
+		KeyRevocationActionType:         proto.String("NONE"),
 	}
-	if status == "TERMINATED" && !inst.EndedAt.IsZero() {
+	for _, p := range strings.Fields(props[propResourcePolicies]) {
+		out.ResourcePolicies = append(out.ResourcePolicies, l.stored(p))
+	}
+	if a, ok := acceleratorTypes[inst.GPUModel]; ok && inst.GPUs > 0 {
+		out.GuestAccelerators = []*computepb.AcceleratorConfig{{
+			AcceleratorType:  proto.String(l.url(acceleratorPath(project, inst.Zone, a.name))),
+			AcceleratorCount: proto.Int32(int32(inst.GPUs)),
+		}}
+	}
+	switch {
+	case status == "RUNNING" || status == "STOPPING":
+		out.LastStartTimestamp = proto.String(timestamp(s.startedAt(inst)))
+	case status == "TERMINATED" && !inst.EndedAt.IsZero():
+		out.LastStartTimestamp = proto.String(timestamp(s.startedAt(inst)))
 		out.LastStopTimestamp = proto.String(timestamp(inst.EndedAt))
 	}
 	return out
 }
 
-// privateIP is an instance's internal address, in 10.128.0.0/9, the
-// range of the default network's subnetworks: derived from the instance's
-// place in the world, so it is the same on every read and restart and no
-// two instances share one (until 8 million have been made). The first two
-// addresses of a range are the network's and its gateway's.
-func privateIP(seq uint64) string {
-	n := 2 + seq%(1<<23-4)
-	return fmt.Sprintf("10.%d.%d.%d", 128+n>>16, n>>8&255, n&255)
+// instanceFingerprint stands in for an instance's fingerprint, which
+// changes whenever the instance is updated: here, with its labels.
+func instanceFingerprint(inst *sim.Instance) string {
+	return fingerprint(map[string]string{"id": inst.ID, "labels": fingerprint(inst.Tags)})
+}
+
+// bootDisk is an instance's boot disk as the instance lists it. An
+// instance the world made without the front keeps its disk no longer than
+// itself.
+func (s *Server) bootDisk(l links, inst *sim.Instance) *computepb.AttachedDisk {
+	props := inst.Properties
+	project := projectOf(inst.Scope)
+	disk := &computepb.AttachedDisk{
+		Kind:       proto.String("compute#attachedDisk"),
+		Type:       proto.String("PERSISTENT"),
+		Mode:       proto.String("READ_WRITE"),
+		Boot:       proto.Bool(true),
+		AutoDelete: cmp.Or(optionalBool(props[propAutoDelete]), proto.Bool(true)),
+		DeviceName: proto.String(cmp.Or(props[propDeviceName], "persistent-disk-0")),
+		Index:      proto.Int32(0),
+		Interface:  proto.String(cmp.Or(props[propDiskInterface], defaultDiskInterface(diskTypeOf(inst)))),
+		Source:     proto.String(l.zone(project, inst.Zone) + "/disks/" + inst.Name),
+		DiskSizeGb: optionalInt(props[propDiskSizeGb]),
+		GuestOsFeatures: []*computepb.GuestOsFeature{
+			{Type: proto.String("UEFI_COMPATIBLE")},
+			{Type: proto.String("VIRTIO_SCSI_MULTIQUEUE")},
+			{Type: proto.String("GVNIC")},
+		},
+		Architecture: proto.String("X86_64"),
+	}
+	if lic := props[propLicense]; lic != "" {
+		disk.Licenses = []string{l.url(lic)}
+	}
+	return disk
+}
+
+// defaultDiskInterface is the interface a disk attaches by when none is
+// asked for: Hyperdisk attaches by NVMe only.
+func defaultDiskInterface(diskType string) string {
+	if strings.HasPrefix(diskType, "hyperdisk-") {
+		return "NVME"
+	}
+	return "SCSI"
+}
+
+// networkInterface is the instance's NIC, on the network and subnetwork
+// it was made on (the default ones, for an instance the world made
+// without the front).
+func networkInterface(l links, inst *sim.Instance) *computepb.NetworkInterface {
+	props := inst.Properties
+	project := projectOf(inst.Scope)
+	network := cmp.Or(props[propNetwork], networkPath(project, defaultNetwork))
+	subnetwork := cmp.Or(props[propSubnetwork], subnetworkPath(project, inst.Region, defaultNetwork))
+	prefix, err := netip.ParsePrefix(props[propSubnetRange])
+	if err != nil {
+		prefix = autoRange(inst.Region)
+	}
+	return &computepb.NetworkInterface{
+		Kind:          proto.String("compute#networkInterface"),
+		Name:          proto.String("nic0"),
+		Network:       proto.String(l.stored(network)),
+		Subnetwork:    proto.String(l.stored(subnetwork)),
+		NetworkIP:     proto.String(addressIn(prefix, inst.Seq)),
+		StackType:     proto.String("IPV4_ONLY"),
+		Fingerprint:   proto.String(fingerprint(map[string]string{"nic": inst.ID})),
+		AccessConfigs: accessConfigs(inst),
+	}
 }
 
 // externalIP is the address of an instance's access config when none was
-// asked for, derived as privateIP is; 34.64.0.0/10 is among the ranges
-// GCE's ephemeral addresses come from.
+// asked for, derived as its internal address is; 34.64.0.0/10 is among
+// the ranges GCE's ephemeral addresses come from.
 func externalIP(seq uint64) string {
 	n := 2 + seq%(1<<22-4)
 	return fmt.Sprintf("34.%d.%d.%d", 64+n>>16, n>>8&255, n&255)
@@ -180,7 +268,7 @@ func serviceAccounts(props map[string]string) []*computepb.ServiceAccount {
 }
 
 // renderOperation is an operation as the zonal operations API returns it.
-func (s *Server) renderOperation(op *sim.Operation) *computepb.Operation {
+func (s *Server) renderOperation(l links, op *sim.Operation) *computepb.Operation {
 	project := projectOf(op.Scope)
 	now := s.world.Now()
 	status := computepb.Operation_RUNNING
@@ -194,14 +282,14 @@ func (s *Server) renderOperation(op *sim.Operation) *computepb.Operation {
 		Kind:          proto.String("compute#operation"),
 		Id:            proto.Uint64(operationID(op.ID)),
 		Name:          proto.String(op.ID),
-		Zone:          proto.String(zoneURL(project, op.Zone)),
+		Zone:          proto.String(l.zone(project, op.Zone)),
 		OperationType: proto.String(string(op.Kind)),
-		TargetLink:    proto.String(instanceURL(project, op.Zone, op.Name)),
+		TargetLink:    proto.String(l.instance(project, op.Zone, op.Name)),
 		TargetId:      proto.Uint64(numericID(op.InstanceID)),
 		Status:        status.Enum(),
 		Progress:      proto.Int32(0),
 		InsertTime:    proto.String(timestamp(op.StartedAt)),
-		SelfLink:      proto.String(zoneURL(project, op.Zone) + "/operations/" + op.ID),
+		SelfLink:      proto.String(l.zone(project, op.Zone) + "/operations/" + op.ID),
 		User:          proto.String(s.opts.User),
 	}
 	if status != computepb.Operation_PENDING {
@@ -215,7 +303,7 @@ func (s *Server) renderOperation(op *sim.Operation) *computepb.Operation {
 		}
 	}
 	if op.Kind == sim.OperationBulkInsert {
-		bulkStatus(op, out)
+		bulkStatus(l, op, out)
 	}
 	return out
 }

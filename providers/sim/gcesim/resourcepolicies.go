@@ -122,7 +122,7 @@ func (s *Server) insertPolicy(w http.ResponseWriter, r *http.Request, project, r
 	defer st.mu.Unlock()
 	now := s.world.Now()
 	if op, ok := st.replay(project, requestID, now); ok {
-		return writeProto(w, s.renderRegionOp(op, false))
+		return writeProto(w, s.renderRegionOp(linksOf(r), op, false))
 	}
 	path := policyPath(project, region, res.GetName())
 	if _, ok := st.policies[path]; ok {
@@ -138,7 +138,7 @@ func (s *Server) insertPolicy(w http.ResponseWriter, r *http.Request, project, r
 	if !op.failed {
 		st.policies[path] = p
 	}
-	return writeProto(w, s.renderRegionOp(op, true))
+	return writeProto(w, s.renderRegionOp(linksOf(r), op, true))
 }
 
 // checkPolicy validates a policy to insert: a name, and one group placement
@@ -181,7 +181,7 @@ func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request, project, regi
 	if !ok {
 		return notFound(path)
 	}
-	return writeProto(w, renderPolicy(p))
+	return writeProto(w, renderPolicy(linksOf(r), p))
 }
 
 // listPolicies serves resourcePolicies.list, paged in name order.
@@ -211,7 +211,7 @@ func (s *Server) listPolicies(w http.ResponseWriter, r *http.Request, project, r
 	resp := &computepb.ResourcePolicyList{
 		Kind:     proto.String("compute#resourcePolicyList"),
 		Id:       proto.String(collection),
-		SelfLink: proto.String(apiBase + collection),
+		SelfLink: proto.String(linksOf(r).url(collection)),
 		Items:    []*computepb.ResourcePolicy{},
 	}
 	for _, p := range matched {
@@ -220,7 +220,7 @@ func (s *Server) listPolicies(w http.ResponseWriter, r *http.Request, project, r
 			resp.NextPageToken = proto.String(encodeCursor(cursor{Zone: region, Name: resp.Items[len(resp.Items)-1].GetName(), Query: queryHash(r, collection)}))
 			break
 		}
-		resp.Items = append(resp.Items, renderPolicy(p))
+		resp.Items = append(resp.Items, renderPolicy(linksOf(r), p))
 	}
 	return writeProto(w, resp)
 }
@@ -243,7 +243,7 @@ func (s *Server) deletePolicy(w http.ResponseWriter, r *http.Request, project, r
 	defer st.mu.Unlock()
 	now := s.world.Now()
 	if op, ok := st.replay(project, requestID, now); ok {
-		return writeProto(w, s.renderRegionOp(op, false))
+		return writeProto(w, s.renderRegionOp(linksOf(r), op, false))
 	}
 	p, ok := st.policies[path]
 	if !ok {
@@ -257,16 +257,24 @@ func (s *Server) deletePolicy(w http.ResponseWriter, r *http.Request, project, r
 	if !op.failed {
 		delete(st.policies, path)
 	}
-	return writeProto(w, s.renderRegionOp(op, true))
+	return writeProto(w, s.renderRegionOp(linksOf(r), op, true))
 }
 
 // members are the project's instances that use the policy at path, in
 // launch order.
 func (s *Server) members(project, path string) []*sim.Instance {
-	url := apiBase + path
 	prefix := "projects/" + project + "/zones/"
 	return s.world.List(cloud, func(inst *sim.Instance) bool {
-		return strings.HasPrefix(inst.Scope, prefix) && slices.Contains(strings.Fields(inst.Properties[propResourcePolicies]), url)
+		if !strings.HasPrefix(inst.Scope, prefix) {
+			return false
+		}
+		for _, p := range strings.Fields(inst.Properties[propResourcePolicies]) {
+			// Older states kept the policies' URLs.
+			if rel, _ := (links{}).relative(p); rel == path {
+				return true
+			}
+		}
+		return false
 	})
 }
 
@@ -302,11 +310,11 @@ func (st *policyStore) replay(project, requestID string, now time.Time) (*region
 }
 
 // policyRefs validates the resource policies an instance names and returns
-// their URLs. An insert names a policy by URL, by partial URL, or by name
+// their paths. An insert names a policy by URL, by partial URL, or by name
 // in the instance's region; a bulkInsert's instance properties by name
 // only, as the API reference has it. Whether the policies exist is checked
 // at launch (admitPolicies).
-func (s *Server) policyRefs(field, project, zone string, bulk bool, refs []string) ([]string, *apiError) {
+func (s *Server) policyRefs(l links, field, project, zone string, bulk bool, refs []string) ([]string, *apiError) {
 	region := s.region(zone)
 	var out []string
 	for i, ref := range refs {
@@ -314,21 +322,11 @@ func (s *Server) policyRefs(field, project, zone string, bulk bool, refs []strin
 		if bulk && strings.Contains(ref, "/") {
 			return nil, invalidField(f, ref, "Instance properties take resource policy names, not URLs.")
 		}
-		rest := ref
-		if j := strings.Index(rest, "/compute/v1/"); j >= 0 && strings.HasPrefix(rest, "https://") {
-			rest = rest[j+len("/compute/v1/"):]
-		}
-		seg := strings.Split(rest, "/")
-		p, r, name := project, region, seg[len(seg)-1]
-		switch {
-		case len(seg) == 1:
-		case len(seg) == 4 && seg[0] == "regions" && seg[2] == "resourcePolicies":
-			r = seg[1]
-		case len(seg) == 6 && seg[0] == "projects" && seg[2] == "regions" && seg[4] == "resourcePolicies":
-			p, r = seg[1], seg[3]
-		default:
+		pr, ok := l.parseRef(ref, refOf(project, region))
+		if !ok {
 			return nil, invalidField(f, ref, "Must be a URL or a partial URL of a resource policy.")
 		}
+		p, r, name := pr.project, pr.location, pr.name
 		switch {
 		case !nameRE.MatchString(name):
 			return nil, invalidField(f, ref, "Must be a match of regex '"+namePattern+"'")
@@ -337,9 +335,9 @@ func (s *Server) policyRefs(field, project, zone string, bulk bool, refs []strin
 		case r != region:
 			return nil, invalidField(f, ref, "Resource policy must be in the same region as the instance.")
 		}
-		url := apiBase + policyPath(p, r, name)
-		if !slices.Contains(out, url) {
-			out = append(out, url)
+		path := policyPath(p, r, name)
+		if !slices.Contains(out, path) {
+			out = append(out, path)
 		}
 	}
 	return out, nil
@@ -352,15 +350,14 @@ func (s *Server) policyRefs(field, project, zone string, bulk bool, refs []strin
 //
 // GCE places a compact policy's instances in one zone; the error for an
 // instance of another zone is the emulator's own wording.
-func (s *Server) admitPolicies(field, project, zone string, props map[string]string) (release func(), err *apiError) {
-	urls := strings.Fields(props[propResourcePolicies])
-	if len(urls) == 0 {
+func (s *Server) admitPolicies(l links, field, project, zone string, props map[string]string) (release func(), err *apiError) {
+	paths := strings.Fields(props[propResourcePolicies])
+	if len(paths) == 0 {
 		return func() {}, nil
 	}
 	st := s.policies
 	st.mu.Lock()
-	for i, url := range urls {
-		path := strings.TrimPrefix(url, apiBase)
+	for i, path := range paths {
 		p, ok := st.policies[path]
 		if !ok {
 			st.mu.Unlock()
@@ -372,7 +369,7 @@ func (s *Server) admitPolicies(field, project, zone string, props map[string]str
 		for _, m := range s.members(project, path) {
 			if m.Zone != zone {
 				st.mu.Unlock()
-				return nil, invalidField(fmt.Sprintf("%s.resourcePolicies[%d]", field, i), url,
+				return nil, invalidField(fmt.Sprintf("%s.resourcePolicies[%d]", field, i), l.url(path),
 					fmt.Sprintf("The instances of a compact placement policy must be in one zone, and this policy's are in zone '%s'.", m.Zone))
 			}
 		}
@@ -380,14 +377,14 @@ func (s *Server) admitPolicies(field, project, zone string, props map[string]str
 	return st.mu.Unlock, nil
 }
 
-func renderPolicy(p *policy) *computepb.ResourcePolicy {
+func renderPolicy(l links, p *policy) *computepb.ResourcePolicy {
 	out := &computepb.ResourcePolicy{
 		Kind:              proto.String("compute#resourcePolicy"),
 		Id:                proto.Uint64(p.id),
 		CreationTimestamp: proto.String(timestamp(p.created)),
 		Name:              proto.String(p.name),
-		Region:            proto.String(apiBase + regionPath(p.project, p.region)),
-		SelfLink:          proto.String(apiBase + policyPath(p.project, p.region, p.name)),
+		Region:            proto.String(l.region(p.project, p.region)),
+		SelfLink:          proto.String(l.url(policyPath(p.project, p.region, p.name))),
 		Status:            proto.String(computepb.ResourcePolicy_READY.String()),
 		GroupPlacementPolicy: &computepb.ResourcePolicyGroupPlacementPolicy{
 			Collocation: proto.String(p.collocation),
@@ -402,20 +399,20 @@ func renderPolicy(p *policy) *computepb.ResourcePolicy {
 
 // renderRegionOp is a regional operation; initial renders it as the call
 // that started it answers, still RUNNING.
-func (s *Server) renderRegionOp(op *regionOp, initial bool) *computepb.Operation {
+func (s *Server) renderRegionOp(l links, op *regionOp, initial bool) *computepb.Operation {
 	out := &computepb.Operation{
 		Kind:          proto.String("compute#operation"),
 		Id:            proto.Uint64(operationID(op.name)),
 		Name:          proto.String(op.name),
-		Region:        proto.String(apiBase + regionPath(op.project, op.region)),
+		Region:        proto.String(l.region(op.project, op.region)),
 		OperationType: proto.String(op.kind),
-		TargetLink:    proto.String(apiBase + op.target),
+		TargetLink:    proto.String(l.url(op.target)),
 		TargetId:      proto.Uint64(op.targetID),
 		Status:        computepb.Operation_RUNNING.Enum(),
 		Progress:      proto.Int32(0),
 		InsertTime:    proto.String(timestamp(op.started)),
 		StartTime:     proto.String(timestamp(op.started)),
-		SelfLink:      proto.String(apiBase + regionOpPath(op.project, op.region, op.name)),
+		SelfLink:      proto.String(l.url(regionOpPath(op.project, op.region, op.name))),
 		User:          proto.String(s.opts.User),
 	}
 	if initial {
@@ -445,6 +442,10 @@ func (s *Server) waitRegionOperation(w http.ResponseWriter, r *http.Request, pro
 }
 
 func (s *Server) regionOperation(w http.ResponseWriter, r *http.Request, call, project, region, name string) error {
+	if s.isResourceOp(project, region, name) {
+		// An operation on a subnetwork, which the world keeps.
+		return s.serveResourceOp(w, r, call, project, region, name, call == OpRegionOperationWait)
+	}
 	path := regionOpPath(project, region, name)
 	if _, err := s.policyCall(r, call, project, region, path); err != nil {
 		return err
@@ -456,5 +457,11 @@ func (s *Server) regionOperation(w http.ResponseWriter, r *http.Request, call, p
 	if !ok {
 		return notFound(path)
 	}
-	return writeProto(w, s.renderRegionOp(op, false))
+	return writeProto(w, s.renderRegionOp(linksOf(r), op, false))
+}
+
+// refOf is the default a resource policy reference is read with: a
+// policy of the instance's project and region.
+func refOf(project, region string) ref {
+	return ref{project: project, scope: "regions", location: region, collection: "resourcePolicies"}
 }

@@ -18,8 +18,12 @@ import (
 )
 
 const (
-	region     = "us-central1"
+	region = "us-central1"
+	// policyBase is where the region's policies are under GCE's own base,
+	// which requests may name them by.
 	policyBase = "https://www.googleapis.com/compute/v1/projects/gpufleet-test/regions/us-central1/resourcePolicies/"
+	// regionPolicies is the same under any base.
+	regionPolicies = "projects/gpufleet-test/regions/us-central1/resourcePolicies/"
 )
 
 // policyClients are SDK clients for resource policies and their regional
@@ -89,8 +93,8 @@ func TestResourcePolicyLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := op.Proto()
-	if first.GetStatus() != computepb.Operation_RUNNING || first.GetRegion() != "https://www.googleapis.com/compute/v1/projects/gpufleet-test/regions/us-central1" ||
-		first.GetTargetLink() != policyBase+"gang" || first.GetOperationType() != "insert" {
+	if first.GetStatus() != computepb.Operation_RUNNING || first.GetRegion() != f.link("projects/gpufleet-test/regions/us-central1") ||
+		first.GetTargetLink() != f.link(regionPolicies+"gang") || first.GetOperationType() != "insert" {
 		t.Errorf("insert answered %v, want a RUNNING regional insert of the policy", first)
 	}
 	done, err := regionOps.Wait(ctx, &computepb.WaitRegionOperationRequest{Project: project, Region: region, Operation: op.Name()})
@@ -126,8 +130,8 @@ func TestResourcePolicyLifecycle(t *testing.T) {
 		"kind":                 "compute#resourcePolicy",
 		"name":                 "gang",
 		"description":          "gang gang",
-		"region":               "https://www.googleapis.com/compute/v1/projects/gpufleet-test/regions/us-central1",
-		"selfLink":             policyBase + "gang",
+		"region":               f.link("projects/gpufleet-test/regions/us-central1"),
+		"selfLink":             f.link(regionPolicies + "gang"),
 		"status":               "READY",
 		"groupPlacementPolicy": map[string]any{"collocation": "COLLOCATED"},
 	} {
@@ -242,7 +246,7 @@ func TestInstancesInResourcePolicies(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"by-path", "by-url", "bulk-1", "bulk-2"} {
-		if got := f.get(t, zone, name).GetResourcePolicies(); !slices.Equal(got, []string{policyBase + "gang"}) {
+		if got := f.get(t, zone, name).GetResourcePolicies(); !slices.Equal(got, []string{f.link(regionPolicies + "gang")}) {
 			t.Errorf("%s: resource policies %q, want the policy's URL", name, got)
 		}
 	}
@@ -261,7 +265,7 @@ func TestInstancesInResourcePolicies(t *testing.T) {
 		{"compact policy, another zone", func() error {
 			return f.insertIn(vm{name: "apart", zone: "us-central1-b"}, "regions/us-central1/resourcePolicies/gang")
 		},
-			400, "invalid", "Invalid value for field 'resource.resourcePolicies[0]': '" + policyBase + "gang'. The instances of a compact placement policy must be in one zone, and this policy's are in zone 'us-central1-a'."},
+			400, "invalid", "Invalid value for field 'resource.resourcePolicies[0]': '" + f.link(regionPolicies+"gang") + "'. The instances of a compact placement policy must be in one zone, and this policy's are in zone 'us-central1-a'."},
 		{"bulk names a URL", func() error {
 			req := batch{names: []string{"bulk-3"}, count: 1}.request()
 			req.BulkInsertInstanceResourceResource.InstanceProperties.ResourcePolicies = []string{policyBase + "gang"}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -17,65 +16,8 @@ import (
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
-// The operations a fault can name in its "op" field, after the API's own
-// method names.
-const (
-	OpInsert         = "instances.insert"
-	OpBulkInsert     = "instances.bulkInsert"
-	OpGet            = "instances.get"
-	OpDelete         = "instances.delete"
-	OpAggregatedList = "instances.aggregatedList"
-	OpList           = "instances.list"
-	OpOperationGet   = "zoneOperations.get"
-	OpOperationWait  = "zoneOperations.wait"
-
-	OpRegionGet                  = "regions.get"
-	OpProjectGet                 = "projects.get"
-	OpMachineTypeGet             = "machineTypes.get"
-	OpMachineTypesList           = "machineTypes.list"
-	OpMachineTypesAggregatedList = "machineTypes.aggregatedList"
-	OpDiskGet                    = "disks.get"
-
-	OpPolicyInsert        = "resourcePolicies.insert"
-	OpPolicyGet           = "resourcePolicies.get"
-	OpPolicyList          = "resourcePolicies.list"
-	OpPolicyDelete        = "resourcePolicies.delete"
-	OpRegionOperationGet  = "regionOperations.get"
-	OpRegionOperationWait = "regionOperations.wait"
-)
-
-// permissions is the IAM permission each operation needs, which a denial
-// names.
-var permissions = map[string]string{
-	OpInsert:                     "compute.instances.create",
-	OpBulkInsert:                 "compute.instances.create",
-	OpGet:                        "compute.instances.get",
-	OpDelete:                     "compute.instances.delete",
-	OpAggregatedList:             "compute.instances.list",
-	OpList:                       "compute.instances.list",
-	OpOperationGet:               "compute.zoneOperations.get",
-	OpOperationWait:              "compute.zoneOperations.get",
-	OpRegionGet:                  "compute.regions.get",
-	OpProjectGet:                 "compute.projects.get",
-	OpMachineTypeGet:             "compute.machineTypes.get",
-	OpMachineTypesList:           "compute.machineTypes.list",
-	OpMachineTypesAggregatedList: "compute.machineTypes.list",
-	OpDiskGet:                    "compute.disks.get",
-	OpPolicyInsert:               "compute.resourcePolicies.create",
-	OpPolicyGet:                  "compute.resourcePolicies.get",
-	OpPolicyList:                 "compute.resourcePolicies.list",
-	OpPolicyDelete:               "compute.resourcePolicies.delete",
-	OpRegionOperationGet:         "compute.regionOperations.get",
-	OpRegionOperationWait:        "compute.regionOperations.get",
-}
-
 // cloud is the world's name for Compute Engine.
 const cloud = catalog.GCP
-
-// apiBase prefixes every selfLink and resource URL, as the real API writes
-// them whatever endpoint was called; the SDK builds its request URLs from
-// its own endpoint, never from these.
-const apiBase = "https://www.googleapis.com/compute/v1/"
 
 // maxBody caps request bodies. An instance resource is a few kilobytes
 // beside its metadata, which may hold 512 KiB, and JSON escaping can make
@@ -138,81 +80,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, &apiError{Status: http.StatusInternalServerError, Reason: "backendError", Message: "Internal error. Please try again or contact Google Support."})
 		}
 	}()
-	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
-	r = withProject(r)
-	if err := s.route(w, r); err != nil {
+	r = withLinks(withProject(r))
+	var err error
+	if r.URL.Path == batchPath {
+		r.Body = http.MaxBytesReader(w, r.Body, maxBatchBody)
+		err = s.serveBatch(w, r)
+	} else {
+		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		err = s.route(w, r)
+	}
+	if err != nil {
 		if errors.Is(err, errClientGone) {
 			return
 		}
 		writeError(w, asAPIError(err))
 	}
-}
-
-func (s *Server) route(w http.ResponseWriter, r *http.Request) error {
-	rest, ok := strings.CutPrefix(r.URL.Path, "/compute/v1/")
-	if !ok {
-		return notFoundRoute(r)
-	}
-	seg := strings.Split(rest, "/")
-	if len(seg) < 2 || seg[0] != "projects" || seg[1] == "" || containsEmpty(seg) {
-		return notFoundRoute(r)
-	}
-	if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
-		return &apiError{Status: http.StatusBadRequest, Reason: "invalid", Message: "Invalid query string: " + r.URL.RawQuery}
-	}
-	project := seg[1]
-	switch {
-	case len(seg) == 2 && r.Method == http.MethodGet:
-		return s.getProject(w, r, project)
-	case len(seg) == 4 && seg[2] == "regions" && r.Method == http.MethodGet:
-		return s.getRegion(w, r, project, seg[3])
-	case len(seg) == 5 && seg[2] == "regions" && seg[4] == "resourcePolicies" && r.Method == http.MethodGet:
-		return s.listPolicies(w, r, project, seg[3])
-	case len(seg) == 5 && seg[2] == "regions" && seg[4] == "resourcePolicies" && r.Method == http.MethodPost:
-		return s.insertPolicy(w, r, project, seg[3])
-	case len(seg) == 6 && seg[2] == "regions" && seg[4] == "resourcePolicies" && r.Method == http.MethodGet:
-		return s.getPolicy(w, r, project, seg[3], seg[5])
-	case len(seg) == 6 && seg[2] == "regions" && seg[4] == "resourcePolicies" && r.Method == http.MethodDelete:
-		return s.deletePolicy(w, r, project, seg[3], seg[5])
-	case len(seg) == 6 && seg[2] == "regions" && seg[4] == "operations" && r.Method == http.MethodGet:
-		return s.getRegionOperation(w, r, project, seg[3], seg[5])
-	case len(seg) == 7 && seg[2] == "regions" && seg[4] == "operations" && seg[6] == "wait" && r.Method == http.MethodPost:
-		return s.waitRegionOperation(w, r, project, seg[3], seg[5])
-	case len(seg) == 4 && seg[2] == "aggregated" && seg[3] == "machineTypes" && r.Method == http.MethodGet:
-		return s.aggregatedMachineTypes(w, r, project)
-	case len(seg) == 5 && seg[2] == "zones" && seg[4] == "machineTypes" && r.Method == http.MethodGet:
-		return s.listMachineTypes(w, r, project, seg[3])
-	case len(seg) == 6 && seg[2] == "zones" && seg[4] == "machineTypes" && r.Method == http.MethodGet:
-		return s.getMachineType(w, r, project, seg[3], seg[5])
-	case len(seg) == 4 && seg[2] == "aggregated" && seg[3] == "instances" && r.Method == http.MethodGet:
-		return s.aggregatedList(w, r, project)
-	case len(seg) == 5 && seg[2] == "zones" && seg[4] == "instances" && r.Method == http.MethodGet:
-		return s.zoneList(w, r, project, seg[3])
-	case len(seg) == 5 && seg[2] == "zones" && seg[4] == "instances" && r.Method == http.MethodPost:
-		return s.insert(w, r, project, seg[3])
-	case len(seg) == 6 && seg[2] == "zones" && seg[4] == "instances" && seg[5] == "bulkInsert" && r.Method == http.MethodPost:
-		return s.bulkInsert(w, r, project, seg[3])
-	case len(seg) == 6 && seg[2] == "zones" && seg[4] == "instances" && r.Method == http.MethodGet:
-		return s.get(w, r, project, seg[3], seg[5])
-	case len(seg) == 6 && seg[2] == "zones" && seg[4] == "instances" && r.Method == http.MethodDelete:
-		return s.delete(w, r, project, seg[3], seg[5])
-	case len(seg) == 6 && seg[2] == "zones" && seg[4] == "disks" && r.Method == http.MethodGet:
-		return s.getDisk(w, r, project, seg[3], seg[5])
-	case len(seg) == 6 && seg[2] == "zones" && seg[4] == "operations" && r.Method == http.MethodGet:
-		return s.getOperation(w, r, project, seg[3], seg[5])
-	case len(seg) == 7 && seg[2] == "zones" && seg[4] == "operations" && seg[6] == "wait" && r.Method == http.MethodPost:
-		return s.waitOperation(w, r, project, seg[3], seg[5])
-	}
-	return notFoundRoute(r)
-}
-
-func containsEmpty(seg []string) bool {
-	for _, s := range seg {
-		if s == "" {
-			return true
-		}
-	}
-	return false
 }
 
 // notFoundRoute answers paths and methods the API does not have, as
@@ -280,12 +162,6 @@ func projectOf(scope string) string {
 	rest, _ := strings.CutPrefix(scope, "projects/")
 	project, _, _ := strings.Cut(rest, "/")
 	return project
-}
-
-func zoneURL(project, zone string) string { return apiBase + scope(project, zone) }
-
-func instanceURL(project, zone, name string) string {
-	return zoneURL(project, zone) + "/instances/" + name
 }
 
 // timestamp formats times as GCE does: RFC 3339 with milliseconds and a

@@ -1,0 +1,200 @@
+package gcesim
+
+import (
+	"cmp"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"cloud.google.com/go/compute/apiv1/computepb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/gpufleet/gpufleet/providers/sim"
+)
+
+// A zone's accelerator types are the GPU models of the machine types it
+// offers. The catalog's GPU machine types all come with their GPUs
+// attached (A2, A3, G2), so an instance's accelerators are its machine
+// type's: an insert may name them, and must then name those.
+
+// acceleratorType is a GPU model as GCE's accelerator types describe it.
+type acceleratorType struct {
+	name, description string
+	// maxCards is the most of them one instance can have, over every
+	// machine type GCE has, not only the catalog's.
+	maxCards int32
+}
+
+// acceleratorTypes names the GPU models of the catalog as GCE does.
+var acceleratorTypes = map[string]acceleratorType{
+	"T4":        {"nvidia-tesla-t4", "NVIDIA T4", 4},
+	"L4":        {"nvidia-l4", "NVIDIA L4", 8},
+	"A100-40GB": {"nvidia-tesla-a100", "NVIDIA A100 40GB", 16},
+	"A100-80GB": {"nvidia-a100-80gb", "NVIDIA A100 80GB", 8},
+	"H100":      {"nvidia-h100-80gb", "NVIDIA H100 80GB", 8},
+	"H200":      {"nvidia-h200-141gb", "NVIDIA H200 141GB", 8},
+}
+
+// zoneAccelerators lists the accelerator types of a zone by name.
+func (s *Server) zoneAccelerators(zone string) []acceleratorType {
+	var out []acceleratorType
+	for _, t := range s.offered(zone) {
+		a, ok := acceleratorTypes[t.GPUModel]
+		if ok && t.GPUs > 0 && !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	slices.SortFunc(out, func(a, b acceleratorType) int { return cmp.Compare(a.name, b.name) })
+	return out
+}
+
+// acceleratorPath is an accelerator type's path.
+func acceleratorPath(project, zone, name string) string {
+	return scope(project, zone) + "/acceleratorTypes/" + name
+}
+
+func renderAccelerator(l links, project, zone string, a acceleratorType) *computepb.AcceleratorType {
+	return &computepb.AcceleratorType{
+		Kind:                    proto.String("compute#acceleratorType"),
+		Id:                      proto.Uint64(stableID("accelerator\x00" + a.name)),
+		CreationTimestamp:       proto.String(epoch),
+		Name:                    proto.String(a.name),
+		Description:             proto.String(a.description),
+		Zone:                    proto.String(l.zone(project, zone)),
+		SelfLink:                proto.String(l.url(acceleratorPath(project, zone, a.name))),
+		MaximumCardsPerInstance: proto.Int32(a.maxCards),
+	}
+}
+
+// getAccelerator serves acceleratorTypes.get.
+func (s *Server) getAccelerator(w http.ResponseWriter, r *http.Request, project, zone, name string) error {
+	path := acceleratorPath(project, zone, name)
+	if err := s.locationCall(r, OpAcceleratorTypeGet, project, s.region(zone), zone, path); err != nil {
+		return err
+	}
+	if err := s.zoneExists(project, zone); err != nil {
+		return err
+	}
+	for _, a := range s.zoneAccelerators(zone) {
+		if a.name == name {
+			return writeProto(w, renderAccelerator(linksOf(r), project, zone, a))
+		}
+	}
+	return notFound(path)
+}
+
+// listAccelerators serves acceleratorTypes.list.
+func (s *Server) listAccelerators(w http.ResponseWriter, r *http.Request, project, zone string) error {
+	collection := scope(project, zone) + "/acceleratorTypes"
+	q, invalid := parseNameQuery(r, collection)
+	if err := s.locationCall(r, OpAcceleratorTypesList, project, s.region(zone), zone, scope(project, zone)); err != nil {
+		return err
+	}
+	if err := s.zoneExists(project, zone); err != nil {
+		return err
+	}
+	if invalid != nil {
+		return invalid
+	}
+	l := linksOf(r)
+	items, next := page(r, collection, q, s.keyedAccelerators([]string{zone}))
+	resp := &computepb.AcceleratorTypeList{
+		Kind:          proto.String("compute#acceleratorTypeList"),
+		Id:            proto.String(collection),
+		SelfLink:      proto.String(l.url(collection)),
+		NextPageToken: next,
+	}
+	for _, a := range items {
+		resp.Items = append(resp.Items, renderAccelerator(l, project, a.scope, a.item))
+	}
+	return writeProto(w, resp)
+}
+
+// aggregatedAccelerators serves acceleratorTypes.aggregatedList, keyed
+// "zones/Z", with a NO_RESULTS_ON_PAGE warning for zones without any on
+// the page.
+func (s *Server) aggregatedAccelerators(w http.ResponseWriter, r *http.Request, project string) error {
+	collection := "projects/" + project + "/aggregated/acceleratorTypes"
+	q, invalid := parseNameQuery(r, collection)
+	if err := s.locationCall(r, OpAcceleratorTypesAggregatedList, project, "", "", "projects/"+project); err != nil {
+		return err
+	}
+	if invalid != nil {
+		return invalid
+	}
+	zones := s.allZones()
+	l := linksOf(r)
+	items, next := page(r, collection, q, s.keyedAccelerators(zones))
+	resp := &computepb.AcceleratorTypeAggregatedList{
+		Kind:          proto.String("compute#acceleratorTypeAggregatedList"),
+		Id:            proto.String(collection),
+		SelfLink:      proto.String(l.url(collection)),
+		NextPageToken: next,
+		Items:         map[string]*computepb.AcceleratorTypesScopedList{},
+	}
+	for _, a := range items {
+		key := "zones/" + a.scope
+		scoped := resp.Items[key]
+		if scoped == nil {
+			scoped = &computepb.AcceleratorTypesScopedList{}
+			resp.Items[key] = scoped
+		}
+		scoped.AcceleratorTypes = append(scoped.AcceleratorTypes, renderAccelerator(l, project, a.scope, a.item))
+	}
+	for _, z := range zones {
+		if key := "zones/" + z; resp.Items[key] == nil {
+			resp.Items[key] = &computepb.AcceleratorTypesScopedList{Warning: noResults(key)}
+		}
+	}
+	return writeProto(w, resp)
+}
+
+func (s *Server) keyedAccelerators(zones []string) []keyed[acceleratorType] {
+	var out []keyed[acceleratorType]
+	for _, z := range zones {
+		for _, a := range s.zoneAccelerators(z) {
+			out = append(out, keyed[acceleratorType]{scope: z, name: a.name, item: a})
+		}
+	}
+	return out
+}
+
+// allZones lists the catalog's zones by name.
+func (s *Server) allZones() []string {
+	var zones []string
+	for _, region := range s.world.Catalog().RegionsOf(cloud) {
+		zones = append(zones, region.Zones...)
+	}
+	slices.Sort(zones)
+	return zones
+}
+
+// guestAccelerators checks the accelerators an instance names against its
+// machine type's, which are what it gets: none named, or exactly those.
+// GCE words a mismatch "[nvidia-tesla-a100, n1-highmem-8] features are not
+// compatible for creating instance."
+func (s *Server) guestAccelerators(l links, field, project, zone string, typ sim.InstanceType, given []*computepb.AcceleratorConfig) *apiError {
+	if len(given) == 0 {
+		return nil
+	}
+	own, hasOwn := acceleratorTypes[typ.GPUModel]
+	for i, g := range given {
+		f := field + ".guestAccelerators[" + strconv.Itoa(i) + "]"
+		ar, ok := l.parseRef(g.GetAcceleratorType(), ref{project: project, scope: "zones", location: zone, collection: "acceleratorTypes"})
+		if !ok {
+			return invalidField(f+".acceleratorType", g.GetAcceleratorType(), "The URL is malformed.")
+		}
+		if ar.project != project || ar.location != zone || !slices.ContainsFunc(s.zoneAccelerators(zone), func(a acceleratorType) bool { return a.name == ar.name }) {
+			return notFound(acceleratorPath(ar.project, ar.location, ar.name))
+		}
+		if !hasOwn || ar.name != own.name || len(given) > 1 {
+			return &apiError{Status: http.StatusBadRequest, Reason: "badRequest",
+				Message: "[" + ar.name + ", " + typ.Name + "] features are not compatible for creating instance."}
+		}
+		if n := g.GetAcceleratorCount(); int(n) != typ.GPUs {
+			return invalidField(f+".acceleratorCount", strconv.Itoa(int(n)),
+				"Machine type "+typ.Name+" comes with "+strconv.Itoa(typ.GPUs)+" "+own.name+" accelerator cards attached.")
+		}
+	}
+	return nil
+}

@@ -1,0 +1,175 @@
+package gcesim
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	"cloud.google.com/go/compute/apiv1/computepb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/schema/catalog"
+)
+
+// Regions and zones are the world's catalog: every one is UP, and a
+// zone's CPU platforms are those of the machine types it offers.
+
+// cpuPlatforms names the CPU platform of each GPU machine series, as
+// GCE's accelerator-optimized machine family page gives them; the first
+// prefix that matches a machine type applies.
+var cpuPlatforms = []struct{ prefix, platform string }{
+	{"a3-ultragpu-", "Intel Emerald Rapids"},
+	{"a3-", "Intel Sapphire Rapids"},
+	{"a4-", "Intel Emerald Rapids"},
+	{"a2-", "Intel Cascade Lake"},
+	{"g2-", "Intel Cascade Lake"},
+}
+
+// cpuPlatform is the CPU platform instances of a machine type run on.
+func cpuPlatform(machineType string) string {
+	for _, p := range cpuPlatforms {
+		if strings.HasPrefix(machineType, p.prefix) {
+			return p.platform
+		}
+	}
+	return "Intel Cascade Lake"
+}
+
+// locationCall intercepts a regions or zones call.
+func (s *Server) locationCall(r *http.Request, op, project, region, zone, resource string) error {
+	fc := faultContext{Project: project, Region: region, Zone: zone, Permission: permissions[op], Resource: resource}
+	out, err := s.intercept(r.Context(), sim.Call{Op: op, Region: region, Zone: zone})
+	if err != nil {
+		return err
+	}
+	if out.Err != nil {
+		return s.syncError(out.Err, fc)
+	}
+	return nil
+}
+
+// renderZone is a zone as zones.get returns it.
+func (s *Server) renderZone(l links, project, zone string) *computepb.Zone {
+	var platforms []string
+	for _, t := range s.offered(zone) {
+		if p := cpuPlatform(t.Name); !slices.Contains(platforms, p) {
+			platforms = append(platforms, p)
+		}
+	}
+	slices.Sort(platforms)
+	return &computepb.Zone{
+		Kind:                  proto.String("compute#zone"),
+		Id:                    proto.Uint64(stableID("zone\x00" + zone)),
+		CreationTimestamp:     proto.String(epoch),
+		Name:                  proto.String(zone),
+		Description:           proto.String(zone),
+		Status:                proto.String(computepb.Zone_UP.String()),
+		Region:                proto.String(l.region(project, s.region(zone))),
+		SelfLink:              proto.String(l.zone(project, zone)),
+		AvailableCpuPlatforms: platforms,
+		SupportsPzs:           proto.Bool(false),
+	}
+}
+
+// getZone serves zones.get.
+func (s *Server) getZone(w http.ResponseWriter, r *http.Request, project, zone string) error {
+	if err := s.locationCall(r, OpZoneGet, project, s.region(zone), zone, scope(project, zone)); err != nil {
+		return err
+	}
+	if err := s.zoneExists(project, zone); err != nil {
+		return err
+	}
+	return writeProto(w, s.renderZone(linksOf(r), project, zone))
+}
+
+// listZones serves zones.list: every zone, by name.
+func (s *Server) listZones(w http.ResponseWriter, r *http.Request, project string) error {
+	collection := "projects/" + project + "/zones"
+	q, invalid := parseNameQuery(r, collection)
+	if err := s.locationCall(r, OpZonesList, project, "", "", "projects/"+project); err != nil {
+		return err
+	}
+	if invalid != nil {
+		return invalid
+	}
+	var zones []keyed[string]
+	for _, region := range s.world.Catalog().RegionsOf(cloud) {
+		for _, z := range region.Zones {
+			zones = append(zones, keyed[string]{scope: "global", name: z, item: z})
+		}
+	}
+	l := linksOf(r)
+	items, next := page(r, collection, q, zones)
+	resp := &computepb.ZoneList{
+		Kind:          proto.String("compute#zoneList"),
+		Id:            proto.String(collection),
+		SelfLink:      proto.String(l.url(collection)),
+		NextPageToken: next,
+	}
+	for _, z := range items {
+		resp.Items = append(resp.Items, s.renderZone(l, project, z.item))
+	}
+	return writeProto(w, resp)
+}
+
+// renderRegion is a region with its zones and its regional quotas, with
+// what pending and running instances use of them.
+func (s *Server) renderRegion(l links, project string, reg catalog.Region) *computepb.Region {
+	out := &computepb.Region{
+		Kind:              proto.String("compute#region"),
+		Id:                proto.Uint64(stableID(reg.Name)),
+		CreationTimestamp: proto.String(epoch),
+		Name:              proto.String(reg.Name),
+		Description:       proto.String(reg.Name),
+		Status:            proto.String(computepb.Region_UP.String()),
+		SelfLink:          proto.String(l.region(project, reg.Name)),
+		SupportsPzs:       proto.Bool(false),
+		Quotas:            s.quotas(reg.Name, catalog.RegionScope),
+	}
+	for _, z := range reg.Zones {
+		out.Zones = append(out.Zones, l.zone(project, z))
+	}
+	return out
+}
+
+// getRegion serves regions.get.
+func (s *Server) getRegion(w http.ResponseWriter, r *http.Request, project, region string) error {
+	resource := regionPath(project, region)
+	if err := s.locationCall(r, OpRegionGet, project, region, "", resource); err != nil {
+		return err
+	}
+	reg, ok := s.world.Region(cloud, region)
+	if !ok {
+		return notFound(resource)
+	}
+	return writeProto(w, s.renderRegion(linksOf(r), project, reg))
+}
+
+// listRegions serves regions.list: every region, by name.
+func (s *Server) listRegions(w http.ResponseWriter, r *http.Request, project string) error {
+	collection := "projects/" + project + "/regions"
+	q, invalid := parseNameQuery(r, collection)
+	if err := s.locationCall(r, OpRegionsList, project, "", "", "projects/"+project); err != nil {
+		return err
+	}
+	if invalid != nil {
+		return invalid
+	}
+	var regions []keyed[catalog.Region]
+	for _, reg := range s.world.Catalog().RegionsOf(cloud) {
+		regions = append(regions, keyed[catalog.Region]{scope: "global", name: reg.Name, item: reg})
+	}
+	l := linksOf(r)
+	items, next := page(r, collection, q, regions)
+	resp := &computepb.RegionList{
+		Kind:          proto.String("compute#regionList"),
+		Id:            proto.String(collection),
+		SelfLink:      proto.String(l.url(collection)),
+		NextPageToken: next,
+	}
+	for _, reg := range items {
+		resp.Items = append(resp.Items, s.renderRegion(l, project, reg.item))
+	}
+	return writeProto(w, resp)
+}

@@ -1,0 +1,54 @@
+package gcesim
+
+import (
+	"cmp"
+	"net/http"
+	"slices"
+
+	"google.golang.org/protobuf/proto"
+)
+
+// The catalog collections (zones, regions, accelerator and disk types,
+// images, networks, subnetworks) page alike: in order of scope, then name,
+// resuming after the last item of the previous page, filtered on the name
+// alone, which is the only field their lists are filtered on here.
+
+// keyed is an item of a collection with its place in the list order:
+// its scope (a zone or region, "global" for global items: a page token
+// must name one) and its name.
+type keyed[T any] struct {
+	scope, name string
+	item        T
+}
+
+// parseNameQuery reads a list's parameters and refuses a filter on any
+// field but the name.
+func parseNameQuery(r *http.Request, collection string) (listQuery, *apiError) {
+	q, err := parseListQuery(r, collection)
+	if err == nil && !q.filter.only("name") {
+		err = invalidField("filter", r.URL.Query().Get("filter"), "Invalid list filter expression.")
+	}
+	return q, err
+}
+
+// page returns the items of a page, in list order, and the token of the
+// next page, or nil when this is the last.
+func page[T any](r *http.Request, collection string, q listQuery, items []keyed[T]) ([]keyed[T], *string) {
+	slices.SortFunc(items, func(a, b keyed[T]) int { return cmp.Or(cmp.Compare(a.scope, b.scope), cmp.Compare(a.name, b.name)) })
+	var out []keyed[T]
+	for _, it := range items {
+		if q.after != nil && cmp.Or(cmp.Compare(it.scope, q.after.Zone), cmp.Compare(it.name, q.after.Name)) <= 0 {
+			continue
+		}
+		if !q.filter.match(func(condition) (string, bool) { return it.name, true }) {
+			continue
+		}
+		if len(out) == q.limit {
+			last := out[len(out)-1]
+			// The cursor's zone holds any scope.
+			return out, proto.String(encodeCursor(cursor{Zone: last.scope, Name: last.name, Query: queryHash(r, collection)}))
+		}
+		out = append(out, it)
+	}
+	return out, nil
+}
