@@ -146,9 +146,10 @@ func TestStockOutCostsOneCall(t *testing.T) {
 // subnet and groups, the spot market, the zone.
 func TestCreateLaunchesAsConfigured(t *testing.T) {
 	b := emulator(t, catalog.Default())
+	subnet, group := b.network(t, testSpot.Region, testSpot.Zone)
 	cfg := b.config()
-	cfg.Launch.SubnetByZone = map[string]string{testSpot.Zone: "subnet-0123456789abcdef0"}
-	cfg.Launch.SecurityGroups = []string{"sg-0123456789abcdef0"}
+	cfg.Launch.SubnetByZone = map[string]string{testSpot.Zone: subnet}
+	cfg.Launch.SecurityGroups = []string{group}
 	p, err := New(context.Background(), cfg, catalog.Default(), b.options())
 	if err != nil {
 		t.Fatal(err)
@@ -165,8 +166,8 @@ func TestCreateLaunchesAsConfigured(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := out.Reservations[0].Instances[0]
-	if awssdk.ToString(got.ImageId) != b.image || awssdk.ToString(got.SubnetId) != "subnet-0123456789abcdef0" ||
-		len(got.SecurityGroups) != 1 || awssdk.ToString(got.SecurityGroups[0].GroupId) != "sg-0123456789abcdef0" ||
+	if awssdk.ToString(got.ImageId) != b.image || awssdk.ToString(got.SubnetId) != subnet ||
+		len(got.SecurityGroups) != 1 || awssdk.ToString(got.SecurityGroups[0].GroupId) != group ||
 		got.InstanceLifecycle != types.InstanceLifecycleTypeSpot || awssdk.ToString(got.ClientToken) != "gf1-configured" {
 		t.Errorf("launched %+v", got)
 	}

@@ -60,7 +60,7 @@ func (b backend) interfacesOf(t *testing.T, region, id string) []types.InstanceN
 func TestCreateWithEFAReadsBackItsInterfaces(t *testing.T) {
 	b := emulator(t, catalog.Default())
 	offer := b.offerIn(t, "p5.48xlarge")
-	const subnet, group = "subnet-0123456789abcdef0", "sg-0123456789abcdef0"
+	subnet, group := b.network(t, offer.Region, offer.Zone)
 	cfg := b.config()
 	cfg.Launch.SubnetByZone = map[string]string{offer.Zone: subnet}
 	cfg.Launch.SecurityGroups = []string{group}
@@ -174,9 +174,10 @@ func TestCreateWithEFARefused(t *testing.T) {
 // instance level, no interfaces; and the node has EC2's one interface.
 func TestCreateWithoutEFAIsUnchanged(t *testing.T) {
 	b := emulator(t, catalog.Default())
+	subnet, group := b.network(t, testOffer.Region, testOffer.Zone)
 	cfg := b.config()
-	cfg.Launch.SubnetByZone = map[string]string{testOffer.Zone: "subnet-0123456789abcdef0"}
-	cfg.Launch.SecurityGroups = []string{"sg-0123456789abcdef0"}
+	cfg.Launch.SubnetByZone = map[string]string{testOffer.Zone: subnet}
+	cfg.Launch.SecurityGroups = []string{group}
 	p, err := New(context.Background(), cfg, catalog.Default(), b.options())
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +187,7 @@ func TestCreateWithoutEFAIsUnchanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in.NetworkInterfaces != nil || awssdk.ToString(in.SubnetId) != "subnet-0123456789abcdef0" || !slices.Equal(in.SecurityGroupIds, cfg.Launch.SecurityGroups) {
+	if in.NetworkInterfaces != nil || awssdk.ToString(in.SubnetId) != subnet || !slices.Equal(in.SecurityGroupIds, cfg.Launch.SecurityGroups) {
 		t.Errorf("interfaces %v, subnet %q, groups %v", in.NetworkInterfaces, awssdk.ToString(in.SubnetId), in.SecurityGroupIds)
 	}
 	inst, err := p.Create(context.Background(), req)
@@ -194,7 +195,7 @@ func TestCreateWithoutEFAIsUnchanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	nics := b.interfacesOf(t, testOffer.Region, inst.ID)
-	if len(nics) != 1 || awssdk.ToString(nics[0].InterfaceType) != "interface" || awssdk.ToString(nics[0].SubnetId) != "subnet-0123456789abcdef0" ||
+	if len(nics) != 1 || awssdk.ToString(nics[0].InterfaceType) != "interface" || awssdk.ToString(nics[0].SubnetId) != subnet ||
 		nics[0].PrivateIpAddress == nil {
 		t.Errorf("interfaces %+v", nics)
 	}

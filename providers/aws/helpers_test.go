@@ -150,3 +150,25 @@ func (b backend) alive(ctx context.Context, region, id string) (bool, error) {
 	}
 	return false, nil
 }
+
+// network creates, through the backend as a client would, a VPC with one
+// subnet in zone and one security group, for launches that name their
+// own network: EC2 refuses a subnet or group it does not have.
+func (b backend) network(t testing.TB, region, zone string) (subnet, group string) {
+	t.Helper()
+	ctx := context.Background()
+	c := b.raw(region)
+	vpc, err := c.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: awssdk.String("10.20.0.0/16")})
+	if err != nil {
+		t.Fatalf("CreateVpc: %v", err)
+	}
+	sn, err := c.CreateSubnet(ctx, &ec2.CreateSubnetInput{VpcId: vpc.Vpc.VpcId, CidrBlock: awssdk.String("10.20.0.0/20"), AvailabilityZone: awssdk.String(zone)})
+	if err != nil {
+		t.Fatalf("CreateSubnet: %v", err)
+	}
+	g, err := c.CreateSecurityGroup(ctx, &ec2.CreateSecurityGroupInput{GroupName: awssdk.String("gpufleet-nodes"), Description: awssdk.String("gpufleet's nodes"), VpcId: vpc.Vpc.VpcId})
+	if err != nil {
+		t.Fatalf("CreateSecurityGroup: %v", err)
+	}
+	return awssdk.ToString(sn.Subnet.SubnetId), awssdk.ToString(g.GroupId)
+}

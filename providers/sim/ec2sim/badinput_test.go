@@ -79,7 +79,7 @@ func TestBadInput(t *testing.T) {
 	}{
 		{name: "no action", body: "Version=2016-11-15", wantStatus: 400, wantCode: "MissingAction"},
 		{name: "empty body", body: "", wantStatus: 400, wantCode: "MissingAction"},
-		{name: "unknown action", body: "Action=DescribeVpcs" + v, wantStatus: 400, wantCode: "InvalidAction", wantMsg: "The action DescribeVpcs is not valid for this web service."},
+		{name: "unknown action", body: "Action=DescribeInternetGateways" + v, wantStatus: 400, wantCode: "InvalidAction", wantMsg: "The action DescribeInternetGateways is not valid for this web service."},
 		{name: "unknown version", body: "Action=DescribeInstances&Version=2099-01-01", wantStatus: 400, wantCode: "NoSuchVersion", wantMsg: "The requested version (2099-01-01) of service AmazonEC2 does not exist"},
 		{name: "no version", body: "Action=DescribeInstances", wantStatus: 400, wantCode: "MissingParameter"},
 		{name: "malformed encoding", body: "Action=%zz" + v, wantStatus: 404, wantCode: "MalformedQueryString"},
@@ -132,7 +132,7 @@ func TestBadInput(t *testing.T) {
 		{name: "spot: bad time", body: "Action=DescribeSpotPriceHistory" + v + "&StartTime=yesterday", wantStatus: 400, wantCode: "InvalidParameterValue"},
 		{name: "spot: MaxResults out of range", body: "Action=DescribeSpotPriceHistory" + v + "&MaxResults=5000", wantStatus: 400, wantCode: "InvalidParameterValue"},
 		{name: "offerings: unknown location type", body: "Action=DescribeInstanceTypeOfferings" + v + "&LocationType=planet", wantStatus: 400, wantCode: "InvalidParameterValue"},
-		{name: "offerings: zone ids", body: "Action=DescribeInstanceTypeOfferings" + v + "&LocationType=availability-zone-id", wantStatus: 400, wantCode: "InvalidParameterValue"},
+		{name: "offerings: outposts", body: "Action=DescribeInstanceTypeOfferings" + v + "&LocationType=outpost", wantStatus: 400, wantCode: "InvalidParameterValue"},
 		{name: "offerings: MaxResults below 5", body: "Action=DescribeInstanceTypeOfferings" + v + "&MaxResults=2", wantStatus: 400, wantCode: "InvalidParameterValue", wantMsg: "Value ( 2 ) for parameter maxResults is invalid. Expecting a value between 5 and 1000."},
 		{name: "offerings: unknown filter", body: "Action=DescribeInstanceTypeOfferings" + v + "&Filter.1.Name=vcpus&Filter.1.Value.1=8", wantStatus: 400, wantCode: "InvalidParameterValue", wantMsg: "The filter 'vcpus' is invalid"},
 		{name: "offerings: another action's token", body: "Action=DescribeInstanceTypeOfferings" + v + "&NextToken=c3BvdDo5OTk", wantStatus: 400, wantCode: "InvalidPaginationToken"},

@@ -42,7 +42,8 @@ func efaLayout(n int32) []types.InstanceNetworkInterfaceSpecification {
 func TestNetworkInterfacesRoundTrip(t *testing.T) {
 	f := newFixture(t, sim.Config{})
 	c := f.client("us-east-1", 1)
-	const subnet, group = "subnet-0123456789abcdef0", "sg-0123456789abcdef0"
+	net := newNetwork(t, c, "us-east-1a")
+	subnet, group := net.subnet, net.group
 	nics := []types.InstanceNetworkInterfaceSpecification{nic(0, 0, "interface"), nic(0, 1, "efa-only"), nic(1, 0, "efa"), nic(2, 0, "efa-only")}
 	for i := range nics {
 		nics[i].SubnetId = aws.String(subnet)

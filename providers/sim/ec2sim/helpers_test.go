@@ -195,3 +195,30 @@ func tagValue(tags []types.Tag, key string) (string, bool) {
 	}
 	return "", false
 }
+
+// network is a VPC of the test's own with one subnet and one security
+// group, made through the front as a client makes them.
+type network struct{ vpc, subnet, group string }
+
+// newNetwork creates a VPC, 10.0.0.0/16, a /24 subnet of it in zone and a
+// security group in it.
+func newNetwork(t *testing.T, c *ec2.Client, zone string) network {
+	t.Helper()
+	ctx := context.Background()
+	vpc, err := c.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.0.0.0/16")})
+	if err != nil {
+		t.Fatalf("CreateVpc: %v", err)
+	}
+	n := network{vpc: aws.ToString(vpc.Vpc.VpcId)}
+	sn, err := c.CreateSubnet(ctx, &ec2.CreateSubnetInput{VpcId: aws.String(n.vpc), CidrBlock: aws.String("10.0.1.0/24"), AvailabilityZone: aws.String(zone)})
+	if err != nil {
+		t.Fatalf("CreateSubnet: %v", err)
+	}
+	n.subnet = aws.ToString(sn.Subnet.SubnetId)
+	g, err := c.CreateSecurityGroup(ctx, &ec2.CreateSecurityGroupInput{GroupName: aws.String("nodes"), Description: aws.String("the test's nodes"), VpcId: aws.String(n.vpc)})
+	if err != nil {
+		t.Fatalf("CreateSecurityGroup: %v", err)
+	}
+	n.group = aws.ToString(g.GroupId)
+	return n
+}

@@ -254,8 +254,9 @@ func (s *Server) terminateInstances(req *request) (any, *apiError) {
 		if _, err := s.world.Terminate(inst.ID); err != nil {
 			return nil, s.worldError(err, launchContext{region: req.region})
 		}
-		// EC2 reports shutting-down at first; the world moves on to
-		// terminated at once, which DescribeInstances shows.
+		// EC2 reports shutting-down at first; the world keeps the
+		// instance so for its operation time, then has it terminated,
+		// which DescribeInstances shows.
 		current := "shutting-down"
 		if previous == "terminated" {
 			current = "terminated"
@@ -284,14 +285,20 @@ func (s *Server) createTags(req *request) (any, *apiError) {
 	if len(tags) == 0 {
 		return nil, missingParameter("Tag")
 	}
+	var instanceIDs, networkIDs []string
 	for _, id := range ids {
-		// Only instances live in the world; any other resource id is one
-		// this endpoint has never issued.
-		if !strings.HasPrefix(id, "i-") {
+		switch {
+		case strings.HasPrefix(id, "i-"):
+			instanceIDs = append(instanceIDs, id)
+		case networkKind(id) != "":
+			networkIDs = append(networkIDs, id)
+		default:
+			// Only instances and the network model live in the world; any
+			// other resource id is one this endpoint has never issued.
 			return nil, &apiError{Status: http.StatusBadRequest, Code: "InvalidID", Message: fmt.Sprintf("The ID '%s' is not valid", id)}
 		}
 	}
-	if apiErr := checkInstanceIDs(ids); apiErr != nil {
+	if apiErr := checkInstanceIDs(instanceIDs); apiErr != nil {
 		return nil, apiErr
 	}
 	set := map[string]string{}
@@ -301,9 +308,19 @@ func (s *Server) createTags(req *request) (any, *apiError) {
 
 	s.mutations.Lock()
 	defer s.mutations.Unlock()
-	found, apiErr := s.lookup(req.region, ids)
-	if apiErr != nil {
-		return nil, apiErr
+	var found []*sim.Instance
+	if len(instanceIDs) > 0 {
+		if found, apiErr = s.lookup(req.region, instanceIDs); apiErr != nil {
+			return nil, apiErr
+		}
+	}
+	var tagNetwork []func()
+	for _, id := range networkIDs {
+		apply, apiErr := s.tagNetwork(req.region, id, set)
+		if apiErr != nil {
+			return nil, apiErr
+		}
+		tagNetwork = append(tagNetwork, apply)
 	}
 	for _, inst := range found {
 		merged := maps.Clone(inst.Tags)
@@ -316,6 +333,9 @@ func (s *Server) createTags(req *request) (any, *apiError) {
 		if err := s.world.SetTags(inst.ID, set); err != nil {
 			return nil, s.worldError(err, launchContext{region: req.region})
 		}
+	}
+	for _, apply := range tagNetwork {
+		apply()
 	}
 	return createTagsResponse{Xmlns: xmlns, RequestID: req.id, Return: true}, nil
 }

@@ -10,14 +10,17 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
-// propNetworkInterfaces lists the network interfaces a launch asked for
-// (networkInterface, in JSON). An instance launched without them has none
-// stored: its one interface is drawn from its subnet and groups.
+// propNetworkInterfaces lists an instance's network interfaces
+// (networkInterface, in JSON), with the addresses they were given; an
+// instance that left the emulator before they were stored has its one
+// interface drawn from its subnet and groups.
 const propNetworkInterfaces = "networkInterfaces"
+
+// propVPC is the VPC of the instance's primary interface.
+const propVPC = "vpcId"
 
 // EC2's interface types at launch: an ENA ("interface"), an EFA with its
 // ENA ("efa"), and an EFA device alone ("efa-only"), which has no IP
@@ -35,9 +38,18 @@ type networkInterface struct {
 	Device              int      `json:"device"`
 	Type                string   `json:"type"`
 	Subnet              string   `json:"subnet"`
+	VPC                 string   `json:"vpc,omitempty"`
 	Groups              []string `json:"groups"`
+	GroupNames          []string `json:"groupNames,omitempty"`
 	DeleteOnTermination bool     `json:"deleteOnTermination"`
-	PublicIP            bool     `json:"publicIp,omitempty"`
+	// PublicIP says the interface gets a public address; askedPublic is
+	// what the launch said of it, nil for nothing, which leaves it to the
+	// subnet.
+	PublicIP    bool  `json:"publicIp,omitempty"`
+	askedPublic *bool `json:"-"`
+	// Address and PublicAddress are the interface's own, given at launch.
+	Address       string `json:"address,omitempty"`
+	PublicAddress string `json:"publicAddress,omitempty"`
 }
 
 func (n networkInterface) efa() bool { return n.Type == interfaceEFA || n.Type == interfaceEFAOnly }
@@ -63,43 +75,55 @@ func checkGroups(groups []string) *apiError {
 	return nil
 }
 
-// parseNetwork reads where the instances attach: the instance-level
-// subnet and groups, or a list of network interfaces, never both, as EC2
-// takes them. The primary interface's subnet and groups are kept as the
-// instance's, which DescribeInstances shows and filters on.
-func parseNetwork(form url.Values, region string, l *launch) *apiError {
-	if len(indexes(form, "NetworkInterface")) > 0 {
-		return parseNetworkInterfaces(form, region, l)
+// launchSubnetID is the subnet a RunInstances names for its primary
+// interface, if any: where the launch goes when it names no zone.
+func launchSubnetID(form url.Values) string {
+	if subnet := form.Get("SubnetId"); subnet != "" {
+		return subnet
 	}
-	subnet := form.Get("SubnetId")
-	switch {
-	case subnet == "":
-		subnet = defaultSubnet(l.zone)
-	case !strings.HasPrefix(subnet, "subnet-"):
-		return subnetNotFound(subnet)
+	for _, n := range indexes(form, "NetworkInterface") {
+		prefix := fmt.Sprintf("NetworkInterface.%d.", n)
+		if form.Get(prefix+"DeviceIndex") == "0" && cmp.Or(form.Get(prefix+"NetworkCardIndex"), "0") == "0" {
+			return form.Get(prefix + "SubnetId")
+		}
 	}
-	l.properties[propSubnet] = subnet
-	groups := list(form, "SecurityGroupId")
-	if apiErr := checkGroups(groups); apiErr != nil {
-		return apiErr
-	}
-	if len(groups) == 0 {
-		groups = []string{defaultSecurityGroup(region)}
-	}
-	l.properties[propGroups] = strings.Join(groups, ",")
-	return nil
+	return ""
 }
 
-func parseNetworkInterfaces(form url.Values, region string, l *launch) *apiError {
+// parseNetwork reads where the instances attach: the instance-level
+// subnet and groups, or a list of network interfaces, never both, as EC2
+// takes them, and checks each subnet and group against the network model.
+// The primary interface's subnet and groups are kept as the instance's,
+// which DescribeInstances shows and filters on.
+func (s *Server) parseNetwork(form url.Values, region string, l *launch) *apiError {
+	if len(indexes(form, "NetworkInterface")) > 0 {
+		return s.parseNetworkInterfaces(form, region, l)
+	}
+	nic := networkInterface{Type: interfaceENA, DeleteOnTermination: true, Subnet: form.Get("SubnetId"), Groups: list(form, "SecurityGroupId")}
+	if apiErr := checkGroups(nic.Groups); apiErr != nil {
+		return apiErr
+	}
+	names := list(form, "SecurityGroup")
+	if len(names) > 0 && nic.Subnet != "" {
+		return combination("The parameter groupName cannot be used with the parameter subnet")
+	}
+	if apiErr := s.attach(region, l.zone, &nic, names); apiErr != nil {
+		return apiErr
+	}
+	nic.PublicIP = s.mapsPublicIP(region, nic.Subnet)
+	return s.keepInterfaces(l, []networkInterface{nic})
+}
+
+func (s *Server) parseNetworkInterfaces(form url.Values, region string, l *launch) *apiError {
 	switch {
 	case form.Get("SubnetId") != "":
 		return combination("Network interfaces and an instance-level subnet ID may not be specified on the same request")
-	case len(list(form, "SecurityGroupId")) > 0:
+	case len(list(form, "SecurityGroupId")) > 0 || len(list(form, "SecurityGroup")) > 0:
 		return combination("Network interfaces and an instance-level security groups may not be specified on the same request")
 	}
 	var nics []networkInterface
 	for _, n := range indexes(form, "NetworkInterface") {
-		nic, apiErr := parseInterface(form, fmt.Sprintf("NetworkInterface.%d.", n), region, l.zone)
+		nic, apiErr := parseInterface(form, fmt.Sprintf("NetworkInterface.%d.", n))
 		if apiErr != nil {
 			return apiErr
 		}
@@ -108,23 +132,117 @@ func parseNetworkInterfaces(form url.Values, region string, l *launch) *apiError
 	if apiErr := checkInterfaces(nics, l.instanceType); apiErr != nil {
 		return apiErr
 	}
+	for i := range nics {
+		if apiErr := s.attach(region, l.zone, &nics[i], nil); apiErr != nil {
+			return apiErr
+		}
+		// EC2 gives a public address of its own accord only to a launch of
+		// one interface, in a subnet that maps them.
+		switch asked := nics[i].askedPublic; {
+		case asked != nil:
+			nics[i].PublicIP = *asked
+		case len(nics) == 1:
+			nics[i].PublicIP = s.mapsPublicIP(region, nics[i].Subnet)
+		}
+	}
+	return s.keepInterfaces(l, nics)
+}
+
+// keepInterfaces records a launch's interfaces, the primary's subnet,
+// VPC and groups as the instance's. Every subnet is in the launch's zone:
+// attach saw to it.
+func (s *Server) keepInterfaces(l *launch, nics []networkInterface) *apiError {
 	primary := nics[0]
 	for _, nic := range nics {
 		if nic.Card == 0 && nic.Device == 0 {
 			primary = nic
 		}
 	}
+	l.nics = nics
 	l.properties[propSubnet] = primary.Subnet
+	l.properties[propVPC] = primary.VPC
 	l.properties[propGroups] = strings.Join(primary.Groups, ",")
-	data, err := json.Marshal(nics)
-	if err != nil {
-		return &apiError{Status: http.StatusInternalServerError, Code: "InternalError", Message: "An internal error has occurred"}
-	}
-	l.properties[propNetworkInterfaces] = string(data)
 	return nil
 }
 
-func parseInterface(form url.Values, prefix, region, zone string) (networkInterface, *apiError) {
+// attach resolves an interface's subnet and groups, or the default ones
+// of the zone and VPC, and checks they exist and belong together, with
+// EC2's errors. names are groups asked for by name, in the default VPC.
+func (s *Server) attach(region, zone string, nic *networkInterface, names []string) *apiError {
+	var sn subnetRecord
+	if nic.Subnet == "" {
+		def, apiErr := s.defaultSubnetIn(region, zone)
+		if apiErr != nil {
+			return apiErr
+		}
+		sn = def
+	} else {
+		found, ok := s.findSubnet(region, nic.Subnet)
+		if !ok {
+			return subnetNotFound(nic.Subnet)
+		}
+		if found.Zone != zone {
+			return invalidValue("Value (%s) for parameter availabilityZone is invalid. Subnet '%s' is in the availability zone %s", zone, found.ID, found.Zone)
+		}
+		sn = found
+	}
+	nic.Subnet, nic.VPC = sn.ID, sn.VPC
+	groups := s.securityGroups(region)
+	for _, name := range names {
+		g, ok := find(groups, func(g securityGroupRecord) bool { return g.VPC == sn.VPC && g.Name == name })
+		if !ok {
+			return &apiError{Status: http.StatusBadRequest, Code: "InvalidGroup.NotFound", Message: fmt.Sprintf("The security group '%s' does not exist in default VPC '%s'", name, sn.VPC)}
+		}
+		if !slices.Contains(nic.Groups, g.ID) {
+			nic.Groups = append(nic.Groups, g.ID)
+		}
+	}
+	if len(nic.Groups) == 0 {
+		vpc, _ := s.findVPC(region, sn.VPC)
+		nic.Groups = []string{defaultGroupOf(region, vpc)}
+	}
+	nic.GroupNames = nil
+	for _, id := range nic.Groups {
+		g, ok := find(groups, func(g securityGroupRecord) bool { return g.ID == id })
+		switch {
+		case !ok:
+			return &apiError{Status: http.StatusBadRequest, Code: "InvalidGroup.NotFound", Message: fmt.Sprintf("The security group '%s' does not exist in VPC '%s'", id, sn.VPC)}
+		case g.VPC != sn.VPC:
+			return &apiError{Status: http.StatusBadRequest, Code: "InvalidParameter", Message: fmt.Sprintf("Security group %s and subnet %s belong to different networks.", id, sn.ID)}
+		}
+		nic.GroupNames = append(nic.GroupNames, g.Name)
+	}
+	return nil
+}
+
+// defaultSubnetIn is the default subnet of a zone, which a launch that
+// names no subnet goes into.
+func (s *Server) defaultSubnetIn(region, zone string) (subnetRecord, *apiError) {
+	vpc, ok := s.defaultVPCOf(region)
+	if !ok {
+		return subnetRecord{}, &apiError{Status: http.StatusBadRequest, Code: "VPCIdNotSpecified", Message: "No default VPC for this user. GroupName is only supported for EC2-Classic and default VPC."}
+	}
+	found := false
+	for _, sn := range s.subnets(region) {
+		if sn.VPC == vpc.ID && sn.Default {
+			found = true
+			if sn.Zone == zone {
+				return sn, nil
+			}
+		}
+	}
+	if !found {
+		return subnetRecord{}, &apiError{Status: http.StatusBadRequest, Code: "MissingInput", Message: fmt.Sprintf("No subnets found for the default VPC '%s'. Please specify a subnet.", vpc.ID)}
+	}
+	return subnetRecord{}, &apiError{Status: http.StatusBadRequest, Code: "MissingInput", Message: fmt.Sprintf("No default subnet for availability zone: '%s'.", zone)}
+}
+
+func (s *Server) mapsPublicIP(region, subnet string) bool {
+	sn, ok := s.findSubnet(region, subnet)
+	return ok && sn.MapPublicIP
+}
+
+func parseInterface(form url.Values, prefix string) (networkInterface, *apiError) {
 	nic := networkInterface{Type: interfaceENA, DeleteOnTermination: true}
 	if form.Get(prefix+"NetworkInterfaceId") != "" {
 		// Attaching an existing interface needs interfaces the front does
@@ -155,25 +273,20 @@ func parseInterface(form url.Values, prefix, region, zone string) (networkInterf
 		return nic, invalidValue("Value (%s) for parameter interfaceType is invalid. Valid values: %s, %s, %s", t, interfaceENA, interfaceEFA, interfaceEFAOnly)
 	}
 	nic.Subnet = form.Get(prefix + "SubnetId")
-	switch {
-	case nic.Subnet == "":
-		nic.Subnet = defaultSubnet(zone)
-	case !strings.HasPrefix(nic.Subnet, "subnet-"):
-		return nic, subnetNotFound(nic.Subnet)
-	}
 	nic.Groups = list(form, prefix+"SecurityGroupId")
 	if apiErr := checkGroups(nic.Groups); apiErr != nil {
 		return nic, apiErr
-	}
-	if len(nic.Groups) == 0 {
-		nic.Groups = []string{defaultSecurityGroup(region)}
 	}
 	var apiErr *apiError
 	if nic.DeleteOnTermination, apiErr = boolParam(form, prefix+"DeleteOnTermination", true); apiErr != nil {
 		return nic, apiErr
 	}
-	if nic.PublicIP, apiErr = boolParam(form, prefix+"AssociatePublicIpAddress", false); apiErr != nil {
-		return nic, apiErr
+	if form.Get(prefix+"AssociatePublicIpAddress") != "" {
+		asked, apiErr := boolParam(form, prefix+"AssociatePublicIpAddress", false)
+		if apiErr != nil {
+			return nic, apiErr
+		}
+		nic.askedPublic = &asked
 	}
 	return nic, nil
 }
@@ -220,7 +333,7 @@ func checkInterfaces(nics []networkInterface, instanceType string) *apiError {
 		return combination("An EFA-only network interface cannot be the primary network interface (network card 0, device index 0).")
 	}
 	for _, nic := range nics {
-		if nic.PublicIP && len(nics) > 1 {
+		if nic.askedPublic != nil && *nic.askedPublic && len(nics) > 1 {
 			return combination("The associatePublicIPAddress parameter cannot be specified when launching with multiple network interfaces.")
 		}
 	}
@@ -236,123 +349,58 @@ func checkInterfaces(nics []networkInterface, instanceType string) *apiError {
 	return nil
 }
 
-// networkInterfaceXML is one item of an instance's networkInterfaceSet.
-type networkInterfaceXML struct {
-	NetworkInterfaceID string                `xml:"networkInterfaceId"`
-	SubnetID           string                `xml:"subnetId"`
-	VpcID              string                `xml:"vpcId"`
-	OwnerID            string                `xml:"ownerId"`
-	Status             string                `xml:"status"`
-	MacAddress         string                `xml:"macAddress"`
-	PrivateIPAddress   string                `xml:"privateIpAddress,omitempty"`
-	PrivateDNSName     string                `xml:"privateDnsName,omitempty"`
-	SourceDestCheck    bool                  `xml:"sourceDestCheck"`
-	Groups             []groupXML            `xml:"groupSet>item"`
-	Attachment         attachmentXML         `xml:"attachment"`
-	PrivateIPAddresses []privateIPAddressXML `xml:"privateIpAddressesSet>item"`
-	InterfaceType      string                `xml:"interfaceType"`
+// addressPlan hands a launch's instances their addresses from the free
+// ones of their subnets, lowest first. The caller holds s.mutations, so
+// no other launch takes the same ones.
+type addressPlan struct {
+	subnets map[string]subnetRecord
+	used    map[string]map[string]bool
 }
 
-type attachmentXML struct {
-	AttachmentID        string `xml:"attachmentId"`
-	DeviceIndex         int    `xml:"deviceIndex"`
-	NetworkCardIndex    int    `xml:"networkCardIndex"`
-	Status              string `xml:"status"`
-	AttachTime          string `xml:"attachTime"`
-	DeleteOnTermination bool   `xml:"deleteOnTermination"`
-}
-
-type privateIPAddressXML struct {
-	PrivateIPAddress string `xml:"privateIpAddress"`
-	PrivateDNSName   string `xml:"privateDnsName"`
-	Primary          bool   `xml:"primary"`
-}
-
-// interfacesOf is the instance's interfaces: those its launch asked for,
-// or the one EC2 gives a launch that asked for none.
-func interfacesOf(inst *sim.Instance) []networkInterface {
-	if raw := inst.Properties[propNetworkInterfaces]; raw != "" {
-		var nics []networkInterface
-		if json.Unmarshal([]byte(raw), &nics) == nil && len(nics) > 0 {
-			return nics
-		}
-	}
-	var groups []string
-	for _, g := range strings.Split(inst.Properties[propGroups], ",") {
-		if g != "" {
-			groups = append(groups, g)
-		}
-	}
-	return []networkInterface{{Type: interfaceENA, Subnet: inst.Properties[propSubnet], Groups: groups, DeleteOnTermination: true}}
-}
-
-// renderInterfaces draws the instance's interfaces, primary first and then
-// by network card and device. The primary has the instance's address;
-// every other interface with an ENA has an address of its own, derived
-// from the instance's sequence number and its place, so answers repeat.
-func (s *Server) renderInterfaces(inst *sim.Instance) []networkInterfaceXML {
-	nics := interfacesOf(inst)
-	slices.SortStableFunc(nics, func(a, b networkInterface) int {
-		return cmp.Or(cmp.Compare(a.Card, b.Card), cmp.Compare(a.Device, b.Device))
-	})
-	out := make([]networkInterfaceXML, 0, len(nics))
-	secondary := 0
+// planAddresses finds how many instances of a launch its subnets have
+// addresses for, between minCount and maxCount, or EC2's error when fewer
+// than minCount fit.
+func (s *Server) planAddresses(region string, nics []networkInterface, minCount, maxCount int) (*addressPlan, int, *apiError) {
+	p := &addressPlan{subnets: map[string]subnetRecord{}, used: s.usedAddresses(region)}
+	need := map[string]int{}
 	for _, nic := range nics {
-		seed := fmt.Sprintf("%s/%d/%d", inst.ID, nic.Card, nic.Device)
-		x := networkInterfaceXML{
-			NetworkInterfaceID: hashID("eni", seed),
-			SubnetID:           nic.Subnet,
-			VpcID:              vpcID(inst.Region),
-			OwnerID:            s.opts.AccountID,
-			Status:             "in-use",
-			MacAddress:         macAddress(seed),
-			SourceDestCheck:    true,
-			Attachment: attachmentXML{
-				AttachmentID:        hashID("eni-attach", seed),
-				DeviceIndex:         nic.Device,
-				NetworkCardIndex:    nic.Card,
-				Status:              "attached",
-				AttachTime:          timestamp(inst.LaunchedAt),
-				DeleteOnTermination: nic.DeleteOnTermination,
-			},
-			InterfaceType: nic.Type,
+		sn, ok := s.findSubnet(region, nic.Subnet)
+		if !ok {
+			// Deleted since the launch was read.
+			return nil, 0, subnetNotFound(nic.Subnet)
 		}
-		for _, g := range nic.Groups {
-			group := groupXML{GroupID: g}
-			if g == defaultSecurityGroup(inst.Region) {
-				group.GroupName = "default"
-			}
-			x.Groups = append(x.Groups, group)
+		p.subnets[sn.ID] = sn
+		if p.used[sn.ID] == nil {
+			p.used[sn.ID] = map[string]bool{}
 		}
 		if nic.hasAddress() {
-			ip := privateIP(inst.Seq)
-			if nic.Card != 0 || nic.Device != 0 {
-				secondary++
-				ip = secondaryIP(inst.Seq, secondary)
-			}
-			dns := fmt.Sprintf("ip-%s.%s", strings.ReplaceAll(ip, ".", "-"), internalDomain(inst.Region))
-			x.PrivateIPAddress, x.PrivateDNSName = ip, dns
-			x.PrivateIPAddresses = []privateIPAddressXML{{PrivateIPAddress: ip, PrivateDNSName: dns, Primary: true}}
+			need[sn.ID]++
 		}
-		out = append(out, x)
 	}
-	return out
+	fit := maxCount
+	for id, n := range need {
+		fit = min(fit, freeAddresses(p.subnets[id], p.used[id])/n)
+	}
+	if fit < minCount {
+		return nil, 0, &apiError{Status: http.StatusBadRequest, Code: "InsufficientFreeAddressesInSubnet", Message: "Insufficient Free IP addresses in subnet."}
+	}
+	return p, fit, nil
 }
 
-// maxInterfaces bounds the interfaces of one instance the address scheme
-// keeps apart: more than any instance type takes.
-const maxInterfaces = 64
-
-// secondaryIP is the address of the k-th (from 1) secondary interface with
-// an ENA: in the upper half of 10.0.0.0/8, where primaries, numbered from
-// the bottom, reach only past eight million instances.
-func secondaryIP(seq uint64, k int) string {
-	n := 1<<23 | (seq*maxInterfaces+uint64(k%maxInterfaces))&(1<<23-1)
-	return fmt.Sprintf("10.%d.%d.%d", (n>>16)&0xff, (n>>8)&0xff, n&0xff)
-}
-
-// macAddress is a locally administered unicast address derived from seed.
-func macAddress(seed string) string {
-	h := hashID("", seed)[1:]
-	return "02:" + h[5:7] + ":" + h[7:9] + ":" + h[9:11] + ":" + h[11:13] + ":" + h[13:15]
+// assign gives one instance's interfaces their private and public
+// addresses and returns them as the instance stores them; seed places the
+// instance in its reservation.
+func (p *addressPlan) assign(nics []networkInterface, seed string) string {
+	own := slices.Clone(nics)
+	for i := range own {
+		nic := &own[i]
+		if nic.hasAddress() {
+			nic.Address, _ = nextAddress(p.subnets[nic.Subnet], p.used[nic.Subnet])
+		}
+		if nic.PublicIP {
+			nic.PublicAddress = publicAddress(fmt.Sprintf("%s/%d/%d", seed, nic.Card, nic.Device))
+		}
+	}
+	raw, _ := json.Marshal(own)
+	return string(raw)
 }

@@ -23,11 +23,12 @@ type describeInstanceTypeOfferingsResponse struct {
 	NextToken string                    `xml:"nextToken,omitempty"`
 }
 
-// The location types the front serves. EC2 also knows availability-zone-id
-// and outpost; the catalog names zones only.
+// The location types the front serves. EC2 also knows outpost; the
+// catalog has none.
 const (
 	locationRegion = "region"
 	locationZone   = "availability-zone"
+	locationZoneID = "availability-zone-id"
 )
 
 var offeringFilters = map[string]bool{"instance-type": true, "location": true}
@@ -60,9 +61,9 @@ func (s *Server) describeInstanceTypeOfferings(req *request) (any, *apiError) {
 	switch locationType {
 	case "":
 		locationType = locationRegion
-	case locationRegion, locationZone:
-	case "availability-zone-id", "outpost":
-		return nil, invalidValue("The location type '%s' is not served by the emulator, which knows zones by name only.", locationType)
+	case locationRegion, locationZone, locationZoneID:
+	case "outpost":
+		return nil, invalidValue("The location type '%s' is not served by the emulator, whose catalog has no Outposts.", locationType)
 	default:
 		return nil, invalidValue("Value (%s) for parameter locationType is invalid. Valid values: region, availability-zone, availability-zone-id, outpost.", locationType)
 	}
@@ -101,8 +102,8 @@ func (s *Server) describeInstanceTypeOfferings(req *request) (any, *apiError) {
 	return out, nil
 }
 
-// offerings lists what the region offers, by zone or as a whole, sorted by
-// location and type.
+// offerings lists what the region offers, by zone (named or by id) or as
+// a whole, sorted by location and type.
 func (s *Server) offerings(region, locationType string) []instanceTypeOfferingXML {
 	r, ok := s.world.Region(cloud, region)
 	if !ok {
@@ -122,10 +123,16 @@ func (s *Server) offerings(region, locationType string) []instanceTypeOfferingXM
 		slices.Sort(types)
 		for _, t := range types {
 			regional[t] = true
-			if locationType == locationZone {
+			switch locationType {
+			case locationZone:
 				out = append(out, instanceTypeOfferingXML{InstanceType: t, LocationType: locationZone, Location: zone})
+			case locationZoneID:
+				out = append(out, instanceTypeOfferingXML{InstanceType: t, LocationType: locationZoneID, Location: s.zoneID(zone)})
 			}
 		}
+	}
+	if locationType == locationZoneID {
+		slices.SortStableFunc(out, func(a, b instanceTypeOfferingXML) int { return strings.Compare(a.Location, b.Location) })
 	}
 	if locationType == locationRegion {
 		for _, t := range slices.Sorted(maps.Keys(regional)) {

@@ -6,7 +6,6 @@ import (
 	"hash/fnv"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gpufleet/gpufleet/providers/sim"
@@ -29,6 +28,7 @@ const (
 	propUserData        = "userData"
 	propInstanceProfile = "iamInstanceProfileArn"
 	propRootDevice      = "rootDeviceName"
+	propKeyName         = "keyName"
 	// propBlockDevices lists the instance's EBS volumes (blockDevice, in
 	// JSON); propVolumeTags are the tags the launch gave them.
 	propBlockDevices     = "blockDevices"
@@ -104,36 +104,73 @@ type placementXML struct {
 	Tenancy          string `xml:"tenancy"`
 }
 
+type cpuOptionsXML struct {
+	CoreCount      int `xml:"coreCount"`
+	ThreadsPerCore int `xml:"threadsPerCore"`
+}
+
+type capacityReservationSpecXML struct {
+	Preference string `xml:"capacityReservationPreference"`
+}
+
+type privateDNSNameOptionsXML struct {
+	HostnameType string `xml:"hostnameType"`
+	ARecord      bool   `xml:"enableResourceNameDnsARecord"`
+	AAAARecord   bool   `xml:"enableResourceNameDnsAAAARecord"`
+}
+
+type maintenanceOptionsXML struct {
+	AutoRecovery    string `xml:"autoRecovery"`
+	RebootMigration string `xml:"rebootMigration"`
+}
+
 type instanceXML struct {
-	InstanceID         string                   `xml:"instanceId"`
-	ImageID            string                   `xml:"imageId"`
-	State              stateXML                 `xml:"instanceState"`
-	PrivateDNSName     string                   `xml:"privateDnsName"`
-	Reason             string                   `xml:"reason"`
-	AMILaunchIndex     int                      `xml:"amiLaunchIndex"`
-	InstanceType       string                   `xml:"instanceType"`
-	LaunchTime         string                   `xml:"launchTime"`
-	Placement          placementXML             `xml:"placement"`
-	MonitoringState    string                   `xml:"monitoring>state"`
-	SubnetID           string                   `xml:"subnetId,omitempty"`
-	VpcID              string                   `xml:"vpcId,omitempty"`
-	PrivateIPAddress   string                   `xml:"privateIpAddress,omitempty"`
-	Groups             []groupXML               `xml:"groupSet>item"`
-	NetworkInterfaces  []networkInterfaceXML    `xml:"networkInterfaceSet>item"`
-	StateReason        *stateReasonXML          `xml:"stateReason,omitempty"`
-	Architecture       string                   `xml:"architecture"`
-	RootDeviceType     string                   `xml:"rootDeviceType"`
-	RootDeviceName     string                   `xml:"rootDeviceName"`
-	BlockDevices       []instanceBlockDeviceXML `xml:"blockDeviceMapping>item"`
-	IamInstanceProfile *iamProfileXML           `xml:"iamInstanceProfile,omitempty"`
-	MetadataOptions    *metadataOptionsXML      `xml:"metadataOptions,omitempty"`
-	InstanceLifecycle  string                   `xml:"instanceLifecycle,omitempty"`
-	SpotRequestID      string                   `xml:"spotInstanceRequestId,omitempty"`
-	VirtualizationType string                   `xml:"virtualizationType"`
-	ClientToken        string                   `xml:"clientToken,omitempty"`
-	Tags               []tagXML                 `xml:"tagSet>item"`
-	Hypervisor         string                   `xml:"hypervisor"`
-	EbsOptimized       bool                     `xml:"ebsOptimized"`
+	InstanceID               string                     `xml:"instanceId"`
+	ImageID                  string                     `xml:"imageId"`
+	State                    stateXML                   `xml:"instanceState"`
+	PrivateDNSName           string                     `xml:"privateDnsName"`
+	DNSName                  string                     `xml:"dnsName"`
+	Reason                   string                     `xml:"reason"`
+	KeyName                  string                     `xml:"keyName,omitempty"`
+	AMILaunchIndex           int                        `xml:"amiLaunchIndex"`
+	InstanceType             string                     `xml:"instanceType"`
+	LaunchTime               string                     `xml:"launchTime"`
+	Placement                placementXML               `xml:"placement"`
+	MonitoringState          string                     `xml:"monitoring>state"`
+	SubnetID                 string                     `xml:"subnetId,omitempty"`
+	VpcID                    string                     `xml:"vpcId,omitempty"`
+	PrivateIPAddress         string                     `xml:"privateIpAddress,omitempty"`
+	IPAddress                string                     `xml:"ipAddress,omitempty"`
+	SourceDestCheck          *bool                      `xml:"sourceDestCheck,omitempty"`
+	Groups                   []groupXML                 `xml:"groupSet>item"`
+	NetworkInterfaces        []networkInterfaceXML      `xml:"networkInterfaceSet>item"`
+	StateReason              *stateReasonXML            `xml:"stateReason,omitempty"`
+	Architecture             string                     `xml:"architecture"`
+	RootDeviceType           string                     `xml:"rootDeviceType"`
+	RootDeviceName           string                     `xml:"rootDeviceName"`
+	BlockDevices             []instanceBlockDeviceXML   `xml:"blockDeviceMapping>item"`
+	IamInstanceProfile       *iamProfileXML             `xml:"iamInstanceProfile,omitempty"`
+	MetadataOptions          *metadataOptionsXML        `xml:"metadataOptions,omitempty"`
+	InstanceLifecycle        string                     `xml:"instanceLifecycle,omitempty"`
+	SpotRequestID            string                     `xml:"spotInstanceRequestId,omitempty"`
+	VirtualizationType       string                     `xml:"virtualizationType"`
+	ClientToken              string                     `xml:"clientToken,omitempty"`
+	Tags                     []tagXML                   `xml:"tagSet>item"`
+	Hypervisor               string                     `xml:"hypervisor"`
+	EbsOptimized             bool                       `xml:"ebsOptimized"`
+	EnaSupport               bool                       `xml:"enaSupport"`
+	CPUOptions               *cpuOptionsXML             `xml:"cpuOptions,omitempty"`
+	CapacityReservationSpec  capacityReservationSpecXML `xml:"capacityReservationSpecification"`
+	HibernationConfigured    bool                       `xml:"hibernationOptions>configured"`
+	EnclaveEnabled           bool                       `xml:"enclaveOptions>enabled"`
+	PlatformDetails          string                     `xml:"platformDetails"`
+	UsageOperation           string                     `xml:"usageOperation"`
+	UsageOperationUpdateTime string                     `xml:"usageOperationUpdateTime"`
+	PrivateDNSNameOptions    privateDNSNameOptionsXML   `xml:"privateDnsNameOptions"`
+	MaintenanceOptions       maintenanceOptionsXML      `xml:"maintenanceOptions"`
+	CurrentInstanceBootMode  string                     `xml:"currentInstanceBootMode"`
+	BandwidthWeighting       string                     `xml:"networkPerformanceOptions>bandwidthWeighting"`
+	OperatorManaged          bool                       `xml:"operator>managed"`
 }
 
 type reservationXML struct {
@@ -145,54 +182,66 @@ type reservationXML struct {
 
 // renderInstance draws an instance as EC2 describes it. A fresh launch
 // always reads pending, as RunInstances answers, whatever the world's
-// pending time.
+// pending time, and has no public address yet.
 func (s *Server) renderInstance(inst *sim.Instance, fresh bool) instanceXML {
 	state := stateName(inst.State)
 	if fresh {
 		state = "pending"
 	}
 	index, _ := strconv.Atoi(inst.Properties[propLaunchIndex])
+	launched := timestamp(inst.LaunchedAt)
 	x := instanceXML{
-		InstanceID:         inst.ID,
-		ImageID:            inst.Properties[propImage],
-		State:              stateOf(state),
-		AMILaunchIndex:     index,
-		InstanceType:       inst.InstanceType,
-		LaunchTime:         timestamp(inst.LaunchedAt),
-		Placement:          placementXML{AvailabilityZone: inst.Zone, GroupName: inst.Properties[propPlacementGroup], GroupID: inst.Properties[propPlacementGroupID], Tenancy: "default"},
-		MonitoringState:    "disabled",
-		Architecture:       "x86_64",
-		RootDeviceType:     "ebs",
-		RootDeviceName:     rootDeviceName(inst),
-		BlockDevices:       renderDevices(inst, state),
-		IamInstanceProfile: renderInstanceProfile(inst),
-		MetadataOptions:    renderMetadataOptions(inst, fresh),
-		VirtualizationType: "hvm",
-		ClientToken:        inst.Properties[propClientToken],
-		Hypervisor:         "xen",
-		EbsOptimized:       true,
+		InstanceID:               inst.ID,
+		ImageID:                  inst.Properties[propImage],
+		State:                    stateOf(state),
+		KeyName:                  inst.Properties[propKeyName],
+		AMILaunchIndex:           index,
+		InstanceType:             inst.InstanceType,
+		LaunchTime:               launched,
+		Placement:                placementXML{AvailabilityZone: inst.Zone, GroupName: inst.Properties[propPlacementGroup], GroupID: inst.Properties[propPlacementGroupID], Tenancy: "default"},
+		MonitoringState:          "disabled",
+		Architecture:             "x86_64",
+		RootDeviceType:           "ebs",
+		RootDeviceName:           rootDeviceName(inst),
+		BlockDevices:             renderDevices(inst, state),
+		IamInstanceProfile:       renderInstanceProfile(inst),
+		MetadataOptions:          renderMetadataOptions(inst, fresh),
+		VirtualizationType:       "hvm",
+		ClientToken:              inst.Properties[propClientToken],
+		Hypervisor:               "xen",
+		EbsOptimized:             true,
+		EnaSupport:               true,
+		CPUOptions:               s.cpuOptions(inst.InstanceType),
+		CapacityReservationSpec:  capacityReservationSpecXML{Preference: "open"},
+		PlatformDetails:          "Linux/UNIX",
+		UsageOperation:           "RunInstances",
+		UsageOperationUpdateTime: launched,
+		PrivateDNSNameOptions:    privateDNSNameOptionsXML{HostnameType: "ip-name"},
+		MaintenanceOptions:       maintenanceOptionsXML{AutoRecovery: "default", RebootMigration: "default"},
+		CurrentInstanceBootMode:  "legacy-bios",
+		BandwidthWeighting:       "default",
 	}
 	// EC2 releases a terminated instance's network interfaces, and with
-	// them the address, DNS name, subnet and groups.
+	// them the addresses, DNS names, subnet and groups.
 	if state != "terminated" {
-		ip := privateIP(inst.Seq)
-		x.PrivateIPAddress = ip
-		x.PrivateDNSName = fmt.Sprintf("ip-%s.%s", strings.ReplaceAll(ip, ".", "-"), internalDomain(inst.Region))
-		x.SubnetID = inst.Properties[propSubnet]
-		x.VpcID = vpcID(inst.Region)
-		for _, g := range strings.Split(inst.Properties[propGroups], ",") {
-			if g == "" {
-				continue
+		nics := interfacesOf(inst)
+		primary := primaryInterface(nics)
+		x.PrivateIPAddress = primary.Address
+		x.PrivateDNSName = privateDNSName(inst.Region, primary.Address)
+		x.SubnetID = primary.Subnet
+		x.VpcID = primary.VPC
+		check := true
+		x.SourceDestCheck = &check
+		x.Groups = groupsXML(inst.Region, primary)
+		if fresh {
+			for i := range nics {
+				nics[i].PublicAddress = ""
 			}
-			// EC2 names every group; the only name the front knows is the
-			// default group's.
-			group := groupXML{GroupID: g}
-			if g == defaultSecurityGroup(inst.Region) {
-				group.GroupName = "default"
-			}
-			x.Groups = append(x.Groups, group)
 		}
-		x.NetworkInterfaces = s.renderInterfaces(inst)
+		x.NetworkInterfaces = s.renderInterfaces(inst, nics)
+		if a := s.association(inst.Region, primary); primary.PublicAddress != "" && !fresh {
+			x.IPAddress, x.DNSName = a.PublicIP, a.PublicDNSName
+		}
 	}
 	if inst.Market == catalog.Spot {
 		x.InstanceLifecycle = "spot"
@@ -211,6 +260,20 @@ func (s *Server) renderInstance(inst *sim.Instance, fresh bool) instanceXML {
 	}
 	slices.SortFunc(x.Tags, func(a, b tagXML) int { return cmp.Compare(a.Key, b.Key) })
 	return x
+}
+
+// cpuOptions are a type's default cores and threads, as an instance
+// launched without CpuOptions runs with them.
+func (s *Server) cpuOptions(instanceType string) *cpuOptionsXML {
+	for _, o := range s.world.Catalog().Offers {
+		if o.Cloud == cloud && o.InstanceType == instanceType {
+			if o.VCPUs < 2 {
+				return &cpuOptionsXML{CoreCount: max(o.VCPUs, 1), ThreadsPerCore: 1}
+			}
+			return &cpuOptionsXML{CoreCount: o.VCPUs / 2, ThreadsPerCore: 2}
+		}
+	}
+	return nil
 }
 
 // timestamp is a time as EC2 writes it.
@@ -250,19 +313,12 @@ func (s *Server) reservations(insts []*sim.Instance) []reservationXML {
 	return out
 }
 
-// The identifiers of the network an instance lands in are derived, not
-// stored: every zone has one default subnet, every region one VPC with one
-// default security group, as a fresh AWS account does.
-
+// hashID makes an EC2-style id, 17 hex digits, from a seed.
 func hashID(prefix, seed string) string {
 	h := fnv.New64a()
 	h.Write([]byte(seed))
 	return fmt.Sprintf("%s-%017x", prefix, h.Sum64()&0xfffffffffffffff)
 }
-
-func defaultSubnet(zone string) string          { return hashID("subnet", zone) }
-func vpcID(region string) string                { return hashID("vpc", region) }
-func defaultSecurityGroup(region string) string { return hashID("sg", region) }
 
 func privateIP(seq uint64) string {
 	n := seq + 4 // the first addresses of a subnet are AWS's

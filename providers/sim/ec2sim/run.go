@@ -28,17 +28,20 @@ type runInstancesResponse struct {
 
 // launch is a validated RunInstances request.
 type launch struct {
-	zone, instanceType string
-	market             catalog.Market
-	minCount, maxCount int
-	token              string
-	tags               map[string]string
+	region, zone, instanceType string
+	market                     catalog.Market
+	minCount, maxCount         int
+	token                      string
+	tags                       map[string]string
 	// volumeTags are the tags for the launch's volumes.
 	volumeTags map[string]string
 	// properties are stored on every instance of the reservation.
 	properties map[string]string
 	// devices are the EBS volumes each instance gets, without their ids.
 	devices []blockDevice
+	// nics are the network interfaces each instance gets, without their
+	// addresses.
+	nics []networkInterface
 	// params is the canonical form of the parameters a ClientToken replay
 	// must repeat; digest is its short form, kept on the instances.
 	params, digest string
@@ -62,7 +65,14 @@ func (s *Server) runInstances(req *request) (any, *apiError) {
 	if form.Get("InstanceMarketOptions.MarketType") == "spot" {
 		market = catalog.Spot
 	}
+	// A launch into a subnet goes to the subnet's zone; one that names
+	// neither goes where EC2 would choose.
 	zone := form.Get("Placement.AvailabilityZone")
+	if subnet := launchSubnetID(form); zone == "" && subnet != "" {
+		if sn, ok := s.findSubnet(req.region, subnet); ok {
+			zone = sn.Zone
+		}
+	}
 	if zone == "" {
 		zone = s.defaultZone(req.region, instanceType, market)
 	}
@@ -112,8 +122,12 @@ func (s *Server) runInstances(req *request) (any, *apiError) {
 // when the world recognised the token and answered with an earlier
 // reservation.
 func (s *Server) launchReservation(req *request, l launch, failLater *sim.Error, lc launchContext) (insts []*sim.Instance, fresh bool, apiErr *apiError) {
+	plan, fit, apiErr := s.planAddresses(req.region, l.nics, l.minCount, l.maxCount)
+	if apiErr != nil {
+		return nil, false, apiErr
+	}
 	reservation := s.newID("r", 17)
-	for i := range l.maxCount {
+	for i := range fit {
 		spec := sim.LaunchSpec{
 			Cloud:        cloud,
 			Zone:         l.zone,
@@ -126,6 +140,7 @@ func (s *Server) launchReservation(req *request, l launch, failLater *sim.Error,
 		spec.Properties[propReservation] = reservation
 		spec.Properties[propLaunchIndex] = strconv.Itoa(i)
 		spec.Properties[propBlockDevices] = withVolumes(l.devices, reservation, i)
+		spec.Properties[propNetworkInterfaces] = plan.assign(l.nics, fmt.Sprintf("%s/%d", reservation, i))
 		if l.market == catalog.Spot {
 			spec.Properties[propSpotRequest] = s.newID("sir", 8)
 		}
@@ -182,6 +197,7 @@ func (s *Server) runResponse(req *request, insts []*sim.Instance, fresh bool) ru
 func (s *Server) parseLaunch(req *request, zone string, market catalog.Market) (launch, *apiError) {
 	form := req.form
 	l := launch{
+		region:       req.region,
 		zone:         zone,
 		instanceType: form.Get("InstanceType"),
 		market:       market,
@@ -227,6 +243,10 @@ func (s *Server) parseLaunch(req *request, zone string, market catalog.Market) (
 		return l, invalidValue("Value (%s) for parameter clientToken is invalid. Length exceeds maximum of 64 characters.", l.token)
 	}
 	l.properties[propClientToken] = l.token
+	// Key pairs are not modelled: any name is one the account has.
+	if key := form.Get("KeyName"); key != "" {
+		l.properties[propKeyName] = key
+	}
 
 	if apiErr := s.checkPlacement(req, &l); apiErr != nil {
 		return l, apiErr
@@ -237,7 +257,7 @@ func (s *Server) parseLaunch(req *request, zone string, market catalog.Market) (
 	if apiErr := parseTagSpecifications(form, &l); apiErr != nil {
 		return l, apiErr
 	}
-	if apiErr := parseNetwork(form, req.region, &l); apiErr != nil {
+	if apiErr := s.parseNetwork(form, req.region, &l); apiErr != nil {
 		return l, apiErr
 	}
 	if apiErr := parseUserData(form, &l); apiErr != nil {
@@ -390,16 +410,27 @@ func (s *Server) reservation(region, id string) []*sim.Instance {
 }
 
 // defaultZone is where EC2 places a launch that names no zone: here, the
-// region's first zone that offers the type on the market.
+// region's first zone that offers the type on the market and has a
+// default subnet, else the first that offers it, where the launch fails
+// for want of a subnet.
 func (s *Server) defaultZone(region, instanceType string, market catalog.Market) string {
 	r, ok := s.world.Region(cloud, region)
 	if !ok {
 		return ""
 	}
+	var offering []string
 	for _, z := range r.Zones {
 		if _, ok := s.world.Type(cloud, z, instanceType, market); ok {
+			offering = append(offering, z)
+		}
+	}
+	for _, z := range offering {
+		if _, apiErr := s.defaultSubnetIn(region, z); apiErr == nil {
 			return z
 		}
+	}
+	if len(offering) > 0 {
+		return offering[0]
 	}
 	return ""
 }

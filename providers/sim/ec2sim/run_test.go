@@ -23,6 +23,9 @@ func TestRunInstances(t *testing.T) {
 		wantCount     int
 		wantLifecycle types.InstanceLifecycleType
 		wantTags      map[string]string
+		// ownNetwork launches into a subnet and group the test creates in
+		// the wanted zone.
+		ownNetwork bool
 	}{
 		{
 			name:      "on-demand in a named zone, with tags",
@@ -64,19 +67,22 @@ func TestRunInstances(t *testing.T) {
 			in: func() *ec2.RunInstancesInput {
 				in := runInput("g4dn.xlarge", "us-east-1a", "tok-e")
 				in.ImageId = aws.String("resolve:ssm:/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/nvidia/recommended/image_id")
-				in.SubnetId = aws.String("subnet-0abc0abc0abc0abc0")
-				in.SecurityGroupIds = []string{"sg-0123456789abcdef0"}
 				in.BlockDeviceMappings = []types.BlockDeviceMapping{{DeviceName: aws.String("/dev/xvda"), Ebs: &types.EbsBlockDevice{VolumeSize: aws.Int32(500)}}}
 				return in
 			}(),
-			wantZone:  "us-east-1a",
-			wantCount: 1,
+			wantZone:   "us-east-1a",
+			wantCount:  1,
+			ownNetwork: true,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, sim.Config{})
 			c := f.client(tt.region, 1)
+			if tt.ownNetwork {
+				net := newNetwork(t, c, tt.wantZone)
+				tt.in.SubnetId, tt.in.SecurityGroupIds = aws.String(net.subnet), []string{net.group}
+			}
 			out := mustRun(t, c, tt.in)
 			if !strings.HasPrefix(aws.ToString(out.ReservationId), "r-") || aws.ToString(out.OwnerId) != "123456789012" {
 				t.Errorf("reservation %q owner %q", aws.ToString(out.ReservationId), aws.ToString(out.OwnerId))

@@ -88,6 +88,21 @@ var actions = map[string]action{
 	"CreatePlacementGroup":          (*Server).createPlacementGroup,
 	"DescribePlacementGroups":       (*Server).describePlacementGroups,
 	"DeletePlacementGroup":          (*Server).deletePlacementGroup,
+	"DescribeInstanceTypes":         (*Server).describeInstanceTypes,
+	"DescribeAvailabilityZones":     (*Server).describeAvailabilityZones,
+	"DescribeRegions":               (*Server).describeRegions,
+	"DescribeInstanceStatus":        (*Server).describeInstanceStatus,
+	"CreateVpc":                     (*Server).createVpc,
+	"DescribeVpcs":                  (*Server).describeVpcs,
+	"DeleteVpc":                     (*Server).deleteVpc,
+	"CreateSubnet":                  (*Server).createSubnet,
+	"DescribeSubnets":               (*Server).describeSubnets,
+	"DeleteSubnet":                  (*Server).deleteSubnet,
+	"CreateSecurityGroup":           (*Server).createSecurityGroup,
+	"DescribeSecurityGroups":        (*Server).describeSecurityGroups,
+	"DeleteSecurityGroup":           (*Server).deleteSecurityGroup,
+	"AuthorizeSecurityGroupIngress": (*Server).authorizeIngress,
+	"AuthorizeSecurityGroupEgress":  (*Server).authorizeEgress,
 }
 
 // mutatingActions are the actions served that change something, which
@@ -99,6 +114,15 @@ var mutatingActions = map[string]bool{
 	"CreateTags":           true,
 	"CreatePlacementGroup": true,
 	"DeletePlacementGroup": true,
+	"CreateVpc":            true,
+	"DeleteVpc":            true,
+	"CreateSubnet":         true,
+	"DeleteSubnet":         true,
+	"CreateSecurityGroup":  true,
+	"DeleteSecurityGroup":  true,
+
+	"AuthorizeSecurityGroupIngress": true,
+	"AuthorizeSecurityGroupEgress":  true,
 }
 
 func actionClass(action string) string {

@@ -1,0 +1,93 @@
+package ec2sim
+
+import (
+	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/schema/catalog"
+)
+
+// hardware is what DescribeInstanceTypes tells of a type beyond the
+// catalog's vCPUs, memory and GPUs: the published specifications of the
+// type, as AWS lists them on its instance-type pages.
+type hardware struct {
+	// cpu is the processor's manufacturer as EC2 spells it (Intel, AMD),
+	// clockGHz its sustained all-core speed.
+	cpu      string
+	clockGHz float64
+	// network is EC2's networkPerformance wording; interfaces the most
+	// network interfaces in all, cards the network cards they spread over
+	// (EFA takes one interface a card).
+	network    string
+	interfaces int
+	cards      int
+	// ipv4PerInterface is the private addresses one interface may hold.
+	ipv4PerInterface int
+	// disks and diskGB are the local NVMe SSDs of the instance store.
+	disks, diskGB int
+	// ebsMbps is the EBS bandwidth at burst, ebsBaselineMbps what is
+	// sustained; equal on the larger sizes.
+	ebsMbps, ebsBaselineMbps int
+	hibernation              bool
+}
+
+// hardwareOf holds the catalog's AWS types. A type another catalog brings
+// and this table lacks is described from defaultHardware and the catalog.
+var hardwareOf = map[string]hardware{
+	"g4dn.xlarge":   {cpu: "Intel", clockGHz: 2.5, network: "Up to 25 Gigabit", interfaces: 3, cards: 1, ipv4PerInterface: 10, disks: 1, diskGB: 125, ebsMbps: 3500, ebsBaselineMbps: 950, hibernation: true},
+	"g5.12xlarge":   {cpu: "AMD", clockGHz: 3.3, network: "40 Gigabit", interfaces: 15, cards: 1, ipv4PerInterface: 50, disks: 1, diskGB: 3800, ebsMbps: 16000, ebsBaselineMbps: 16000},
+	"g6.2xlarge":    {cpu: "AMD", clockGHz: 3.6, network: "Up to 10 Gigabit", interfaces: 4, cards: 1, ipv4PerInterface: 15, disks: 1, diskGB: 450, ebsMbps: 10000, ebsBaselineMbps: 5000},
+	"g6.12xlarge":   {cpu: "AMD", clockGHz: 3.6, network: "40 Gigabit", interfaces: 8, cards: 1, ipv4PerInterface: 30, disks: 4, diskGB: 940, ebsMbps: 20000, ebsBaselineMbps: 20000},
+	"g6.24xlarge":   {cpu: "AMD", clockGHz: 3.6, network: "50 Gigabit", interfaces: 15, cards: 1, ipv4PerInterface: 50, disks: 4, diskGB: 940, ebsMbps: 30000, ebsBaselineMbps: 30000},
+	"g6e.2xlarge":   {cpu: "AMD", clockGHz: 3.6, network: "Up to 20 Gigabit", interfaces: 4, cards: 1, ipv4PerInterface: 15, disks: 1, diskGB: 450, ebsMbps: 20000, ebsBaselineMbps: 5000},
+	"g6e.48xlarge":  {cpu: "AMD", clockGHz: 3.6, network: "400 Gigabit", interfaces: 32, cards: 4, ipv4PerInterface: 50, disks: 4, diskGB: 1900, ebsMbps: 60000, ebsBaselineMbps: 60000},
+	"p4d.24xlarge":  {cpu: "Intel", clockGHz: 3.0, network: "4x 100 Gigabit", interfaces: 60, cards: 4, ipv4PerInterface: 50, disks: 8, diskGB: 1000, ebsMbps: 19000, ebsBaselineMbps: 19000},
+	"p4de.24xlarge": {cpu: "Intel", clockGHz: 3.0, network: "4x 100 Gigabit", interfaces: 60, cards: 4, ipv4PerInterface: 50, disks: 8, diskGB: 1000, ebsMbps: 19000, ebsBaselineMbps: 19000},
+	"p5.48xlarge":   {cpu: "AMD", clockGHz: 3.6, network: "3200 Gigabit", interfaces: 64, cards: 32, ipv4PerInterface: 50, disks: 8, diskGB: 3800, ebsMbps: 80000, ebsBaselineMbps: 80000},
+	"p5en.48xlarge": {cpu: "Intel", clockGHz: 3.2, network: "3200 Gigabit", interfaces: 64, cards: 16, ipv4PerInterface: 50, disks: 8, diskGB: 3840, ebsMbps: 100000, ebsBaselineMbps: 100000},
+}
+
+// defaultHardware describes a type the table lacks: a Nitro type of one
+// network card with no instance store.
+var defaultHardware = hardware{cpu: "Intel", network: "Up to 25 Gigabit", interfaces: 4, cards: 1, ipv4PerInterface: 15, ebsMbps: 10000, ebsBaselineMbps: 10000}
+
+// hardwareFor is a type's hardware, never fewer network cards than the
+// EFAs the catalog lets it take: the emulator accepts that many at launch.
+func hardwareFor(instanceType string) hardware {
+	h, ok := hardwareOf[instanceType]
+	if !ok {
+		h = defaultHardware
+	}
+	if efa := catalog.EFAInterfaces(instanceType); h.cards < efa {
+		h.cards = efa
+		h.interfaces = max(h.interfaces, efa)
+	}
+	return h
+}
+
+// gpuDevice is a GPU as EC2's GpuInfo names it: by chip, without the
+// catalog's memory suffix, and with its memory in MiB as EC2 reports it
+// (a little under the marketed size for some).
+type gpuDevice struct {
+	name         string
+	manufacturer string
+	memoryMiB    int
+}
+
+var gpuDevices = map[string]gpuDevice{
+	"T4":        {"T4", "NVIDIA", 16384},
+	"A10G":      {"A10G", "NVIDIA", 24576},
+	"L4":        {"L4", "NVIDIA", 22888},
+	"L40S":      {"L40S", "NVIDIA", 45776},
+	"A100-40GB": {"A100", "NVIDIA", 40960},
+	"A100-80GB": {"A100", "NVIDIA", 81920},
+	"H100":      {"H100", "NVIDIA", 81920},
+	"H200":      {"H200", "NVIDIA", 144384},
+}
+
+// gpuDeviceOf is the GPU of a type from the catalog's model; a model the
+// table lacks keeps its catalog name and reports no memory.
+func gpuDeviceOf(t sim.InstanceType) gpuDevice {
+	if d, ok := gpuDevices[t.GPUModel]; ok {
+		return d
+	}
+	return gpuDevice{name: t.GPUModel, manufacturer: "NVIDIA"}
+}

@@ -1,0 +1,187 @@
+package ec2sim
+
+import (
+	"cmp"
+	"encoding/xml"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/gpufleet/gpufleet/providers/sim"
+)
+
+type statusDetailXML struct {
+	Name   string `xml:"name"`
+	Status string `xml:"status"`
+}
+
+type statusSummaryXML struct {
+	Status  string            `xml:"status"`
+	Details []statusDetailXML `xml:"details>item"`
+}
+
+type instanceStatusXML struct {
+	InstanceID         string           `xml:"instanceId"`
+	AvailabilityZone   string           `xml:"availabilityZone"`
+	AvailabilityZoneID string           `xml:"availabilityZoneId"`
+	Events             []struct{}       `xml:"eventsSet>item"`
+	InstanceState      stateXML         `xml:"instanceState"`
+	SystemStatus       statusSummaryXML `xml:"systemStatus"`
+	InstanceStatus     statusSummaryXML `xml:"instanceStatus"`
+	AttachedEbsStatus  statusSummaryXML `xml:"attachedEbsStatus"`
+}
+
+type describeInstanceStatusResponse struct {
+	XMLName   xml.Name            `xml:"DescribeInstanceStatusResponse"`
+	Xmlns     string              `xml:"xmlns,attr"`
+	RequestID string              `xml:"requestId"`
+	Statuses  []instanceStatusXML `xml:"instanceStatusSet>item"`
+	NextToken string              `xml:"nextToken,omitempty"`
+}
+
+// statusCheck is the result of EC2's status checks for an instance in a
+// state: they run while it is pending and have passed once it runs; an
+// instance on its way out, or gone, has none that apply.
+func statusCheck(state string) statusSummaryXML {
+	switch state {
+	case "pending":
+		return statusSummaryXML{Status: "initializing", Details: []statusDetailXML{{Name: "reachability", Status: "initializing"}}}
+	case "running":
+		return statusSummaryXML{Status: "ok", Details: []statusDetailXML{{Name: "reachability", Status: "passed"}}}
+	}
+	return statusSummaryXML{Status: "not-applicable"}
+}
+
+func (s *Server) renderStatus(inst *sim.Instance) instanceStatusXML {
+	state := stateName(inst.State)
+	check := statusCheck(state)
+	return instanceStatusXML{
+		InstanceID:         inst.ID,
+		AvailabilityZone:   inst.Zone,
+		AvailabilityZoneID: s.zoneID(inst.Zone),
+		InstanceState:      stateOf(state),
+		SystemStatus:       check,
+		InstanceStatus:     check,
+		AttachedEbsStatus:  check,
+	}
+}
+
+var statusFilters = map[string]func(x instanceStatusXML) []string{
+	"availability-zone":            func(x instanceStatusXML) []string { return []string{x.AvailabilityZone} },
+	"availability-zone-id":         func(x instanceStatusXML) []string { return []string{x.AvailabilityZoneID} },
+	"instance-state-code":          func(x instanceStatusXML) []string { return []string{strconv.Itoa(x.InstanceState.Code)} },
+	"instance-state-name":          func(x instanceStatusXML) []string { return []string{x.InstanceState.Name} },
+	"instance-status.status":       func(x instanceStatusXML) []string { return []string{x.InstanceStatus.Status} },
+	"instance-status.reachability": func(x instanceStatusXML) []string { return reachability(x.InstanceStatus) },
+	"system-status.status":         func(x instanceStatusXML) []string { return []string{x.SystemStatus.Status} },
+	"system-status.reachability":   func(x instanceStatusXML) []string { return reachability(x.SystemStatus) },
+	"attached-ebs-status.status":   func(x instanceStatusXML) []string { return []string{x.AttachedEbsStatus.Status} },
+	// The front schedules no events.
+	"event.code":                func(instanceStatusXML) []string { return nil },
+	"event.description":         func(instanceStatusXML) []string { return nil },
+	"event.instance-event-id":   func(instanceStatusXML) []string { return nil },
+	"event.not-after":           func(instanceStatusXML) []string { return nil },
+	"event.not-before":          func(instanceStatusXML) []string { return nil },
+	"event.not-before-deadline": func(instanceStatusXML) []string { return nil },
+}
+
+func reachability(s statusSummaryXML) []string {
+	var out []string
+	for _, d := range s.Details {
+		if d.Name == "reachability" {
+			out = append(out, d.Status)
+		}
+	}
+	return out
+}
+
+// describeInstanceStatus answers with the status checks of the region's
+// running instances, or of every listed instance with
+// IncludeAllInstances, in launch order; instances asked for by id that do
+// not run are left out unless all are included, as on EC2.
+func (s *Server) describeInstanceStatus(req *request) (any, *apiError) {
+	outcome, apiErr := s.intercept(req, "", "")
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	if outcome.Err != nil {
+		return nil, s.worldError(outcome.Err, launchContext{region: req.region})
+	}
+	form := req.form
+	ids := unique(list(form, "InstanceId"))
+	fs, apiErr := filters(form)
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	for _, f := range fs {
+		if statusFilters[f.name] == nil {
+			return nil, invalidValue("The filter '%s' is invalid", f.name)
+		}
+	}
+	all, apiErr := boolParam(form, "IncludeAllInstances", false)
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	maxResults, paged, apiErr := intParam(form, "MaxResults")
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	switch {
+	case paged && len(ids) > 0:
+		return nil, &apiError{Status: http.StatusBadRequest, Code: "InvalidParameterCombination", Message: "The parameter instancesSet cannot be used with the parameter maxResults"}
+	case paged && (maxResults < 5 || maxResults > 1000):
+		return nil, invalidValue("Value ( %d ) for parameter maxResults is invalid. Expecting a value between 5 and 1000.", maxResults)
+	}
+	var after uint64
+	if token := form.Get("NextToken"); token != "" {
+		n, ok := decodeToken(token, "status")
+		if !ok {
+			return nil, invalidPaginationToken()
+		}
+		after = n
+	}
+	if apiErr := checkInstanceIDs(ids); apiErr != nil {
+		return nil, apiErr
+	}
+
+	keep := func(inst *sim.Instance) bool {
+		return inst.Region == req.region && inst.Seq > after && (all || inst.State == sim.StateRunning)
+	}
+	var insts []*sim.Instance
+	if len(ids) > 0 {
+		found, apiErr := s.lookup(req.region, ids)
+		if apiErr != nil {
+			return nil, apiErr
+		}
+		insts = slices.DeleteFunc(found, func(inst *sim.Instance) bool { return !keep(inst) })
+		slices.SortFunc(insts, func(a, b *sim.Instance) int { return cmp.Compare(a.Seq, b.Seq) })
+	} else {
+		insts = s.world.List(cloud, keep)
+	}
+	out := describeInstanceStatusResponse{Xmlns: xmlns, RequestID: req.id}
+	// The token is the launch sequence of the last instance served, as
+	// DescribeInstances pages.
+	var last uint64
+	for _, inst := range insts {
+		x := s.renderStatus(inst)
+		if !matchesStatus(x, fs) {
+			continue
+		}
+		if paged && len(out.Statuses) == maxResults {
+			out.NextToken = encodeToken("status", last)
+			break
+		}
+		out.Statuses = append(out.Statuses, x)
+		last = inst.Seq
+	}
+	return out, nil
+}
+
+func matchesStatus(x instanceStatusXML, fs []filter) bool {
+	for _, f := range fs {
+		if !f.matches(statusFilters[f.name](x)) {
+			return false
+		}
+	}
+	return true
+}
