@@ -339,8 +339,11 @@ func (s *Server) admitCall(w http.ResponseWriter, r *http.Request, ref vmRef, op
 
 // writeAsync answers a request that started or joined a long-running
 // operation with ARM's polling headers: Azure-AsyncOperation, which the
-// SDK prefers, Location for deletes, and Retry-After only while the
-// operation runs, so a finished one costs the client no wait.
+// SDKs prefer, Location for deletes, and Retry-After only while the
+// operation runs, for the time it has left. Clients poll once at once and
+// then wait what the last answer's Retry-After says (azure-core for Python
+// 30 s without one, azcore the caller's frequency), so a finished
+// operation costs them no wait and a running one is polled when due.
 func (s *Server) writeAsync(w http.ResponseWriter, r *http.Request, status int, vm *armcompute.VirtualMachine, op *sim.Operation, location bool) {
 	if op != nil {
 		u := s.operationURL(r, op)

@@ -1,0 +1,270 @@
+package armsim
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/providers/sim/simtls"
+	"github.com/gpufleet/gpufleet/schema/catalog"
+)
+
+// pythonWithAzure finds a python3 that can import the Azure SDK for
+// Python: the first one on PATH may be a pyenv shim without it, so every
+// python3 on PATH is tried, and Debian's own.
+func pythonWithAzure(t *testing.T) string {
+	t.Helper()
+	candidates := []string{}
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		candidates = append(candidates, filepath.Join(dir, "python3"))
+	}
+	candidates = append(candidates, "/usr/bin/python3")
+	for _, py := range candidates {
+		if _, err := os.Stat(py); err != nil {
+			continue
+		}
+		check := exec.Command(py, "-c", "import azure.mgmt.compute, azure.mgmt.network, azure.mgmt.resource")
+		if check.Run() == nil {
+			return py
+		}
+	}
+	t.Skip("Azure SDK for Python not installed: apt-get install python3-azure")
+	return ""
+}
+
+// stepResult is one step of testdata/pythonsdk/scenario.py.
+type stepResult struct {
+	OK         bool            `json:"ok"`
+	Value      json.RawMessage `json:"value"`
+	Status     int             `json:"status"`
+	Code       string          `json:"code"`
+	Message    string          `json:"message"`
+	RetryAfter string          `json:"retryAfter"`
+	Seconds    float64         `json:"seconds"`
+}
+
+// The Azure SDK for Python (Debian's python3-azure: azure-mgmt-compute
+// 29, azure-mgmt-network 23, azure-mgmt-resource 22, azure-core 1.26)
+// drives the front over https as it drives Azure: a resource group, a
+// network with subnets and an interface, VMs whose creation it polls
+// through InProgress, their listing across pages, idempotent repeats,
+// deletes, and the failures ARM answers with its own codes.
+func TestPythonSDK(t *testing.T) {
+	py := pythonWithAzure(t)
+	if testing.Short() {
+		t.Skip("drives the Azure SDK for Python in real time")
+	}
+	const opTime = time.Second
+	world, err := sim.New(sim.Config{Catalog: catalog.Default(), OperationTime: opTime, PendingFor: opTime})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Zone 2 of eastus does not offer the T4 size (SkuNotAvailable, at
+	// once); zone 3 has no room for it, nor westus3 for the A100 (the
+	// create is accepted and its operation fails).
+	world.SetOffered(cloud, "eastus-2", t4, false)
+	world.SetCapacity(cloud, "eastus-3", t4, catalog.OnDemand, 0)
+	westus3, _ := world.Region(cloud, "westus3")
+	for _, z := range westus3.Zones {
+		world.SetCapacity(cloud, z, a100, catalog.OnDemand, 0)
+	}
+	if err := world.AddFaults(&sim.Fault{Cloud: cloud, Op: OpUsages, Kind: sim.FaultThrottle, Times: 1}); err != nil {
+		t.Fatal(err)
+	}
+	front := New(world, Options{PageSize: 2, ThrottleRetryAfter: 3 * time.Second})
+	t.Cleanup(func() {
+		if n := front.panics.Load(); n != 0 {
+			t.Errorf("%d requests reached the last-resort recover", n)
+		}
+	})
+	files, err := simtls.Ensure(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsConfig, err := files.ServerConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(front)
+	srv.TLS = tlsConfig
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, py, filepath.Join("testdata", "pythonsdk", "scenario.py"))
+	cmd.Env = append(os.Environ(), "ARM_ENDPOINT="+srv.URL, "SUBSCRIPTION="+testSub, "REQUESTS_CA_BUNDLE="+files.CA,
+		"PYTHONDONTWRITEBYTECODE=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("scenario.py: %v\n%s", err, stderr.String())
+	}
+	var results map[string]stepResult
+	if err := json.Unmarshal(out, &results); err != nil {
+		t.Fatalf("scenario.py printed no results: %v\n%s\n%s", err, out, stderr.String())
+	}
+	value := func(t *testing.T, name string, v any) {
+		t.Helper()
+		r := results[name]
+		if !r.OK {
+			t.Fatalf("%s failed: %d %s %s", name, r.Status, r.Code, r.Message)
+		}
+		if err := json.Unmarshal(r.Value, v); err != nil {
+			t.Fatalf("%s: %v: %s", name, err, r.Value)
+		}
+	}
+
+	t.Run("resource group", func(t *testing.T) {
+		var g struct {
+			ID, Location, State, Fixture string
+			Exists                       bool
+			Listed                       []string
+		}
+		value(t, "group", &g)
+		if g.ID != "/subscriptions/"+testSub+"/resourceGroups/py-rg" || g.Location != "eastus" || g.State != "Succeeded" || !g.Exists ||
+			g.Fixture != "eastus" || !slices.Equal(g.Listed, []string{"gpufleet", "py-rg"}) {
+			t.Errorf("group %+v", g)
+		}
+	})
+	t.Run("network", func(t *testing.T) {
+		var v struct {
+			First, State, Second, SecondState string
+			Subnets                           []string
+		}
+		value(t, "vnet", &v)
+		if v.First != "InProgress" || v.State != "Succeeded" || !slices.Equal(v.Subnets, []string{"default", "second"}) ||
+			v.Second != "10.10.1.0/24" || v.SecondState != "Succeeded" {
+			t.Errorf("vnet %+v", v)
+		}
+		var nic struct{ ID, IP, State string }
+		value(t, "nic", &nic)
+		if nic.IP != "10.10.0.4" || nic.State != "Succeeded" || !strings.HasSuffix(nic.ID, "/networkInterfaces/py-nic") {
+			t.Errorf("nic %+v", nic)
+		}
+	})
+	t.Run("VM created through its operation", func(t *testing.T) {
+		var vm struct {
+			First, State, VMID, NIC string
+			Zones                   []string
+			Waited                  bool
+		}
+		value(t, "vm", &vm)
+		if vm.First != "InProgress" || !vm.Waited || vm.State != "Succeeded" || vm.VMID == "" || !slices.Equal(vm.Zones, []string{"1"}) {
+			t.Errorf("vm %+v", vm)
+		}
+		if s := results["vm"].Seconds; s < opTime.Seconds() || s > 10 {
+			t.Errorf("create took %.1f s; want the operation's %.1f s and a short poll, not azure-core's 30 s default", s, opTime.Seconds())
+		}
+		var got struct {
+			State, Size, NICVM string
+			Statuses           []string
+		}
+		value(t, "get", &got)
+		if got.State != "Succeeded" || got.Size != t4 || !slices.Contains(got.Statuses, "PowerState/running") ||
+			!strings.HasSuffix(got.NICVM, "/virtualMachines/py-vm") {
+			t.Errorf("get %+v", got)
+		}
+		var again struct{ VMID, State string }
+		value(t, "createAgain", &again)
+		if again.VMID != vm.VMID || again.State != "Succeeded" {
+			t.Errorf("a second PUT made %+v, want the same VM %s", again, vm.VMID)
+		}
+	})
+	t.Run("listing across pages", func(t *testing.T) {
+		var many []string
+		value(t, "many", &many)
+		var list struct{ Pages [][]string }
+		value(t, "list", &list)
+		seen := map[string]int{}
+		for _, p := range list.Pages {
+			if len(p) > 2 {
+				t.Errorf("page of %d, want at most the front's 2", len(p))
+			}
+			for _, name := range p {
+				seen[name]++
+			}
+		}
+		want := []string{"py-vm", "py-many-0", "py-many-1", "py-many-2", "py-many-3", "py-many-4"}
+		if len(list.Pages) != 3 || len(seen) != len(want) {
+			t.Errorf("pages %v, want every VM of %v once over 3 pages", list.Pages, want)
+		}
+		for _, name := range want {
+			if seen[name] != 1 {
+				t.Errorf("%s seen %d times in %v", name, seen[name], list.Pages)
+			}
+		}
+		var all []string
+		value(t, "listAll", &all)
+		if !slices.Contains(all, "py-vm") || len(all) != len(want) {
+			t.Errorf("list all %v", all)
+		}
+	})
+	refusals := []struct {
+		step, code string
+		status     int
+		text       string
+	}{
+		{"overlappingSubnet", "NetcfgSubnetRangesOverlap", 400, "overlaps with that of an existing subnet in virtual network 'py-vnet'"},
+		{"nicBadSubnet", "InvalidResourceReference", 400, "/subnets/missing referenced by resource"},
+		{"wrongGroup", "ResourceGroupNotFound", 404, "Resource group 'no-such-rg' could not be found."},
+		{"wrongNIC", "InvalidResourceReference", 400, "/networkInterfaces/no-such-nic referenced by resource"},
+		{"wrongSubnet", "InvalidResourceReference", 400, "/subnets/no-such-subnet referenced by resource"},
+		{"skuNotAvailable", "SkuNotAvailable", 409, "is currently not available in location 'eastus' zones '2'"},
+		{"zonalAllocationFailed", "ZonalAllocationFailed", 200, "sufficient capacity for the requested VM size in this zone"},
+		{"allocationFailed", "AllocationFailed", 200, "sufficient capacity for the requested VM size in this region"},
+		{"throttled", "TooManyRequests", 429, "throttled"},
+		{"badVersionGroup", "InvalidApiVersionParameter", 400, "The api-version '2099-01-01' is invalid. The supported versions are '2025-04-01,"},
+		{"badVersionVM", "NoRegisteredProviderFound", 400, "API version '2099-01-01' for type 'virtualMachines'"},
+		{"nicInUse", "NicInUse", 400, "is used by existing resource"},
+	}
+	for _, tt := range refusals {
+		t.Run("refused: "+tt.step, func(t *testing.T) {
+			r := results[tt.step]
+			if r.OK || r.Code != tt.code || r.Status != tt.status || !strings.Contains(r.Message, tt.text) {
+				t.Errorf("got ok=%v %d %s %q, want %d %s containing %q", r.OK, r.Status, r.Code, r.Message, tt.status, tt.code, tt.text)
+			}
+		})
+	}
+	t.Run("throttle says when to retry", func(t *testing.T) {
+		if r := results["throttled"]; r.RetryAfter != "3" {
+			t.Errorf("Retry-After %q, want the front's 3 s", r.RetryAfter)
+		}
+	})
+	t.Run("deletes", func(t *testing.T) {
+		var del struct {
+			First string
+			Gone  bool
+		}
+		value(t, "delete", &del)
+		if del.First != "InProgress" || !del.Gone {
+			t.Errorf("delete %+v", del)
+		}
+		var again string
+		value(t, "deleteAgain", &again)
+		if again != "Succeeded" {
+			t.Errorf("a delete of a deleted VM ended %q", again)
+		}
+		var g struct {
+			First  string
+			Exists bool
+			VMs    []string
+		}
+		value(t, "deleteGroup", &g)
+		if g.First != "InProgress" || g.Exists || len(g.VMs) != 0 {
+			t.Errorf("group delete %+v", g)
+		}
+		if left := world.List(cloud, func(inst *sim.Instance) bool { return strings.Contains(inst.Scope, "/resourcegroups/py-rg") }); len(left) != 0 {
+			t.Errorf("%d VMs left in the deleted group", len(left))
+		}
+	})
+}
