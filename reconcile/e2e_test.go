@@ -155,7 +155,14 @@ func TestSpecChangeMakesTheMinimalActions(t *testing.T) {
 	e := newEnv(t, sim.Config{Seed: 2})
 	e.mustRun(nil)
 	spec := exampleFile(t, "fleets/inference.cue")
-	e.Push("fleets/inference.cue", strings.Replace(spec, "nodes: 6", "nodes: 7", 1), "One more chat node")
+	specCommit := e.Head().Hash
+	if st := e.StatusAtHead("inference"); st.SpecCommit != e.Head().ParentHashes[0].String() {
+		t.Errorf("the status names spec commit %s, want the seed commit %s, parent of the status commit", st.SpecCommit, e.Head().ParentHashes[0])
+	}
+	changed := e.Push("fleets/inference.cue", strings.Replace(spec, "nodes: 6", "nodes: 7", 1), "One more chat node")
+	if changed == specCommit {
+		t.Fatal("the push made no commit")
+	}
 	before := e.Mutations()
 	res := e.mustRun(nil)
 	if len(res.Applied) != 1 || res.Applied[0].Kind != planner.Create || res.Applied[0].Workload != "chat" {
@@ -169,6 +176,21 @@ func TestSpecChangeMakesTheMinimalActions(t *testing.T) {
 	}
 	if st := e.StatusAtHead("inference"); st.Workloads[0].Desired != 7 || st.Workloads[0].Running != 7 {
 		t.Errorf("inference status after the change: %+v", st.Workloads[0])
+	}
+	// The status names the commit that changed the specs, and a run
+	// after the status commit, which changes no spec, keeps naming it.
+	if st := e.StatusAtHead("inference"); st.SpecCommit != changed.String() {
+		t.Errorf("the status names spec commit %s, want %s", st.SpecCommit, changed)
+	}
+	md, err := e.Head().File("status/STATUS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text, _ := md.Contents(); !strings.Contains(text, "for the specs of commit `"+changed.String()[:12]+"`") {
+		t.Errorf("STATUS.md does not name commit %s:\n%s", changed.String()[:12], text)
+	}
+	if again := e.mustRun(nil); !again.Commit.IsZero() {
+		t.Errorf("a run after the status commit committed %s", again.Commit)
 	}
 }
 
