@@ -449,7 +449,7 @@ func (s catalogSummary) writeText(w io.Writer) error {
 			if o.GPUs != 1 {
 				gpus = fmt.Sprintf("%d GPUs", o.GPUs)
 			}
-			cheapest = fmt.Sprintf("%s/GPU-h: %s at %s/h for %s", catalog.FormatMicros(m.PerGPUMicros), where, catalog.FormatMicros(o.PriceMicros), gpus)
+			cheapest = fmt.Sprintf("%s/GPU-h: %s at %s/h for %s", catalog.Money(m.PerGPUMicros), where, catalog.Money(o.PriceMicros), gpus)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\n", m.Model, m.Offers[catalog.AWS], m.Offers[catalog.Azure], m.Offers[catalog.GCP], cheapest)
 	}
