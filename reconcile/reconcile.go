@@ -46,6 +46,12 @@ type Options struct {
 	Lock LockOptions
 	// PushAttempts bounds re-applying the status onto a moved branch.
 	PushAttempts int
+	// Saved, when set, is a plan made earlier (plan -out) to apply as it
+	// is: the run refuses it with a *StalePlanError if the specs, what
+	// runs or the prices moved since, and otherwise carries out its
+	// actions, and only those — no failover beyond them; what they leave
+	// undone is reported, for the next run to converge.
+	Saved *SavedPlan
 	// Progress, when set, is told each step that finished without error,
 	// as it finishes. A long-running agent uses it to know a repository
 	// loaded long before the run ends.
@@ -150,6 +156,9 @@ func runWith(ctx context.Context, c *Checkout, opts Options, h *hooks) (res *Res
 	if opts.Rounds <= 0 {
 		opts.Rounds = 100
 	}
+	if opts.Saved != nil {
+		opts.Rounds = 1
+	}
 	if opts.PushAttempts <= 0 {
 		opts.PushAttempts = 5
 	}
@@ -211,6 +220,10 @@ func runWith(ctx context.Context, c *Checkout, opts Options, h *hooks) (res *Res
 		runErr = s.fn(stepCtx)
 		if h.crashedAt(s.name) {
 			return &r.result, errCrashed
+		}
+		if errors.Is(runErr, ErrStalePlan) {
+			// Nothing was done: the status stays what it was.
+			return &r.result, runErr
 		}
 		if runErr != nil {
 			runErr = fmt.Errorf("%s: %w", s.name, runErr)
@@ -276,6 +289,11 @@ func (r *run) load(ctx context.Context) error {
 	if r.specErr != nil {
 		return fmt.Errorf("the fleet specs at %s are invalid, %w", short(head), r.specErr)
 	}
+	if r.opts.Saved != nil {
+		if err := r.opts.Saved.checkSpecs(r.specRevision(), head.String()); err != nil {
+			return err
+		}
+	}
 	if r.opts.Providers == nil && r.opts.Connect != nil {
 		if r.opts.Providers, r.disconnect, err = r.opts.Connect(ctx, r.repo.Config); err != nil {
 			return fmt.Errorf("connecting to the clouds, %w", err)
@@ -322,6 +340,9 @@ func (r *run) observe(ctx context.Context) error {
 		return fmt.Errorf("could not list every cloud, so nothing was changed: %w", errors.Join(errs...))
 	}
 	r.notePreemptions()
+	if r.opts.Saved != nil {
+		return r.opts.Saved.checkObserved(r.observed)
+	}
 	return nil
 }
 
@@ -373,7 +394,17 @@ func (r *run) plan(ctx context.Context) error {
 	if err := r.readCapacity(ctx); err != nil {
 		return err
 	}
-	return r.replan()
+	if err := r.replan(); err != nil {
+		return err
+	}
+	if saved := r.opts.Saved; saved != nil {
+		if err := saved.checkPrices(r.opts.Catalog); err != nil {
+			return err
+		}
+		// What was reviewed is what is done.
+		r.report, r.result.Report = saved.Report, saved.Report
+	}
+	return nil
 }
 
 func (r *run) replan() error {

@@ -252,6 +252,10 @@ func (r *run) specRevision() string {
 	if err != nil {
 		return ""
 	}
+	return specDigest(key)
+}
+
+func specDigest(key string) string {
 	sum := sha256.Sum256([]byte(key))
 	return hex.EncodeToString(sum[:])[:16]
 }

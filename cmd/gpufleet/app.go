@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -43,7 +45,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	a := &app{stdout: stdout, stderr: stderr}
 	root := a.rootCommand()
-	root.SetArgs(args)
+	root.SetArgs(terraformFlags(args))
 	err := root.ExecuteContext(ctx)
 	var code exitCode
 	var coded interface{ ExitCode() int }
@@ -128,4 +130,19 @@ func outputFormat(value string, allowed ...string) error {
 		}
 	}
 	return fmt.Errorf("-o must be one of %v, not %q", allowed, value)
+}
+
+// terraformFlags spells -out as --out: Terraform users write plan -out
+// FILE, which the flag parser would read as -o ut.
+func terraformFlags(args []string) []string {
+	out := slices.Clone(args)
+	for i, arg := range out {
+		switch {
+		case arg == "--":
+			return out
+		case arg == "-out" || strings.HasPrefix(arg, "-out="):
+			out[i] = "-" + arg
+		}
+	}
+	return out
 }

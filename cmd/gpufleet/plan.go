@@ -20,8 +20,10 @@ import (
 
 type planFlags struct {
 	repo, base, observed, catalogFile, output string
-	detailed, catalogExplicit                 bool
-	maxPriceAge                               time.Duration
+	// out is where to save the plan for apply; "" saves none.
+	out                       string
+	detailed, catalogExplicit bool
+	maxPriceAge               time.Duration
 }
 
 func (a *app) planCommand() *cobra.Command {
@@ -39,6 +41,10 @@ With --base REF it plans a pull request: the checkout's specs against those
 of REF, with the cost before, after and the difference, for a review
 comment (-o markdown) or a machine (-o json).
 
+With -out FILE it also saves the plan, for gpufleet apply FILE to carry out
+exactly, once reviewed; apply refuses it if the specs, what runs or the
+prices changed since.
+
 With --detailed-exitcode the exit status is 0 when there is nothing to do,
 1 on an error and 2 when there are changes, as Terraform does.`,
 		Args: cobra.NoArgs,
@@ -48,6 +54,9 @@ With --detailed-exitcode the exit status is 0 when there is nothing to do,
 			}
 			f.catalogExplicit = cmd.Flags().Changed("catalog") || os.Getenv("GPUFLEET_CATALOG") != ""
 			if f.base != "" {
+				if f.out != "" {
+					return errors.New("-out saves a plan to apply; a pull request's plan (--base) is for review: plan -out on the merged commit")
+				}
 				return a.review(f)
 			}
 			return a.plan(f)
@@ -55,6 +64,7 @@ With --detailed-exitcode the exit status is 0 when there is nothing to do,
 	}
 	cmd.Flags().StringVar(&f.repo, "repo", envOr("GPUFLEET_REPO", "."), "fleet repository directory [GPUFLEET_REPO]")
 	cmd.Flags().StringVar(&f.base, "base", "", "revision to compare with, e.g. the pull request's base commit")
+	cmd.Flags().StringVar(&f.out, "out", "", "save the plan to this file, for gpufleet apply FILE (also spelt -out)")
 	cmd.Flags().StringVar(&f.observed, "observed", "", "JSON file listing the instances that run now; the status files when empty")
 	cmd.Flags().StringVar(&f.catalogFile, "catalog", envOr("GPUFLEET_CATALOG", defaultCatalogPath), "price catalog file, as gpufleet catalog refresh writes it; the embedded snapshot when it is missing or older [GPUFLEET_CATALOG]")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text, json or markdown")
@@ -131,6 +141,11 @@ func (a *app) plan(f planFlags) error {
 	report, err := planReport(r, pc)
 	if err != nil {
 		return err
+	}
+	if f.out != "" {
+		if err := savePlan(f, pc, report); err != nil {
+			return err
+		}
 	}
 	if err := a.writeReport(report, f.output); err != nil {
 		return err
@@ -302,4 +317,24 @@ func readCatalog(name string) (*catalog.Catalog, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return cat, nil
+}
+
+// savePlan writes the plan for apply, with what it was made of.
+func savePlan(f planFlags, pc *planContext, report *planner.Report) error {
+	specs, err := reconcile.SpecsOf(f.repo)
+	if err != nil {
+		return err
+	}
+	source := "status"
+	if f.observed != "" {
+		source = f.observed
+	}
+	saved, err := reconcile.NewSavedPlan(specs, pc.observed, source, pc.cat, report, now())
+	if err != nil {
+		return err
+	}
+	if err := saved.Write(f.out); err != nil {
+		return fmt.Errorf("saving the plan, %w", err)
+	}
+	return nil
 }

@@ -25,6 +25,8 @@ type runFlags struct {
 	simState                      string
 	lockWait                      time.Duration
 	parallelism                   int
+	// saved is the plan apply PLANFILE carries out.
+	saved *reconcile.SavedPlan
 }
 
 func (f *runFlags) register(cmd *cobra.Command, remote bool) {
@@ -64,11 +66,28 @@ to the repository. A second run with nothing to do changes nothing.`,
 func (a *app) applyCommand() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "apply",
-		Short: "Plan and apply a local checkout, without writing or committing status",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Use:   "apply [PLANFILE]",
+		Short: "Apply a saved plan, or plan and apply a local checkout",
+		Long: `apply PLANFILE carries out a plan saved by gpufleet plan -out PLANFILE,
+exactly: its creates and deletes, nothing else, with no failover beyond them.
+It refuses the plan if the specs, what runs or the prices changed since it
+was made, saying what changed. It then commits the status, as reconcile does,
+so later plans see what runs.
+
+apply without a file plans and applies a local Git checkout (--repo, the
+current directory by default; not a URL: reconcile clones), with failover,
+and writes no status: the next reconcile records what runs.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
 			f.catalogExplicit = cmd.Flags().Changed("catalog") || os.Getenv("GPUFLEET_CATALOG") != ""
+			if len(args) == 1 {
+				saved, err := reconcile.ReadSavedPlan(args[0])
+				if err != nil {
+					return err
+				}
+				f.saved = saved
+				return a.reconcile(cmd.Context(), f, true)
+			}
 			return a.reconcile(cmd.Context(), f, false)
 		},
 	}
@@ -86,7 +105,7 @@ func (a *app) reconcile(ctx context.Context, f runFlags, commit bool) error {
 	if err != nil {
 		return err
 	}
-	if !commit && checkout.Remote {
+	if (!commit || f.saved != nil) && checkout.Remote {
 		return fmt.Errorf("apply works on a local checkout; use reconcile for %s", f.repo)
 	}
 	cat, err := loadCatalog(cmp.Or(f.catalogFile, defaultCatalogPath), f.catalogExplicit)
@@ -106,6 +125,7 @@ func (a *app) reconcile(ctx context.Context, f runFlags, commit bool) error {
 		Commit:      commit,
 		Parallelism: f.parallelism,
 		Lock:        reconcile.LockOptions{Holder: holder(), Wait: f.lockWait},
+		Saved:       f.saved,
 	}
 	started := time.Now()
 	result, runErr := reconcile.Run(ctx, checkout, opts)
