@@ -3,7 +3,9 @@ package armsim
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -276,4 +278,74 @@ func rawRequest(t *testing.T, method, url string, body []byte, header http.Heade
 	}
 	t.Cleanup(func() { resp.Body.Close() })
 	return resp
+}
+
+// armResponse is an answer of the front read as JSON.
+type armResponse struct {
+	status int
+	header http.Header
+	body   map[string]any
+}
+
+// call sends a request to the front with a JSON body (nil for none) and
+// reads its answer.
+func (f *front) call(t *testing.T, method, path string, body any) armResponse {
+	t.Helper()
+	var raw []byte
+	if body != nil {
+		var err error
+		if raw, err = json.Marshal(body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	url := path
+	if !strings.HasPrefix(path, "http") {
+		url = f.url + path
+	}
+	resp := rawRequest(t, method, url, raw, http.Header{"Content-Type": {"application/json"}})
+	out := armResponse{status: resp.StatusCode, header: resp.Header}
+	data, _ := io.ReadAll(resp.Body)
+	if len(bytes.TrimSpace(data)) > 0 {
+		if err := json.Unmarshal(data, &out.body); err != nil {
+			t.Fatalf("%s %s: %v: %s", method, path, err, data)
+		}
+	}
+	return out
+}
+
+// code is the ARM error code of an answer, "" for none.
+func (a armResponse) code() string {
+	e, _ := a.body["error"].(map[string]any)
+	s, _ := e["code"].(string)
+	return s
+}
+
+// message is the ARM error message of an answer.
+func (a armResponse) message() string {
+	e, _ := a.body["error"].(map[string]any)
+	s, _ := e["message"].(string)
+	return s
+}
+
+// get reads a string at a dotted path of the body ("properties.provisioningState").
+func (a armResponse) get(path string) string {
+	var v any = a.body
+	for _, k := range strings.Split(path, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return ""
+		}
+		v = m[k]
+	}
+	s, _ := v.(string)
+	return s
+}
+
+// want fails the test unless the answer has the status and error code
+// (code "": a success).
+func (a armResponse) want(t *testing.T, what string, status int, code string) {
+	t.Helper()
+	if a.status != status || a.code() != code {
+		t.Fatalf("%s: got %d %s %q, want %d %s", what, a.status, a.code(), a.message(), status, code)
+	}
 }
