@@ -157,6 +157,39 @@ func TestFailureAfterAcceptanceLeavesNothing(t *testing.T) {
 	}
 }
 
+// The emulator's own stock-outs reach the provider as ARM sends them: a
+// size a zone does not offer refuses the PUT at once (SkuNotAvailable), a
+// zone with no room accepts it and fails its operation
+// (ZonalAllocationFailed); both are capacity errors of the offer.
+func TestStockOutsAsARMAnswersThem(t *testing.T) {
+	tests := []struct {
+		name      string
+		setup     func(*sim.World)
+		wantCode  string
+		wantPolls bool
+	}{
+		{"size not offered", func(w *sim.World) { w.SetOffered(catalog.Azure, onDemandT4.Zone, t4, false) }, "SkuNotAvailable", false},
+		{"zone full", func(w *sim.World) { w.SetCapacity(catalog.Azure, onDemandT4.Zone, t4, catalog.OnDemand, 0) }, "ZonalAllocationFailed", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, envConfig{})
+			tt.setup(e.world)
+			req := request(onDemandT4, "demo", 0)
+			_, err := e.provider.Create(context.Background(), req)
+			if pe := wantKind(t, err, providers.KindCapacity); pe.Code != tt.wantCode || pe.Offer != onDemandT4 {
+				t.Errorf("code %q offer %v", pe.Code, pe.Offer)
+			}
+			if polled := e.world.Calls()["azure "+armsim.OpOperation] > 0; polled != tt.wantPolls {
+				t.Errorf("operation polled: %v, want %v", polled, tt.wantPolls)
+			}
+			if left := e.leftovers(req.Token); len(left) != 0 {
+				t.Errorf("left behind: %v", left)
+			}
+		})
+	}
+}
+
 func TestThrottlingPastMaxRetryDelay(t *testing.T) {
 	// ARM asks for 3 s; the provider will wait at most 2: azcore gives up
 	// at once, and the create fails as throttled for the next run.
@@ -227,6 +260,33 @@ func TestCreateChecksTheRequest(t *testing.T) {
 	}
 	if n := e.world.Calls()["azure put"]; n != 0 {
 		t.Errorf("%d PUTs for requests refused up front", n)
+	}
+}
+
+// A config naming what the subscription does not have — a resource group,
+// a subnet, a subnet in another region — fails as a config error with
+// ARM's code, not as a missing VM or a stock-out the planner would route
+// around.
+func TestMissingReferencesAreConfigErrors(t *testing.T) {
+	tests := []struct {
+		name     string
+		edit     func(*schema.Azure)
+		wantCode string
+	}{
+		{"no such resource group", func(c *schema.Azure) { c.ResourceGroup = "absent" }, "ResourceGroupNotFound"},
+		{"no such subnet", func(c *schema.Azure) {
+			c.Launch.SubnetByRegion["eastus"] = strings.Replace(c.Launch.SubnetByRegion["eastus"], "/subnets/nodes", "/subnets/absent", 1)
+		}, "InvalidResourceReference"},
+		{"a subnet in another region", func(c *schema.Azure) { c.Launch.SubnetByRegion["eastus"] = c.Launch.SubnetByRegion["westus3"] }, "InvalidResourceReference"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, envConfig{edit: tt.edit})
+			_, err := e.provider.Create(context.Background(), request(onDemandT4, "demo", 0))
+			if pe := wantKind(t, err, providers.KindInvalid); pe.Code != tt.wantCode {
+				t.Errorf("code %q, want %q: %v", pe.Code, tt.wantCode, err)
+			}
+		})
 	}
 }
 

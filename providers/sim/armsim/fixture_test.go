@@ -62,6 +62,16 @@ func TestFixture(t *testing.T) {
 		a := f.call(t, "GET", netPath+"virtualNetworks/gpu-westeurope/subnets/nodes"+netQ, nil)
 		a.want(t, "the fixture's subnet of the network made again", http.StatusNotFound, "NotFound")
 	})
+	t.Run("the group is kept while another group's VM uses its subnets", func(t *testing.T) {
+		f.createGroup(t, "users", "eastus")
+		path := "/subscriptions/" + testSub + "/resourceGroups/users/providers/Microsoft.Compute/virtualMachines/u?api-version=" + APIVersion
+		f.call(t, "PUT", path, vmRequest("eastus", t4, inZone("1"))).want(t, "a VM in the fixture's subnet", http.StatusCreated, "")
+		a := f.call(t, "DELETE", groupPath+"gpufleet"+groupsQ, nil)
+		a.want(t, "delete", http.StatusBadRequest, "InUseSubnetCannotBeDeleted")
+		if !strings.Contains(a.message(), "/resourceGroups/users/providers/Microsoft.Compute/virtualMachines/u") {
+			t.Errorf("message %q", a.message())
+		}
+	})
 	t.Run("the group deleted stays deleted", func(t *testing.T) {
 		sub := "/subscriptions/22222222-2222-3333-4444-555555555555/resourcegroups/gpufleet"
 		f.call(t, "DELETE", sub+groupsQ, nil).want(t, "delete", http.StatusAccepted, "")

@@ -172,6 +172,10 @@ func (s *Server) deleteGroup(w http.ResponseWriter, r *http.Request, ref groupRe
 		return
 	}
 	now := s.world.Now()
+	if e := s.usedFromOutside(ref); e != nil {
+		s.writeError(w, *e)
+		return
+	}
 	if !g.Change.running(now) {
 		op := s.startOperation(asyncOp{Namespace: groupType.namespace, Subscription: ref.Subscription, Location: g.Location,
 			Target: ref.key(), Delete: true})
@@ -223,6 +227,25 @@ func (s *Server) deleteContents(ref groupRef, c *change) {
 		}
 	}
 	s.ppgs.mu.Unlock()
+}
+
+// usedFromOutside refuses to delete a group whose subnets something in
+// another group uses — an interface, or a VM's own interface — as Network
+// refuses to delete a subnet in use. (Azure accepts the group's deletion
+// and fails it; the emulator refuses it at once, so that it never leaves a
+// VM in a subnet that is gone.)
+func (s *Server) usedFromOutside(ref groupRef) *armError {
+	inside := ref.key() + "/"
+	for _, v := range s.vnetsIn(ref) {
+		for _, sn := range v.live(s.world.Now()) {
+			for _, user := range s.subnetUsers(v.subnetID(sn.Name).key()) {
+				if !strings.HasPrefix(strings.ToLower(user), inside) {
+					return errPtr(errSubnetInUse(sn.Name, user))
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // markDeleted rewrites a stored resource with a deletion, keeping the rest

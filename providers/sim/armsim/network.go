@@ -549,8 +549,12 @@ func (s *Server) subnetInUse(v vnet, sn subnet) *armError {
 	if len(users) == 0 {
 		return nil
 	}
-	return &armError{Status: http.StatusBadRequest, Code: "InUseSubnetCannotBeDeleted",
-		Message: fmt.Sprintf("Subnet %s is in use by %s and cannot be deleted. In order to delete the subnet, delete all the resources within the subnet. See aka.ms/deletesubnet.", sn.Name, users[0])}
+	return errPtr(errSubnetInUse(sn.Name, users[0]))
+}
+
+func errSubnetInUse(subnet, user string) armError {
+	return armError{Status: http.StatusBadRequest, Code: "InUseSubnetCannotBeDeleted",
+		Message: fmt.Sprintf("Subnet %s is in use by %s and cannot be deleted. In order to delete the subnet, delete all the resources within the subnet. See aka.ms/deletesubnet.", subnet, user)}
 }
 
 // resourceLocation checks a PUT's location as ARM does for every regional
