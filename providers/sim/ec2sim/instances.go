@@ -61,6 +61,73 @@ var instanceFilters = map[string]func(inst *sim.Instance) []string{
 	"state-reason-code":    func(i *sim.Instance) []string { return nonEmpty(stateReason(i, stateName(i.State))) },
 	"subnet-id":            func(i *sim.Instance) []string { return []string{i.Properties[propSubnet]} },
 	"tag-key":              func(i *sim.Instance) []string { return slices.Sorted(maps.Keys(i.Tags)) },
+	"key-name":             func(i *sim.Instance) []string { return nonEmpty(i.Properties[propKeyName]) },
+	"root-device-name":     func(i *sim.Instance) []string { return []string{rootDeviceName(i)} },
+	"architecture":         func(*sim.Instance) []string { return []string{"x86_64"} },
+	"hypervisor":           func(*sim.Instance) []string { return []string{"xen"} },
+	"root-device-type":     func(*sim.Instance) []string { return []string{"ebs"} },
+	"virtualization-type":  func(*sim.Instance) []string { return []string{"hvm"} },
+	"platform-details":     func(*sim.Instance) []string { return []string{"Linux/UNIX"} },
+	"vpc-id": func(i *sim.Instance) []string {
+		return attachedValues(i, func(n networkInterface) []string { return []string{n.VPC} }, true)
+	},
+	"private-ip-address": func(i *sim.Instance) []string {
+		return attachedValues(i, func(n networkInterface) []string { return nonEmpty(n.Address) }, true)
+	},
+	"ip-address": func(i *sim.Instance) []string {
+		return attachedValues(i, func(n networkInterface) []string { return nonEmpty(n.PublicAddress) }, true)
+	},
+	"private-dns-name": func(i *sim.Instance) []string {
+		return attachedValues(i, func(n networkInterface) []string { return nonEmpty(privateDNSName(i.Region, n.Address)) }, true)
+	},
+	"instance.group-id": func(i *sim.Instance) []string {
+		return attachedValues(i, func(n networkInterface) []string { return n.Groups }, true)
+	},
+	"instance.group-name": func(i *sim.Instance) []string { return groupNames(i, true) },
+	"network-interface.subnet-id": func(i *sim.Instance) []string {
+		return attachedValues(i, func(n networkInterface) []string { return []string{n.Subnet} }, false)
+	},
+	"network-interface.vpc-id": func(i *sim.Instance) []string {
+		return attachedValues(i, func(n networkInterface) []string { return []string{n.VPC} }, false)
+	},
+	"network-interface.group-id": func(i *sim.Instance) []string {
+		return attachedValues(i, func(n networkInterface) []string { return n.Groups }, false)
+	},
+	"network-interface.group-name": func(i *sim.Instance) []string { return groupNames(i, false) },
+	"network-interface.addresses.private-ip-address": func(i *sim.Instance) []string {
+		return attachedValues(i, func(n networkInterface) []string { return nonEmpty(n.Address) }, false)
+	},
+	"network-interface.interface-type": func(i *sim.Instance) []string {
+		return attachedValues(i, func(n networkInterface) []string { return []string{n.Type} }, false)
+	},
+}
+
+// attachedValues reads a filter's values off the instance's network
+// interfaces (the primary only, for the instance's own fields); a
+// terminated instance has released them and matches none.
+func attachedValues(i *sim.Instance, field func(networkInterface) []string, primaryOnly bool) []string {
+	if stateName(i.State) == "terminated" {
+		return nil
+	}
+	nics := interfacesOf(i)
+	if primaryOnly {
+		nics = []networkInterface{primaryInterface(nics)}
+	}
+	var out []string
+	for _, n := range nics {
+		out = append(out, field(n)...)
+	}
+	return out
+}
+
+func groupNames(i *sim.Instance, primaryOnly bool) []string {
+	return attachedValues(i, func(n networkInterface) []string {
+		var names []string
+		for _, g := range groupsXML(i.Region, n) {
+			names = append(names, g.GroupName)
+		}
+		return names
+	}, primaryOnly)
 }
 
 // unique drops repeated ids, keeping the first of each in place.

@@ -179,8 +179,8 @@ func (s *Server) regionTypes(region string, others bool) []describedType {
 	out := make([]describedType, 0, len(byName))
 	for _, name := range slices.Sorted(maps.Keys(byName)) {
 		d := *byName[name]
-		// EC2 lists spot after on-demand.
-		slices.SortFunc(d.markets, func(a, b catalog.Market) int { return strings.Compare(string(b), string(a)) })
+		// EC2 lists on-demand before spot.
+		slices.SortFunc(d.markets, func(a, b catalog.Market) int { return strings.Compare(string(a), string(b)) })
 		out = append(out, d)
 	}
 	return out
