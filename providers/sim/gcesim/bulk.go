@@ -87,7 +87,7 @@ func (s *Server) bulkInsert(w http.ResponseWriter, r *http.Request, project, zon
 		// The requestId's operation has expired while its instances live on.
 		return alreadyExists(scope(project, zone) + "/instances/" + res.Instances[0].Name)
 	}
-	return writeProto(w, s.renderOperation(linksOf(r), res.Operation))
+	return s.writeOperation(w, r, res.Operation)
 }
 
 // takenName is the first of names that an instance of the zone has, which

@@ -214,6 +214,36 @@ func (s *Server) quotaMessage(e *sim.Error, fc faultContext) string {
 	return fmt.Sprintf("Quota '%s' exceeded. Limit: %d.0 in region %s.", name, limit, region)
 }
 
+// quotaDetails is the quotaInfo GCE attaches to a QUOTA_EXCEEDED error,
+// which gcloud prints beneath the message: the quota's metric
+// ("compute.googleapis.com/nvidia_l4_gpus"), its limit's name
+// ("NVIDIA-L4-GPUS-per-project-region"), the limit, and the region for a
+// regional quota.
+func (s *Server) quotaDetails(e *sim.Error, fc faultContext) []*computepb.ErrorDetails {
+	name, region, limit := e.Quota, e.Region, e.Limit
+	if name == "" {
+		market := catalog.OnDemand
+		if fc.Spot {
+			market = catalog.Spot
+		}
+		q, ok := s.world.QuotaFor(cloud, fc.Region, fc.Type.Name, market)
+		if !ok {
+			return nil
+		}
+		name, region, limit = q.Name, q.Region, q.Limit
+	}
+	info := &computepb.QuotaExceededInfo{
+		MetricName: proto.String("compute.googleapis.com/" + strings.ToLower(name)),
+		LimitName:  proto.String(strings.ReplaceAll(name, "_", "-") + "-per-project"),
+		Limit:      proto.Float64(float64(limit)),
+	}
+	if region != "" {
+		info.LimitName = proto.String(info.GetLimitName() + "-region")
+		info.Dimensions = map[string]string{"region": region}
+	}
+	return []*computepb.ErrorDetails{{QuotaInfo: info}}
+}
+
 // opErrors is how a world error kind ends a long-running operation: the
 // error code in error.errors[] and the HTTP status the operation carries,
 // which makes the SDK's Operation.Wait return an error.
@@ -250,16 +280,17 @@ func (s *Server) operationError(op *sim.Operation, out *computepb.Operation, fc 
 	if e.Code != "" {
 		code = e.Code
 	}
-	var msg string
+	item := &computepb.Errors{Code: proto.String(code)}
 	switch {
 	case op.Kind == sim.OperationDelete:
-		msg = "Internal error. Please try again or contact Google Support."
+		item.Message = proto.String("Internal error. Please try again or contact Google Support.")
 	case kind == sim.KindQuota:
-		msg = s.quotaMessage(e, fc)
+		item.Message = proto.String(s.quotaMessage(e, fc))
+		item.ErrorDetails = s.quotaDetails(e, fc)
 	default:
-		msg = stockOutMessage(fc.Project, fc.Zone)
+		item.Message = proto.String(stockOutMessage(fc.Project, fc.Zone))
 	}
-	out.Error = &computepb.Error{Errors: []*computepb.Errors{{Code: proto.String(code), Message: proto.String(msg)}}}
+	out.Error = &computepb.Error{Errors: []*computepb.Errors{item}}
 	out.HttpErrorStatusCode = proto.Int32(spec.HTTPStatus)
 	out.HttpErrorMessage = proto.String(spec.HTTPText)
 }

@@ -1,23 +1,30 @@
 package gcesim
 
 import (
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/gpufleet/gpufleet/providers/sim"
 )
 
-// filter is the subset of GCE's list filter language that gpufleet and its
-// operators use: comparisons of labels.KEY, status and name, joined by AND
-// or juxtaposition, optionally parenthesised. Without OR every filter is a
-// conjunction, so it is kept flat.
+// filter is the subset of GCE's list filter language that gpufleet, its
+// operators and gcloud use: comparisons of a field (labels.KEY, status,
+// name, operationGroupId…) by =, != or :* (a label is present), or by the
+// older eq and ne, whose value is a regular expression the whole field
+// must match (gcloud rewrites its --filter into these), joined by AND or
+// juxtaposition, optionally parenthesised. Without OR every filter is a
+// conjunction, so it is kept flat. Each list says which fields it has.
 type filter []condition
 
 // condition is one comparison. Label is set for labels.KEY fields.
 type condition struct {
-	Field string // "labels", "status" or "name"
+	Field string // "labels", or the field's name
 	Label string
-	Op    string // "=", "!=" or ":*" (the label is present)
+	Op    string // "=", "!=", ":*", "eq" or "ne"
 	Value string
+	// re is an eq or ne comparison's expression, anchored.
+	re *regexp.Regexp
 }
 
 // matches reports whether an instance passes every condition; status is
@@ -36,11 +43,11 @@ func (f filter) matches(inst *sim.Instance, status func() string) bool {
 	})
 }
 
-// only reports whether every condition compares one field, for resources
-// that have no other.
-func (f filter) only(field string) bool {
+// only reports whether every condition compares one of fields, for
+// resources that have no other.
+func (f filter) only(fields ...string) bool {
 	for _, c := range f {
-		if c.Field != field {
+		if !slices.Contains(fields, c.Field) {
 			return false
 		}
 	}
@@ -65,6 +72,14 @@ func (f filter) match(value func(condition) (string, bool)) bool {
 			if present && v == c.Value {
 				return false
 			}
+		case "eq":
+			if !present || !c.re.MatchString(v) {
+				return false
+			}
+		case "ne":
+			if present && c.re.MatchString(v) {
+				return false
+			}
 		}
 	}
 	return true
@@ -82,12 +97,23 @@ func parseFilter(expr string) (filter, bool) {
 	if !ok || p.pos != len(p.tokens) {
 		return nil, false
 	}
+	// GCE takes either syntax in a filter, not both.
+	if f.regex() && slices.ContainsFunc(f, func(c condition) bool { return c.Op != "eq" && c.Op != "ne" }) {
+		return nil, false
+	}
 	return f, true
 }
 
-// token is a word, a quoted string or a piece of punctuation.
+// regex reports whether the filter compares by eq and ne.
+func (f filter) regex() bool {
+	return slices.ContainsFunc(f, func(c condition) bool { return c.Op == "eq" || c.Op == "ne" })
+}
+
+// token is a word, a quoted string or a piece of punctuation. A quoted
+// string's raw text keeps its backslashes, which a regular expression
+// needs.
 type token struct {
-	text          string
+	text, raw     string
 	quoted, punct bool
 }
 
@@ -114,7 +140,7 @@ func lex(s string) ([]token, bool) {
 			out = append(out, token{text: "!=", punct: true})
 			i += 2
 		case c == '"':
-			var b strings.Builder
+			var b, raw strings.Builder
 			i++
 			for {
 				if i >= len(s) {
@@ -122,6 +148,10 @@ func lex(s string) ([]token, bool) {
 				}
 				if s[i] == '\\' && i+1 < len(s) {
 					b.WriteByte(s[i+1])
+					if s[i+1] != '"' {
+						raw.WriteByte(s[i])
+					}
+					raw.WriteByte(s[i+1])
 					i += 2
 					continue
 				}
@@ -130,9 +160,10 @@ func lex(s string) ([]token, bool) {
 					break
 				}
 				b.WriteByte(s[i])
+				raw.WriteByte(s[i])
 				i++
 			}
-			out = append(out, token{text: b.String(), quoted: true})
+			out = append(out, token{text: b.String(), raw: raw.String(), quoted: true})
 		default:
 			start := i
 			for i < len(s) && !strings.ContainsRune(" \t\n()=!:\"", rune(s[i])) {
@@ -218,22 +249,33 @@ func (p *filterParser) term() (filter, bool) {
 			return nil, false
 		}
 		c.Op, c.Value = op.text, value.text
+	case op.word() && (op.text == "eq" || op.text == "ne"):
+		expr := value.text
+		if value.quoted {
+			expr = value.raw
+		} else if value.punct {
+			return nil, false
+		}
+		re, err := regexp.Compile("^(?:" + expr + ")$")
+		if err != nil {
+			return nil, false
+		}
+		c.Op, c.Value, c.re = op.text, expr, re
 	default:
 		return nil, false
 	}
 	return filter{c}, true
 }
 
+// fieldRE is a field a list may be filtered on.
+var fieldRE = regexp.MustCompile(`^[a-z][a-zA-Z0-9]*$`)
+
 // field reads the left side of a comparison.
 func field(name string) (condition, bool) {
 	if key, ok := strings.CutPrefix(name, "labels."); ok {
 		return condition{Field: "labels", Label: key}, labelKeyRE.MatchString(key)
 	}
-	switch name {
-	case "status", "name":
-		return condition{Field: name}, true
-	}
-	return condition{}, false
+	return condition{Field: name}, fieldRE.MatchString(name) && name != "labels"
 }
 
 // plainValue is an unquoted value: a word that is not a keyword or a

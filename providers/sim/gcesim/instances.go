@@ -73,7 +73,7 @@ func (s *Server) insert(w http.ResponseWriter, r *http.Request, project, zone st
 		// The requestId's operation has expired while its instance lives on.
 		return alreadyExists(scope(project, zone) + "/instances/" + res.Instance.Name)
 	}
-	return writeProto(w, s.renderOperation(linksOf(r), res.Operation))
+	return s.writeOperation(w, r, res.Operation)
 }
 
 // interceptOn counts a call on one instance and applies its faults: an
@@ -133,7 +133,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, project, zone, n
 	if err != nil {
 		return notFound(scope(project, zone) + "/instances/" + name)
 	}
-	return writeProto(w, s.renderOperation(linksOf(r), op))
+	return s.writeOperation(w, r, op)
 }
 
 // checkTarget validates the zone and instance of a path.

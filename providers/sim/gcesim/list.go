@@ -43,7 +43,7 @@ type cursor struct {
 // instances, with a NO_RESULTS_ON_PAGE warning for zones without any on
 // the page.
 func (s *Server) aggregatedList(w http.ResponseWriter, r *http.Request, project string) error {
-	q, invalid := parseListQuery(r, project)
+	q, invalid := parseInstanceQuery(r, project)
 	out, err := s.intercept(r.Context(), sim.Call{Op: OpAggregatedList})
 	if err != nil {
 		return err
@@ -112,7 +112,7 @@ func (s *Server) aggregatedList(w http.ResponseWriter, r *http.Request, project 
 // order.
 func (s *Server) zoneList(w http.ResponseWriter, r *http.Request, project, zone string) error {
 	collection := scope(project, zone) + "/instances"
-	q, invalid := parseListQuery(r, collection)
+	q, invalid := parseInstanceQuery(r, collection)
 	out, err := s.intercept(r.Context(), sim.Call{Op: OpList, Zone: zone})
 	if err != nil {
 		return err
@@ -205,6 +205,19 @@ func parseListQuery(r *http.Request, collection string) (listQuery, *apiError) {
 		q.after = &c
 	}
 	return q, nil
+}
+
+// instanceFields are the fields instance lists are filtered on.
+var instanceFields = []string{"labels", "status", "name"}
+
+// parseInstanceQuery reads an instance list's parameters. The emulator's
+// instance lists take the = and != syntax only, not eq and ne.
+func parseInstanceQuery(r *http.Request, collection string) (listQuery, *apiError) {
+	q, err := parseListQuery(r, collection)
+	if err == nil && (!q.filter.only(instanceFields...) || q.filter.regex()) {
+		err = invalidField("filter", r.URL.Query().Get("filter"), "Invalid list filter expression.")
+	}
+	return q, err
 }
 
 // queryHash ties a page token to the collection (a project's instances,

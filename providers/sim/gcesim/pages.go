@@ -34,13 +34,25 @@ func parseNameQuery(r *http.Request, collection string) (listQuery, *apiError) {
 // page returns the items of a page, in list order, and the token of the
 // next page, or nil when this is the last.
 func page[T any](r *http.Request, collection string, q listQuery, items []keyed[T]) ([]keyed[T], *string) {
+	return pageBy(r, collection, q, items, nil)
+}
+
+// pageBy is page for a collection filtered on other fields than the name:
+// value gives an item's value of a condition's field and whether it has
+// the field.
+func pageBy[T any](r *http.Request, collection string, q listQuery, items []keyed[T], value func(T, condition) (string, bool)) ([]keyed[T], *string) {
 	slices.SortFunc(items, func(a, b keyed[T]) int { return cmp.Or(cmp.Compare(a.scope, b.scope), cmp.Compare(a.name, b.name)) })
 	var out []keyed[T]
 	for _, it := range items {
 		if q.after != nil && cmp.Or(cmp.Compare(it.scope, q.after.Zone), cmp.Compare(it.name, q.after.Name)) <= 0 {
 			continue
 		}
-		if !q.filter.match(func(condition) (string, bool) { return it.name, true }) {
+		if !q.filter.match(func(c condition) (string, bool) {
+			if value == nil {
+				return it.name, true
+			}
+			return value(it.item, c)
+		}) {
 			continue
 		}
 		if len(out) == q.limit {

@@ -17,6 +17,7 @@ const (
 	OpList           = "instances.list"
 	OpOperationGet   = "zoneOperations.get"
 	OpOperationWait  = "zoneOperations.wait"
+	OpOperationsList = "zoneOperations.list"
 
 	OpZoneGet                        = "zones.get"
 	OpZonesList                      = "zones.list"
@@ -69,6 +70,7 @@ var permissions = map[string]string{
 	OpList:                           "compute.instances.list",
 	OpOperationGet:                   "compute.zoneOperations.get",
 	OpOperationWait:                  "compute.zoneOperations.get",
+	OpOperationsList:                 "compute.zoneOperations.list",
 	OpZoneGet:                        "compute.zones.get",
 	OpZonesList:                      "compute.zones.list",
 	OpRegionGet:                      "compute.regions.get",
@@ -251,6 +253,9 @@ var routes = []route{
 	}},
 	{http.MethodDelete, "zones/*/instances/*", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
 		return s.delete(w, r, a[0], a[1], a[2])
+	}},
+	{http.MethodGet, "zones/*/operations", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
+		return s.listOperations(w, r, a[0], a[1])
 	}},
 	{http.MethodGet, "zones/*/operations/*", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
 		return s.getOperation(w, r, a[0], a[1], a[2])
