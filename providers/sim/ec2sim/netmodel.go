@@ -87,8 +87,9 @@ type securityGroupRecord struct {
 func defaultSubnet(zone string) string { return hashID("subnet", zone) }
 func vpcID(region string) string       { return hashID("vpc", region) }
 
-// defaultSecurityGroup is the default VPC's default group.
-func defaultSecurityGroup(region string) string { return hashID("sg", region) }
+// defaultSecurityGroup is the default VPC's default group; its seed is
+// apart from the VPC's, whose id would otherwise share its digits.
+func defaultSecurityGroup(region string) string { return hashID("sg", "default-group/"+region) }
 
 // defaultGroupOf is the id of a VPC's default group.
 func defaultGroupOf(region string, v vpcRecord) string {
