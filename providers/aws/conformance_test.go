@@ -41,8 +41,6 @@ func TestConformanceEmulator(t *testing.T) {
 
 func TestConformanceMoto(t *testing.T) {
 	h := harness(t, moto(t))
-	h.Gaps = map[string]string{
-		"repeated create returns the same instance": "moto does not de-duplicate RunInstances ClientTokens: a repeat launches a second instance",
-	}
+	h.Gaps = motoGaps("repeated create returns the same instance")
 	conformance.Run(t, h)
 }

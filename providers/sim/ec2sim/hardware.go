@@ -7,47 +7,68 @@ import (
 
 // hardware is what DescribeInstanceTypes tells of a type beyond the
 // catalog's vCPUs, memory and GPUs: the published specifications of the
-// type, as AWS lists them on its instance-type pages.
+// type, as EC2's own DescribeInstanceTypes gives them (moto serves a copy
+// of those answers; providers/aws's moto cross-check compares the two).
 type hardware struct {
 	// cpu is the processor's manufacturer as EC2 spells it (Intel, AMD),
 	// clockGHz its sustained all-core speed.
 	cpu      string
 	clockGHz float64
-	// network is EC2's networkPerformance wording; interfaces the most
-	// network interfaces in all, cards the network cards they spread over
-	// (EFA takes one interface a card).
-	network    string
-	interfaces int
-	cards      int
+	// network is EC2's networkPerformance wording for the instance, and
+	// cardNetwork for each of its network cards when they have less;
+	// interfaces the most network interfaces in all, cards the network
+	// cards they spread over (EFA takes one interface a card).
+	network, cardNetwork string
+	interfaces, cards    int
 	// ipv4PerInterface is the private addresses one interface may hold.
 	ipv4PerInterface int
 	// disks and diskGB are the local NVMe SSDs of the instance store.
 	disks, diskGB int
-	// ebsMbps is the EBS bandwidth at burst, ebsBaselineMbps what is
-	// sustained; equal on the larger sizes.
-	ebsMbps, ebsBaselineMbps int
-	hibernation              bool
+	// ebs is the EBS performance at burst, ebsBaseline what is sustained;
+	// equal on the larger sizes.
+	ebs, ebsBaseline ebsPerformance
+	// capacityBlocks says EC2 sells the type in Capacity Blocks for ML,
+	// a usage class of its own.
+	capacityBlocks bool
+	// legacy marks the older Nitro types: legacy BIOS boot only, and no
+	// Nitro Enclaves.
+	legacy bool
 }
+
+// ebsPerformance is EBS bandwidth in Mbps and IOPS.
+type ebsPerformance struct{ mbps, iops int }
 
 // hardwareOf holds the catalog's AWS types. A type another catalog brings
 // and this table lacks is described from defaultHardware and the catalog.
 var hardwareOf = map[string]hardware{
-	"g4dn.xlarge":   {cpu: "Intel", clockGHz: 2.5, network: "Up to 25 Gigabit", interfaces: 3, cards: 1, ipv4PerInterface: 10, disks: 1, diskGB: 125, ebsMbps: 3500, ebsBaselineMbps: 950, hibernation: true},
-	"g5.12xlarge":   {cpu: "AMD", clockGHz: 3.3, network: "40 Gigabit", interfaces: 15, cards: 1, ipv4PerInterface: 50, disks: 1, diskGB: 3800, ebsMbps: 16000, ebsBaselineMbps: 16000},
-	"g6.2xlarge":    {cpu: "AMD", clockGHz: 3.6, network: "Up to 10 Gigabit", interfaces: 4, cards: 1, ipv4PerInterface: 15, disks: 1, diskGB: 450, ebsMbps: 10000, ebsBaselineMbps: 5000},
-	"g6.12xlarge":   {cpu: "AMD", clockGHz: 3.6, network: "40 Gigabit", interfaces: 8, cards: 1, ipv4PerInterface: 30, disks: 4, diskGB: 940, ebsMbps: 20000, ebsBaselineMbps: 20000},
-	"g6.24xlarge":   {cpu: "AMD", clockGHz: 3.6, network: "50 Gigabit", interfaces: 15, cards: 1, ipv4PerInterface: 50, disks: 4, diskGB: 940, ebsMbps: 30000, ebsBaselineMbps: 30000},
-	"g6e.2xlarge":   {cpu: "AMD", clockGHz: 3.6, network: "Up to 20 Gigabit", interfaces: 4, cards: 1, ipv4PerInterface: 15, disks: 1, diskGB: 450, ebsMbps: 20000, ebsBaselineMbps: 5000},
-	"g6e.48xlarge":  {cpu: "AMD", clockGHz: 3.6, network: "400 Gigabit", interfaces: 32, cards: 4, ipv4PerInterface: 50, disks: 4, diskGB: 1900, ebsMbps: 60000, ebsBaselineMbps: 60000},
-	"p4d.24xlarge":  {cpu: "Intel", clockGHz: 3.0, network: "4x 100 Gigabit", interfaces: 60, cards: 4, ipv4PerInterface: 50, disks: 8, diskGB: 1000, ebsMbps: 19000, ebsBaselineMbps: 19000},
-	"p4de.24xlarge": {cpu: "Intel", clockGHz: 3.0, network: "4x 100 Gigabit", interfaces: 60, cards: 4, ipv4PerInterface: 50, disks: 8, diskGB: 1000, ebsMbps: 19000, ebsBaselineMbps: 19000},
-	"p5.48xlarge":   {cpu: "AMD", clockGHz: 3.6, network: "3200 Gigabit", interfaces: 64, cards: 32, ipv4PerInterface: 50, disks: 8, diskGB: 3800, ebsMbps: 80000, ebsBaselineMbps: 80000},
-	"p5en.48xlarge": {cpu: "Intel", clockGHz: 3.2, network: "3200 Gigabit", interfaces: 64, cards: 16, ipv4PerInterface: 50, disks: 8, diskGB: 3840, ebsMbps: 100000, ebsBaselineMbps: 100000},
+	"g4dn.xlarge": {cpu: "Intel", clockGHz: 2.5, network: "Up to 25 Gigabit", interfaces: 3, cards: 1, ipv4PerInterface: 10, disks: 1, diskGB: 125,
+		ebs: ebsPerformance{3500, 20000}, ebsBaseline: ebsPerformance{950, 3000}},
+	"g5.12xlarge": {cpu: "AMD", clockGHz: 3.3, network: "40 Gigabit", interfaces: 15, cards: 1, ipv4PerInterface: 50, disks: 1, diskGB: 3800,
+		ebs: ebsPerformance{16000, 65000}, ebsBaseline: ebsPerformance{16000, 65000}},
+	"g6.2xlarge": {cpu: "AMD", clockGHz: 3.4, network: "Up to 10 Gigabit", interfaces: 4, cards: 1, ipv4PerInterface: 15, disks: 1, diskGB: 450,
+		ebs: ebsPerformance{5000, 20000}, ebsBaseline: ebsPerformance{2000, 8000}},
+	"g6.12xlarge": {cpu: "AMD", clockGHz: 3.4, network: "40 Gigabit", interfaces: 8, cards: 1, ipv4PerInterface: 30, disks: 4, diskGB: 940,
+		ebs: ebsPerformance{20000, 80000}, ebsBaseline: ebsPerformance{20000, 80000}},
+	"g6.24xlarge": {cpu: "AMD", clockGHz: 3.4, network: "50 Gigabit", interfaces: 15, cards: 1, ipv4PerInterface: 50, disks: 4, diskGB: 940,
+		ebs: ebsPerformance{30000, 120000}, ebsBaseline: ebsPerformance{30000, 120000}},
+	"g6e.2xlarge": {cpu: "AMD", clockGHz: 3.4, network: "Up to 20 Gigabit", interfaces: 4, cards: 1, ipv4PerInterface: 15, disks: 1, diskGB: 450,
+		ebs: ebsPerformance{5000, 20000}, ebsBaseline: ebsPerformance{2000, 8000}},
+	"g6e.48xlarge": {cpu: "AMD", clockGHz: 3.4, network: "400 Gigabit", interfaces: 40, cards: 4, ipv4PerInterface: 50, disks: 4, diskGB: 1900,
+		ebs: ebsPerformance{60000, 240000}, ebsBaseline: ebsPerformance{60000, 240000}},
+	"p4d.24xlarge": {cpu: "Intel", clockGHz: 3.0, network: "4x 100 Gigabit", cardNetwork: "100 Gigabit", interfaces: 60, cards: 4, ipv4PerInterface: 50, disks: 8, diskGB: 1000,
+		ebs: ebsPerformance{19000, 80000}, ebsBaseline: ebsPerformance{19000, 80000}, capacityBlocks: true, legacy: true},
+	"p4de.24xlarge": {cpu: "Intel", clockGHz: 3.0, network: "4x 100 Gigabit", cardNetwork: "100 Gigabit", interfaces: 60, cards: 4, ipv4PerInterface: 50, disks: 8, diskGB: 1000,
+		ebs: ebsPerformance{19000, 80000}, ebsBaseline: ebsPerformance{19000, 80000}, capacityBlocks: true, legacy: true},
+	"p5.48xlarge": {cpu: "AMD", clockGHz: 3.6, network: "3200 Gigabit", cardNetwork: "100 Gigabit", interfaces: 64, cards: 32, ipv4PerInterface: 50, disks: 8, diskGB: 3800,
+		ebs: ebsPerformance{80000, 260000}, ebsBaseline: ebsPerformance{80000, 260000}, capacityBlocks: true},
+	"p5en.48xlarge": {cpu: "Intel", clockGHz: 2.4, network: "3200 Gigabit", cardNetwork: "200 Gigabit", interfaces: 64, cards: 16, ipv4PerInterface: 50, disks: 8, diskGB: 3800,
+		ebs: ebsPerformance{100000, 400000}, ebsBaseline: ebsPerformance{100000, 400000}, capacityBlocks: true},
 }
 
 // defaultHardware describes a type the table lacks: a Nitro type of one
 // network card with no instance store.
-var defaultHardware = hardware{cpu: "Intel", network: "Up to 25 Gigabit", interfaces: 4, cards: 1, ipv4PerInterface: 15, ebsMbps: 10000, ebsBaselineMbps: 10000}
+var defaultHardware = hardware{cpu: "Intel", network: "Up to 25 Gigabit", interfaces: 4, cards: 1, ipv4PerInterface: 15,
+	ebs: ebsPerformance{10000, 40000}, ebsBaseline: ebsPerformance{10000, 40000}}
 
 // hardwareFor is a type's hardware, never fewer network cards than the
 // EFAs the catalog lets it take: the emulator accepts that many at launch.
@@ -74,7 +95,7 @@ type gpuDevice struct {
 
 var gpuDevices = map[string]gpuDevice{
 	"T4":        {"T4", "NVIDIA", 16384},
-	"A10G":      {"A10G", "NVIDIA", 24576},
+	"A10G":      {"A10G", "NVIDIA", 22888},
 	"L4":        {"L4", "NVIDIA", 22888},
 	"L40S":      {"L40S", "NVIDIA", 45776},
 	"A100-40GB": {"A100", "NVIDIA", 40960},

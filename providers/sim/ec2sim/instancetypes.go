@@ -1,6 +1,7 @@
 package ec2sim
 
 import (
+	"cmp"
 	"encoding/xml"
 	"fmt"
 	"maps"
@@ -208,14 +209,19 @@ func renderType(d describedType) instanceTypeXML {
 		},
 		NetworkInfo:          renderNetworkInfo(t.Name, h),
 		PlacementGroupInfo:   placementGroupInfoXML{SupportedStrategies: []string{"cluster", "partition", "spread"}},
-		HibernationSupported: h.hibernation,
 		SupportedBootModes:   []string{"legacy-bios", "uefi"},
-		NitroEnclavesSupport: "unsupported",
+		NitroEnclavesSupport: "supported",
 		NitroTpmSupport:      "supported",
 		SupportedInRegion:    d.inRegion,
 	}
+	if h.legacy {
+		x.SupportedBootModes, x.NitroEnclavesSupport = []string{"legacy-bios"}, "unsupported"
+	}
 	if t.VCPUs < 2 {
 		x.VCpuInfo.DefaultThreadsPerCore, x.VCpuInfo.ValidThreadsPerCore = 1, []int{1}
+	}
+	if h.capacityBlocks && d.inRegion {
+		x.SupportedUsageClasses = append(x.SupportedUsageClasses, "capacity-block")
 	}
 	for _, m := range d.markets {
 		x.SupportedUsageClasses = append(x.SupportedUsageClasses, string(m))
@@ -239,18 +245,16 @@ func renderType(d describedType) instanceTypeXML {
 	return x
 }
 
-// ebsOptimized is a type's EBS performance. The table holds bandwidth
-// only; throughput is bandwidth in bytes, and IOPS follow the ratio of
-// EC2's Nitro types, about 4.2 IOPS per Mbps (80,000 at 19,000 Mbps).
+// ebsOptimized is a type's EBS performance; throughput is bandwidth in
+// bytes.
 func ebsOptimized(h hardware) ebsOptimizedInfoXML {
-	iops := func(mbps int) int { return mbps * 80000 / 19000 }
 	return ebsOptimizedInfoXML{
-		BaselineBandwidthInMbps:  h.ebsBaselineMbps,
-		BaselineThroughputInMBps: float64(h.ebsBaselineMbps) / 8,
-		BaselineIops:             iops(h.ebsBaselineMbps),
-		MaximumBandwidthInMbps:   h.ebsMbps,
-		MaximumThroughputInMBps:  float64(h.ebsMbps) / 8,
-		MaximumIops:              iops(h.ebsMbps),
+		BaselineBandwidthInMbps:  h.ebsBaseline.mbps,
+		BaselineThroughputInMBps: float64(h.ebsBaseline.mbps) / 8,
+		BaselineIops:             h.ebsBaseline.iops,
+		MaximumBandwidthInMbps:   h.ebs.mbps,
+		MaximumThroughputInMBps:  float64(h.ebs.mbps) / 8,
+		MaximumIops:              h.ebs.iops,
 	}
 }
 
@@ -270,7 +274,7 @@ func renderNetworkInfo(instanceType string, h hardware) networkInfoXML {
 	}
 	perCard := max(h.interfaces/max(h.cards, 1), 1)
 	for i := range h.cards {
-		n.NetworkCards = append(n.NetworkCards, networkCardInfoXML{NetworkCardIndex: i, NetworkPerformance: h.network, MaximumNetworkInterfaces: perCard})
+		n.NetworkCards = append(n.NetworkCards, networkCardInfoXML{NetworkCardIndex: i, NetworkPerformance: cmp.Or(h.cardNetwork, h.network), MaximumNetworkInterfaces: perCard})
 	}
 	if efa := catalog.EFAInterfaces(instanceType); efa > 0 {
 		n.EfaSupported = true
@@ -322,6 +326,8 @@ func typeFilterValues(x instanceTypeXML) map[string][]string {
 		"ebs-info.nvme-support":                                  {x.EbsInfo.NvmeSupport},
 		"ebs-info.ebs-optimized-info.maximum-bandwidth-in-mbps":  i(x.EbsInfo.EbsOptimizedInfo.MaximumBandwidthInMbps),
 		"ebs-info.ebs-optimized-info.baseline-bandwidth-in-mbps": i(x.EbsInfo.EbsOptimizedInfo.BaselineBandwidthInMbps),
+		"ebs-info.ebs-optimized-info.maximum-iops":               i(x.EbsInfo.EbsOptimizedInfo.MaximumIops),
+		"ebs-info.ebs-optimized-info.baseline-iops":              i(x.EbsInfo.EbsOptimizedInfo.BaselineIops),
 	}
 	var threads []string
 	for _, n := range x.VCpuInfo.ValidThreadsPerCore {
