@@ -126,6 +126,29 @@ func (p *planning) nowCost(w *workload, placements []Placement) int64 {
 	return total
 }
 
+// leaving lists the live nodes the placements do not keep, by offer, with
+// the offer's price where it has a valid one: what a move away from them
+// saves is told from it.
+func (p *planning) leaving(w *workload, placements []Placement) []Placement {
+	kept := map[OfferKey]int{}
+	for _, pl := range placements {
+		kept[pl.Offer] = pl.Kept
+	}
+	var out []Placement
+	for _, key := range slices.SortedFunc(maps.Keys(w.live), OfferKey.Compare) {
+		gone := w.live[key] - kept[key]
+		if gone <= 0 {
+			continue
+		}
+		pl := Placement{Offer: key, Count: gone}
+		if o, ok := p.offer(key); ok && ValidPrice(*o) {
+			pl.PriceMicros, pl.EgressMicros = o.PriceMicros, p.egressCost(w.spec, o)
+		}
+		out = append(out, pl)
+	}
+	return out
+}
+
 // strayCost prices the live instances of workloads the specs no longer
 // have: their offer's price, with no spec to say more.
 func (p *planning) strayCost() int64 {
@@ -179,6 +202,7 @@ func (p *planning) explain(w *workload) WorkloadPlan {
 		used[pl.Offer] = true
 	}
 	wp.NowMicros = p.nowCost(w, wp.Placements)
+	wp.Leaving = p.leaving(w, wp.Placements)
 	var runnerUp *candidate
 	for i := range w.candidates {
 		c := &w.candidates[i]

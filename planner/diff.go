@@ -298,7 +298,7 @@ func diffWorkload(fleet string, w WorkloadPlan, observed []Instance, revision st
 		d := &leaving[i]
 		switch {
 		case i >= fewer:
-			d.Cause, d.Reason = CauseMoved, "moved: the plan places this node on a cheaper offer"
+			d.Cause, d.Reason = CauseMoved, movedReason(*d, creates, i-fewer)
 		case w.Desired < live:
 			d.Cause, d.Reason = CauseSurplus, fmt.Sprintf("surplus: the workload asks for %d nodes and %d run", w.Desired, live)
 		case w.Shortfall != nil:
@@ -308,6 +308,19 @@ func diffWorkload(fleet string, w WorkloadPlan, observed []Instance, revision st
 		}
 	}
 	return creates, append(deletes, leaving...)
+}
+
+// movedReason says where a moved node goes, the nth of the workload's
+// creates standing in for it, and what that saves.
+func movedReason(d Action, creates []Action, nth int) string {
+	if nth >= len(creates) {
+		return "moved: the plan places this node elsewhere"
+	}
+	to := creates[nth]
+	if was, now := d.PriceMicros, to.PriceMicros; was > 0 && now < was {
+		return fmt.Sprintf("moved to %s, %.0f%% cheaper", to.Offer, 100*float64(was-now)/float64(was))
+	}
+	return fmt.Sprintf("moved to %s: the plan places it there for its spread, gang or data, not for a lower price", to.Offer)
 }
 
 // disallowed counts the deletes of nodes on offers the spec rules out.
@@ -329,7 +342,7 @@ func stateRank(s State) int {
 }
 
 func priceOf(w WorkloadPlan, offer OfferKey) int64 {
-	for _, pl := range w.Placements {
+	for _, pl := range slices.Concat(w.Placements, w.Leaving) {
 		if pl.Offer == offer {
 			return pl.PriceMicros
 		}

@@ -113,6 +113,9 @@ type WorkloadPlan struct {
 	EgressMicros int64 `json:"egressMicros"`
 	// NowMicros is what the workload's live nodes cost per hour now.
 	NowMicros int64 `json:"nowMicros"`
+	// Leaving counts the live nodes on offers the plan does not keep, by
+	// offer, at the offer's price (zero when it has no valid one).
+	Leaving []Placement `json:"leaving,omitempty"`
 	// Shortfall explains nodes not placed.
 	Shortfall *Shortfall `json:"shortfall,omitempty"`
 	// RunnerUp is the best offer not chosen, for the explanation.

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -171,5 +172,47 @@ func TestOrphansIncludeLeftovers(t *testing.T) {
 	changes := Diff(plan, observed, DiffOptions{MaxDeletions: 10})
 	if len(changes.Orphans) != 2 || len(changes.Actions) != 0 {
 		t.Errorf("orphans %v, actions %v; want the running and the failed instance as orphans", changes.Orphans, changes.Actions)
+	}
+}
+
+// A moved node's reason says where it goes and what that saves, from the
+// price of the offer it leaves, which the plan keeps for it.
+func TestAMoveSaysWhereToAndHowMuchCheaper(t *testing.T) {
+	in := exampleInput(t)
+	from := OfferKey{"aws", "eu-central-1", "eu-central-1a", "g4dn.xlarge", catalog.Spot}
+	price := map[OfferKey]int64{}
+	for _, o := range in.Offers {
+		price[o.OfferKey] = o.PriceMicros
+	}
+	if price[from] == 0 {
+		t.Fatalf("the catalog has no %s", from)
+	}
+	in.Observed = []Instance{
+		{ID: "a", OfferKey: from, Fleet: "batch", Workload: "eval", State: StateRunning},
+		{ID: "b", OfferKey: from, Fleet: "batch", Workload: "eval", State: StateRunning},
+	}
+	changes := Diff(solve(t, in), in.Observed, DiffOptions{MaxDeletions: 10})
+	moved := 0
+	for _, a := range changes.Actions {
+		if a.Kind != Delete {
+			continue
+		}
+		moved++
+		if a.Cause != CauseMoved || !strings.HasPrefix(a.Reason, "moved to ") {
+			t.Errorf("delete of %s: %s %q, want a move", a.Instance, a.Cause, a.Reason)
+			continue
+		}
+		to, pct, ok := strings.Cut(strings.TrimPrefix(a.Reason, "moved to "), ", ")
+		k, err := ParseOfferKey(to)
+		if !ok || err != nil {
+			t.Fatalf("reason %q names no offer", a.Reason)
+		}
+		want := fmt.Sprintf("%.0f%% cheaper", 100*float64(price[from]-price[k])/float64(price[from]))
+		if pct != want {
+			t.Errorf("delete of %s moves to %s: %q, want %q (%d → %d micro-dollars)", a.Instance, k, pct, want, price[from], price[k])
+		}
+	}
+	if moved != 2 {
+		t.Errorf("%d nodes moved, want 2: %v", moved, changes.Actions)
 	}
 }

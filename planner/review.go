@@ -21,7 +21,11 @@ type Review struct {
 	// path: message.
 	HeadErrors []string `json:"headErrors,omitempty"`
 	BaseErrors []string `json:"baseErrors,omitempty"`
-	// Changes per workload between base and head.
+	// BaseCommit and HeadCommit are the commits compared, when known.
+	BaseCommit string `json:"baseCommit,omitempty"`
+	HeadCommit string `json:"headCommit,omitempty"`
+	// Changes per workload between base and head; empty when the head's
+	// specs do not load, for then nothing is known of the head.
 	Changes []WorkloadChange `json:"changes"`
 	// BeforeMicros and AfterMicros are $/h of the base and the head.
 	BeforeMicros int64    `json:"beforeMicros"`
@@ -104,7 +108,9 @@ func NewReview(head *Report, base *Plan, headErrors, baseErrors []string) *Revie
 	if len(baseErrors) > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("the base's specs do not load (%d errors): costs compare with what runs now", len(baseErrors)))
 	}
-	r.Changes = compareWorkloads(base, head)
+	if head != nil {
+		r.Changes = compareWorkloads(base, head)
+	}
 	return r
 }
 

@@ -400,3 +400,20 @@ func insideWorktree(repo *git.Repository, dir string) (string, error) {
 	}
 	return filepath.ToSlash(rel), nil
 }
+
+// Commits resolves a pull request's base revision and the checkout's head
+// in the repository holding dir, for a review to name them; what does not
+// resolve is "".
+func Commits(dir, base string) (baseCommit, headCommit string) {
+	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
+	if err != nil {
+		return "", ""
+	}
+	if h, err := repo.ResolveRevision(plumbing.Revision(base)); err == nil {
+		baseCommit = h.String()
+	}
+	if h, err := repo.Head(); err == nil {
+		headCommit = h.Hash().String()
+	}
+	return baseCommit, headCommit
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/gpufleet/gpufleet/schema"
 )
 
 // exitCode is an error that asks Main for a particular exit status after
@@ -27,6 +30,9 @@ type app struct {
 	logFormat      string
 	logLevel       string
 	log            *slog.Logger
+	// stoppedOn are the spec errors a command stopped on, for -o json
+	// to report.
+	stoppedOn schema.Errors
 }
 
 // Main runs the gpufleet command line and returns its exit status: 0 on
@@ -46,7 +52,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	a := &app{stdout: stdout, stderr: stderr}
 	root := a.rootCommand()
 	root.SetArgs(terraformFlags(args))
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err != nil && wantsJSON(cmd) && !printedJSON(err) {
+		a.writeJSONError(err)
+	}
 	var code exitCode
 	var coded interface{ ExitCode() int }
 	switch {
@@ -145,4 +154,52 @@ func terraformFlags(args []string) []string {
 		}
 	}
 	return out
+}
+
+// wantsJSON is whether a command was asked for JSON output.
+func wantsJSON(cmd *cobra.Command) bool {
+	if cmd == nil {
+		return false
+	}
+	f := cmd.Flags().Lookup("output")
+	return f != nil && f.Value.String() == "json"
+}
+
+// jsonPrinted marks an error whose command already wrote its JSON answer
+// (a review whose head does not load says so in the review).
+type jsonPrinted struct{ error }
+
+func (e jsonPrinted) Unwrap() error { return e.error }
+
+func printedJSON(err error) bool {
+	var p jsonPrinted
+	return errors.As(err, &p)
+}
+
+// jsonError is what a command asked for -o json prints on stdout when it
+// fails, so a machine reading stdout gets an answer it can parse: the
+// message, and the spec errors with their positions when those stopped it.
+type jsonError struct {
+	FormatVersion int `json:"formatVersion"`
+	Error         struct {
+		Message    string        `json:"message"`
+		SpecErrors schema.Errors `json:"specErrors,omitempty"`
+	} `json:"error"`
+}
+
+func (a *app) writeJSONError(err error) {
+	var out jsonError
+	out.FormatVersion = 1
+	out.Error.Message = err.Error()
+	if len(a.stoppedOn) > 0 {
+		out.Error.SpecErrors = a.stoppedOn
+		out.Error.Message = fmt.Sprintf("the specs have %d errors", len(a.stoppedOn))
+		if len(a.stoppedOn) == 1 {
+			out.Error.Message = "the specs have an error"
+		}
+	}
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	enc.Encode(out)
 }

@@ -201,17 +201,21 @@ func (a *app) review(f planFlags) error {
 		// A head that planned carries these in its plan already.
 		review.Warnings = append(pc.warnings, review.Warnings...)
 	}
+	review.BaseCommit, review.HeadCommit = reconcile.Commits(f.repo, f.base)
 	switch f.output {
 	case "json":
 		err = render.JSON(a.stdout, review)
-	default:
+	case "markdown":
 		err = render.ReviewMarkdown(a.stdout, review)
+	default:
+		err = render.ReviewText(a.stdout, review)
 	}
 	switch {
 	case err != nil:
 		return err
 	case head == nil:
-		return exitCode(1)
+		// The review said why, in the format asked for.
+		return jsonPrinted{exitCode(1)}
 	}
 	if creates, deletes := head.Changes.Counts(); f.detailed && (creates+deletes > 0 || len(head.Changes.Refused) > 0) {
 		return exitCode(2)
@@ -283,6 +287,7 @@ func (a *app) specErrors(repo string, err error) error {
 	if !errors.As(err, &problems) {
 		return err
 	}
+	a.stoppedOn = problems
 	for _, e := range problems {
 		fmt.Fprintln(a.stderr, e.Error())
 	}

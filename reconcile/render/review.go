@@ -1,8 +1,10 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/gpufleet/gpufleet/planner"
@@ -45,6 +47,9 @@ func ReviewMarkdown(w io.Writer, r *planner.Review) error {
 	for _, line := range headline[1:] {
 		fmt.Fprintf(&b, "**%s**\n\n", line)
 	}
+	if c := commitsLine(r); c != "" {
+		fmt.Fprintf(&b, "%s\n\n", c)
+	}
 	if len(r.HeadErrors) > 0 {
 		b.WriteString("The specs of this pull request do not load:\n\n```\n")
 		for _, e := range r.HeadErrors {
@@ -76,30 +81,7 @@ func ReviewMarkdown(w io.Writer, r *planner.Review) error {
 		fmt.Fprintf(&b, "\n<details><summary>fleet <b>%s</b>: %s/h → %s/h (%s/h)</summary>\n\n",
 			f.Name, catalog.Money(baseCost[f.Name]), catalog.Money(f.CostMicros), signed(f.CostMicros-baseCost[f.Name]))
 		writePlacementTable(&b, f)
-		var diff []string
-		for _, c := range r.Changes {
-			if c.Fleet != f.Name {
-				continue
-			}
-			diff = append(diff, fmt.Sprintf("~ %s %s: %d → %d nodes, %s/h → %s/h", c.Workload, c.Kind, c.BeforeNodes, c.AfterNodes, catalog.Money(c.BeforeMicros), catalog.Money(c.AfterMicros)))
-			for _, m := range c.Moves {
-				sign, n := "+", m.Nodes
-				if n < 0 {
-					sign, n = "-", -n
-				}
-				diff = append(diff, fmt.Sprintf("%s   %d %s", sign, n, m.Offer))
-			}
-		}
-		for _, a := range r.Head.Changes.Actions {
-			if a.Fleet == f.Name {
-				diff = append(diff, actionLine(a))
-			}
-		}
-		for _, a := range r.Head.Changes.Refused {
-			if a.Fleet == f.Name {
-				diff = append(diff, "! refused: "+strings.TrimLeft(actionLine(a), "+- "))
-			}
-		}
+		diff := reviewDiff(r, f.Name)
 		if len(diff) > 0 {
 			b.WriteString("\n```diff\n")
 			for _, line := range diff {
@@ -121,6 +103,89 @@ func ReviewMarkdown(w io.Writer, r *planner.Review) error {
 	for _, c := range r.Changes {
 		if c.Kind == planner.ChangeRemoved && p.Fleet(c.Fleet) == nil {
 			fmt.Fprintf(&b, "\nfleet **%s** is removed: workload `%s` (%d nodes, %s/h)\n", c.Fleet, c.Workload, c.BeforeNodes, catalog.Money(c.BeforeMicros))
+		}
+	}
+	return writeString(w, b.String())
+}
+
+// reviewDiff is a fleet's lines of the review's diff: each changed
+// workload with its moves, then the actions and the refused ones.
+func reviewDiff(r *planner.Review, fleet string) []string {
+	var diff []string
+	for _, c := range r.Changes {
+		if c.Fleet != fleet {
+			continue
+		}
+		diff = append(diff, fmt.Sprintf("~ %s %s: %d → %d nodes, %s/h → %s/h", c.Workload, c.Kind, c.BeforeNodes, c.AfterNodes, catalog.Money(c.BeforeMicros), catalog.Money(c.AfterMicros)))
+		for _, m := range c.Moves {
+			sign, n := "+", m.Nodes
+			if n < 0 {
+				sign, n = "-", -n
+			}
+			diff = append(diff, fmt.Sprintf("%s   %d %s", sign, n, m.Offer))
+		}
+	}
+	if r.Head == nil {
+		return diff
+	}
+	for _, a := range r.Head.Changes.Actions {
+		if a.Fleet == fleet {
+			diff = append(diff, actionLine(a))
+		}
+	}
+	for _, a := range r.Head.Changes.Refused {
+		if a.Fleet == fleet {
+			diff = append(diff, "! refused: "+strings.TrimLeft(actionLine(a), "+- "))
+		}
+	}
+	return diff
+}
+
+// commitsLine names the commits a review compares.
+func commitsLine(r *planner.Review) string {
+	if r.BaseCommit == "" && r.HeadCommit == "" {
+		return ""
+	}
+	return fmt.Sprintf("Base `%s` → head `%s`.", cmp.Or(shortCommit(r.BaseCommit), "?"), cmp.Or(shortCommit(r.HeadCommit), "?"))
+}
+
+// ReviewText writes the review for a terminal: the headline, the commits,
+// the warnings, and each fleet's diff, without Markdown.
+func ReviewText(w io.Writer, r *planner.Review) error {
+	var b strings.Builder
+	for _, line := range reviewHeadline(r) {
+		b.WriteString(line + "\n")
+	}
+	if c := commitsLine(r); c != "" {
+		b.WriteString(strings.ReplaceAll(c, "`", "") + "\n")
+	}
+	for _, e := range r.HeadErrors {
+		b.WriteString("  " + e + "\n")
+	}
+	for _, warn := range r.Warnings {
+		b.WriteString("Warning: " + warn + "\n")
+	}
+	fleets := map[string]bool{}
+	var names []string
+	for _, c := range r.Changes {
+		if !fleets[c.Fleet] {
+			fleets[c.Fleet] = true
+			names = append(names, c.Fleet)
+		}
+	}
+	if r.Head != nil {
+		for _, a := range slices.Concat(r.Head.Changes.Actions, r.Head.Changes.Refused) {
+			if !fleets[a.Fleet] {
+				fleets[a.Fleet] = true
+				names = append(names, a.Fleet)
+			}
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		fmt.Fprintf(&b, "\nfleet %s\n", name)
+		for _, line := range reviewDiff(r, name) {
+			b.WriteString("  " + line + "\n")
 		}
 	}
 	return writeString(w, b.String())

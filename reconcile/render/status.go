@@ -166,7 +166,11 @@ func lastActions(b *strings.Builder, actions []status.ActionResult, fleet string
 	if len(failures) > 0 {
 		b.WriteString("\nFailures:\n")
 		for _, a := range failures[:min(len(failures), maxListed)] {
-			fmt.Fprintf(b, "- %s %s on `%s` %s: %s\n", a.Kind, a.Workload, a.Offer, a.Instance, oneLine(a.Error))
+			instance := ""
+			if a.Instance != "" {
+				instance = " " + a.Instance
+			}
+			fmt.Fprintf(b, "- %s %s on `%s`%s: %s\n", a.Kind, a.Workload, a.Offer, instance, oneLine(a.Error))
 		}
 		more(b, len(failures), fleet)
 	}
