@@ -235,6 +235,17 @@ func FuzzServe(f *testing.F) {
 		{"GET", "/compute/v1/projects/p/zones/us-central1-a/machineTypes?maxResults=2&filter=name%20%3D%20g2-standard-4", ""},
 		{"GET", "/compute/v1/projects/p/zones/us-central1-a/machineTypes/a3-highgpu-8g", ""},
 		{"GET", "/compute/v1/projects/p/aggregated/machineTypes?maxResults=3", ""},
+		{"GET", "/compute/v1/projects/p/zones?maxResults=2", ""},
+		{"GET", "/compute/v1/projects/p/regions/us-central1", ""},
+		{"GET", "/compute/v1/projects/p/aggregated/acceleratorTypes?filter=name%20eq%20nvidia-.*", ""},
+		{"GET", "/compute/v1/projects/debian-cloud/zones/-/imageFamilyViews/debian-12", ""},
+		{"GET", "/compute/v1/projects/debian-cloud/global/images/family/debian-12", ""},
+		{"POST", "/compute/v1/projects/p/global/networks", `{"name":"n","autoCreateSubnetworks":false}`},
+		{"POST", "/compute/v1/projects/p/regions/us-central1/subnetworks", `{"name":"s","network":"global/networks/n","ipCidrRange":"10.0.0.0/24"}`},
+		{"DELETE", "/compute/v1/projects/p/global/networks/default", ""},
+		{"GET", "/compute/v1/projects/p/zones/us-central1-a/operations?filter=operationGroupId%20eq%20%22.*%5Cbx%5Cb.*%22", ""},
+		{"POST", "/compute/v1/projects/p/global/operations/x/wait", ""},
+		{"POST", "/compute/v1/projects/p/zones/us-central1-a/instances", `{"name":"g","machineType":"g2-standard-4","guestAccelerators":[{"acceleratorType":"nvidia-l4","acceleratorCount":1}],"networkInterfaces":[{"subnetwork":"regions/us-central1/subnetworks/s"}],"disks":[{"initializeParams":{"sourceImage":"projects/debian-cloud/zones/-/imageFamilyViews/debian-12"}}]}`},
 	}
 	for _, s := range seeds {
 		f.Add(s.method, s.path, s.body)

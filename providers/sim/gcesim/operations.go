@@ -2,6 +2,7 @@ package gcesim
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -94,9 +95,9 @@ func (s *Server) waitOperation(w http.ResponseWriter, r *http.Request, project, 
 	return writeProto(w, s.renderZoneOp(linksOf(r), op))
 }
 
-// listOperations serves zoneOperations.list: a zone's operations by name,
-// which starts with the time they began, filtered on their name, status,
-// type, target or group.
+// listOperations serves zoneOperations.list: a zone's operations in the
+// order they began, filtered on their name, status, type, target or
+// group.
 func (s *Server) listOperations(w http.ResponseWriter, r *http.Request, project, zone string) error {
 	collection := scope(project, zone) + "/operations"
 	q, invalid := parseListQuery(r, collection)
@@ -129,7 +130,10 @@ func (s *Server) listOperations(w http.ResponseWriter, r *http.Request, project,
 		}
 		for _, m := range members {
 			if out, ok := s.tryRender(l, zoneOp{op: op, member: m}); ok {
-				ops = append(ops, keyed[*computepb.Operation]{scope: zone, name: out.GetName(), item: out})
+				// Listed in the order they began, a bulkInsert's members
+				// after it.
+				key := fmt.Sprintf("%020d-%06d", rec.Seq, m+1)
+				ops = append(ops, keyed[*computepb.Operation]{scope: zone, name: key, item: out})
 			}
 		}
 	}

@@ -11,7 +11,7 @@ import (
 // readMethods are the API methods that change nothing, which Compute
 // Engine meters against its read-request quota; every other method, as
 // any added later, counts as a write.
-var readMethods = map[string]bool{"get": true, "list": true, "aggregatedList": true, "wait": true}
+var readMethods = map[string]bool{"get": true, "list": true, "aggregatedList": true, "wait": true, "getFromFamily": true}
 
 // requestClass is the request class of an operation named as the API's
 // methods are, "resource.method".
