@@ -78,6 +78,14 @@ func TestBadInput(t *testing.T) {
 		wantMsg    string
 	}{
 		{name: "no action", body: "Version=2016-11-15", wantStatus: 400, wantCode: "MissingAction"},
+		{name: "dry run", body: run + "&DryRun=true", wantStatus: 412, wantCode: "DryRunOperation", wantMsg: "Request would have succeeded, but DryRun flag is set."},
+		{name: "dry run, not a boolean", body: "Action=DescribeRegions" + v + "&DryRun=maybe", wantStatus: 400, wantCode: "InvalidParameterValue"},
+		{name: "a VPC without a CIDR", body: "Action=CreateVpc" + v, wantStatus: 400, wantCode: "MissingParameter"},
+		{name: "a subnet without a VPC", body: "Action=CreateSubnet" + v + "&CidrBlock=10.0.0.0/24", wantStatus: 400, wantCode: "MissingParameter"},
+		{name: "a group without a description", body: "Action=CreateSecurityGroup" + v + "&GroupName=web", wantStatus: 400, wantCode: "MissingParameter"},
+		{name: "deleting a malformed subnet id", body: "Action=DeleteSubnet" + v + "&SubnetId=subnet-zz", wantStatus: 400, wantCode: "InvalidSubnetID.Malformed"},
+		{name: "a rule without a protocol's ports", body: "Action=AuthorizeSecurityGroupIngress" + v + "&GroupName=default&IpProtocol=tcp&CidrIp=0.0.0.0/0", wantStatus: 400, wantCode: "InvalidParameterValue"},
+		{name: "status: a page too small", body: "Action=DescribeInstanceStatus" + v + "&MaxResults=4", wantStatus: 400, wantCode: "InvalidParameterValue"},
 		{name: "empty body", body: "", wantStatus: 400, wantCode: "MissingAction"},
 		{name: "unknown action", body: "Action=DescribeInternetGateways" + v, wantStatus: 400, wantCode: "InvalidAction", wantMsg: "The action DescribeInternetGateways is not valid for this web service."},
 		{name: "unknown version", body: "Action=DescribeInstances&Version=2099-01-01", wantStatus: 400, wantCode: "NoSuchVersion", wantMsg: "The requested version (2099-01-01) of service AmazonEC2 does not exist"},
@@ -169,7 +177,10 @@ func TestBadInput(t *testing.T) {
 // parameter the front reads, with good, bad and strange values.
 var (
 	queryActions = []string{"RunInstances", "DescribeInstances", "TerminateInstances", "CreateTags", "DescribeSpotPriceHistory", "DescribeInstanceTypeOfferings",
-		"DescribeInstanceAttribute", "DescribeImages", "DescribeVolumes", "", "Nope"}
+		"DescribeInstanceAttribute", "DescribeImages", "DescribeVolumes", "DescribeInstanceTypes", "DescribeAvailabilityZones",
+		"DescribeRegions", "DescribeInstanceStatus", "CreateVpc", "DescribeVpcs", "DeleteVpc", "CreateSubnet", "DescribeSubnets",
+		"DeleteSubnet", "CreateSecurityGroup", "DescribeSecurityGroups", "DeleteSecurityGroup", "AuthorizeSecurityGroupIngress",
+		"AuthorizeSecurityGroupEgress", "", "Nope"}
 	queryKeys = []string{
 		"ImageId", "InstanceType", "MinCount", "MaxCount", "ClientToken", "Placement.AvailabilityZone",
 		"InstanceMarketOptions.MarketType", "InstanceMarketOptions.SpotOptions.MaxPrice",
@@ -182,6 +193,11 @@ var (
 		"IamInstanceProfile.Name", "IamInstanceProfile.Arn", "MetadataOptions.HttpTokens", "MetadataOptions.HttpPutResponseHopLimit",
 		"BlockDeviceMapping.1.DeviceName", "BlockDeviceMapping.1.Ebs.VolumeType", "BlockDeviceMapping.1.Ebs.DeleteOnTermination",
 		"BlockDeviceMapping.2.DeviceName", "BlockDeviceMapping.2.Ebs.VolumeSize",
+		"ZoneName.1", "ZoneId.1", "RegionName.1", "AllRegions", "AllAvailabilityZones", "IncludeAllInstances", "IncludeUnsupportedInRegion",
+		"CidrBlock", "VpcId", "VpcId.1", "SubnetId.1", "AvailabilityZoneId", "GroupName", "GroupDescription", "GroupId", "GroupId.1",
+		"GroupName.1", "SecurityGroup.1", "IpProtocol", "FromPort", "ToPort", "CidrIp", "IpPermissions.1.IpProtocol",
+		"IpPermissions.1.FromPort", "IpPermissions.1.ToPort", "IpPermissions.1.IpRanges.1.CidrIp", "IpPermissions.1.Groups.1.GroupId",
+		"NetworkInterface.1.DeviceIndex", "NetworkInterface.1.SubnetId", "NetworkInterface.1.AssociatePublicIpAddress", "DryRun", "KeyName",
 	}
 	queryValues = []string{
 		"", "1", "0", "-1", "5", "1000", "99999999999999999999", "ami-0123456789abcdef0", "resolve:ssm:", "g4dn.xlarge",
@@ -190,6 +206,9 @@ var (
 		"\\", "\x00", "ü", strings.Repeat("z", 300), "2016-11-15", "availability-zone", "region", "location",
 		"userData", "blockDeviceMapping", "kernel", "/dev/xvda", "/dev/sda1", "required", "gp3", "true", "aGVsbG8=", "!!!",
 		"vol-0123456789abcdef0", "ami-0123456789abcdef1", "arn:aws:iam::123456789012:instance-profile/x",
+		"10.0.0.0/16", "10.0.1.0/24", "172.31.0.0/20", "0.0.0.0/0", "10.0.0.1/33", "::/0", "vpc-0123456789abcdef0",
+		"subnet-0123456789abcdef0", "sg-0123456789abcdef0", "default", "use1-az1", "tcp", "-1", "65536", "false",
+		"availability-zone-id", "mars-north-1", "eu-west-1",
 	}
 )
 
@@ -226,6 +245,11 @@ func FuzzQuery(f *testing.F) {
 		"Action=DescribeInstanceAttribute&Version=2016-11-15&InstanceId=i-0123456789abcdef0&Attribute=userData",
 		"Action=DescribeVolumes&Version=2016-11-15&MaxResults=5&NextToken=dm9sdW1lczo5OTk",
 		"Action=DescribeImages&Version=2016-11-15&ImageId.1=ami-0123456789abcdef0&Filter.1.Name=state&Filter.1.Value.1=available",
+		"Action=CreateVpc&Version=2016-11-15&CidrBlock=10.0.0.0/16",
+		"Action=CreateSubnet&Version=2016-11-15&VpcId=vpc-0123456789abcdef0&CidrBlock=10.0.1.0/24&AvailabilityZoneId=use1-az2",
+		"Action=AuthorizeSecurityGroupIngress&Version=2016-11-15&GroupName=default&IpProtocol=tcp&FromPort=22&ToPort=22&CidrIp=0.0.0.0/0",
+		"Action=DescribeInstanceTypes&Version=2016-11-15&InstanceType.1=p5.48xlarge&Filter.1.Name=vcpu-info.default-vcpus&Filter.1.Value.1=192",
+		"Action=DescribeInstanceStatus&Version=2016-11-15&IncludeAllInstances=true&MaxResults=5&NextToken=c3RhdHVzOjE",
 		"Action=%%&&==",
 	} {
 		f.Add(seed)

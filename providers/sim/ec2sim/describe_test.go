@@ -301,3 +301,56 @@ func TestCreateTags(t *testing.T) {
 		})
 	}
 }
+
+// With latency, an instance is pending until it has launched and shutting
+// down until it has stopped, and every call in between says so with
+// EC2's state codes.
+func TestLifecycleWithLatency(t *testing.T) {
+	f := newFixture(t, sim.Config{PendingFor: 2 * time.Minute, OperationTime: time.Minute})
+	c := f.client("us-east-1", 1)
+	ctx := context.Background()
+	launched := mustRun(t, c, runInput("g4dn.xlarge", "us-east-1a", "lifecycle")).Instances[0]
+	id := aws.ToString(launched.InstanceId)
+	terminate := func() types.InstanceStateChange {
+		out, err := c.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{id}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.TerminatingInstances[0]
+	}
+	state := func() *types.InstanceState { return describeOne(t, c, id).State }
+	steps := []struct {
+		name      string
+		advance   time.Duration
+		act       func() (current, previous *types.InstanceState)
+		wantState types.InstanceStateName
+		wantCode  int32
+		wantPrev  types.InstanceStateName
+	}{
+		{name: "launched", act: func() (*types.InstanceState, *types.InstanceState) { return launched.State, nil }, wantState: types.InstanceStateNamePending, wantCode: 0},
+		{name: "still pending", advance: time.Minute, act: func() (*types.InstanceState, *types.InstanceState) { return state(), nil }, wantState: types.InstanceStateNamePending, wantCode: 0},
+		{name: "running", advance: time.Minute, act: func() (*types.InstanceState, *types.InstanceState) { return state(), nil }, wantState: types.InstanceStateNameRunning, wantCode: 16},
+		{name: "terminating", act: func() (*types.InstanceState, *types.InstanceState) { c := terminate(); return c.CurrentState, c.PreviousState },
+			wantState: types.InstanceStateNameShuttingDown, wantCode: 32, wantPrev: types.InstanceStateNameRunning},
+		{name: "still shutting down", advance: 30 * time.Second, act: func() (*types.InstanceState, *types.InstanceState) { return state(), nil },
+			wantState: types.InstanceStateNameShuttingDown, wantCode: 32},
+		{name: "terminating again", act: func() (*types.InstanceState, *types.InstanceState) { c := terminate(); return c.CurrentState, c.PreviousState },
+			wantState: types.InstanceStateNameShuttingDown, wantCode: 32, wantPrev: types.InstanceStateNameShuttingDown},
+		{name: "terminated", advance: 30 * time.Second, act: func() (*types.InstanceState, *types.InstanceState) { return state(), nil },
+			wantState: types.InstanceStateNameTerminated, wantCode: 48},
+		{name: "terminating a terminated instance", act: func() (*types.InstanceState, *types.InstanceState) { c := terminate(); return c.CurrentState, c.PreviousState },
+			wantState: types.InstanceStateNameTerminated, wantCode: 48, wantPrev: types.InstanceStateNameTerminated},
+	}
+	for _, tt := range steps {
+		t.Run(tt.name, func(t *testing.T) {
+			f.clock.Advance(tt.advance)
+			current, previous := tt.act()
+			if current.Name != tt.wantState || aws.ToInt32(current.Code) != tt.wantCode {
+				t.Errorf("state %s %d, want %s %d", current.Name, aws.ToInt32(current.Code), tt.wantState, tt.wantCode)
+			}
+			if tt.wantPrev != "" && (previous == nil || previous.Name != tt.wantPrev) {
+				t.Errorf("previous state %+v, want %s", previous, tt.wantPrev)
+			}
+		})
+	}
+}

@@ -355,11 +355,14 @@ func TestTaggingTheNetwork(t *testing.T) {
 }
 
 // What a client made outlives the front: it is in the world's store and
-// its state file.
+// its state file. Placement groups are kept the same way.
 func TestNetworkOutlivesTheFront(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.json")
 	f := newFixture(t, sim.Config{StatePath: path})
 	own := newNetwork(t, f.client("us-east-1", 1), "us-east-1b")
+	if _, err := f.client("us-east-1", 1).CreatePlacementGroup(context.Background(), &ec2.CreatePlacementGroupInput{GroupName: aws.String("gang"), Strategy: types.PlacementStrategyCluster}); err != nil {
+		t.Fatal(err)
+	}
 	if err := f.world.Save(); err != nil {
 		t.Fatal(err)
 	}
@@ -380,5 +383,8 @@ func TestNetworkOutlivesTheFront(t *testing.T) {
 	}
 	in := runInput("g4dn.xlarge", "", "")
 	in.SubnetId, in.SecurityGroupIds = aws.String(own.subnet), []string{own.group}
-	mustRun(t, c, in)
+	in.Placement = &types.Placement{GroupName: aws.String("gang")}
+	if got := mustRun(t, c, in).Instances[0]; aws.ToString(got.Placement.GroupName) != "gang" || aws.ToString(got.Placement.AvailabilityZone) != "us-east-1b" {
+		t.Errorf("placement after a restart %+v", got.Placement)
+	}
 }

@@ -13,14 +13,25 @@ import (
 	"github.com/gpufleet/gpufleet/providers/sim"
 )
 
-// placementGroup is one placement group. The world has no resources but
-// instances, so the front keeps the groups itself, in memory: they do not
-// outlive the front, though the instances launched into them keep the
-// group's name and id.
+// placementGroup is one placement group, kept in the world's resource
+// store (as placementGroupRecord) so that it outlives the front, as the
+// instances launched into it do.
 type placementGroup struct {
 	id, name, strategy string
 	partitionCount     int
 	tags               map[string]string
+}
+
+// kindPlacementGroup is the store's kind for placement groups, which it
+// keeps by id.
+const kindPlacementGroup = "placementGroup"
+
+type placementGroupRecord struct {
+	ID             string            `json:"id"`
+	Name           string            `json:"name"`
+	Strategy       string            `json:"strategy"`
+	PartitionCount int               `json:"partitionCount,omitempty"`
+	Tags           map[string]string `json:"tags,omitempty"`
 }
 
 // Keys of the properties that record the placement group an instance was
@@ -113,16 +124,19 @@ func (s *Server) renderGroup(region string, g *placementGroup) placementGroupXML
 	return x
 }
 
-// groupsIn returns the region's groups by name; the caller holds
-// s.mutations.
+// groupsIn returns the region's groups by name, as the store holds them;
+// the caller holds s.mutations, so none is made or removed meanwhile.
 func (s *Server) groupsIn(region string) map[string]*placementGroup {
-	if s.groups == nil {
-		s.groups = map[string]map[string]*placementGroup{}
+	_, records := stored(s, kindPlacementGroup, region, func(r placementGroupRecord) string { return r.ID })
+	groups := map[string]*placementGroup{}
+	for _, r := range records {
+		groups[r.Name] = &placementGroup{id: r.ID, name: r.Name, strategy: r.Strategy, partitionCount: r.PartitionCount, tags: r.Tags}
 	}
-	if s.groups[region] == nil {
-		s.groups[region] = map[string]*placementGroup{}
-	}
-	return s.groups[region]
+	return groups
+}
+
+func (s *Server) keepGroup(region string, g *placementGroup) {
+	s.put(kindPlacementGroup, region, g.id, placementGroupRecord{ID: g.id, Name: g.name, Strategy: g.strategy, PartitionCount: g.partitionCount, Tags: g.tags})
 }
 
 func (s *Server) createPlacementGroup(req *request) (any, *apiError) {
@@ -189,7 +203,7 @@ func (s *Server) createPlacementGroup(req *request) (any, *apiError) {
 			Message: fmt.Sprintf("You have reached the limit of %d placement groups in %s.", maxPlacementGroups, req.region)}
 	}
 	g.id = s.newID("pg", 17)
-	groups[g.name] = g
+	s.keepGroup(req.region, g)
 	return createPlacementGroupResponse{Xmlns: xmlns, RequestID: req.id, Return: true, PlacementGroup: s.renderGroup(req.region, g)}, nil
 }
 
@@ -296,7 +310,7 @@ func (s *Server) deletePlacementGroup(req *request) (any, *apiError) {
 	if len(s.groupMembers(req.region, g)) > 0 {
 		return nil, &apiError{Status: http.StatusBadRequest, Code: "InvalidPlacementGroup.InUse", Message: fmt.Sprintf("The placement group '%s' is in use and may not be deleted.", name)}
 	}
-	delete(groups, name)
+	s.world.DeleteResource(cloud, kindPlacementGroup, g.id)
 	return deletePlacementGroupResponse{Xmlns: xmlns, RequestID: req.id, Return: true}, nil
 }
 

@@ -40,15 +40,13 @@ type Options struct {
 type Server struct {
 	world *sim.World
 	opts  Options
-	// mutations serialises the actions that change instances, so that a
-	// launch of several instances is all-or-nothing and a ClientToken
-	// replay cannot race the launch it repeats.
+	// mutations serialises the actions that change instances and the
+	// objects they refer to (subnets, groups, placement groups), so that a
+	// launch of several instances is all-or-nothing, a ClientToken replay
+	// cannot race the launch it repeats, and nothing a launch checked is
+	// removed before it lands.
 	mutations sync.Mutex
-	// groups are the placement groups, by region and name, guarded by
-	// mutations: a launch into a group and the group's removal must not
-	// interleave.
-	groups   map[string]map[string]*placementGroup
-	requests atomic.Uint64
+	requests  atomic.Uint64
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -181,6 +179,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, requestID string)
 	region, apiErr := s.regionOf(r)
 	if apiErr != nil {
 		return nil, apiErr
+	}
+	// A dry run asks whether the caller may make the call; the emulator's
+	// one account may make every call, which EC2 says with an error.
+	switch r.Form.Get("DryRun") {
+	case "true":
+		return nil, &apiError{Status: http.StatusPreconditionFailed, Code: "DryRunOperation", Message: "Request would have succeeded, but DryRun flag is set."}
+	case "", "false":
+	default:
+		return nil, invalidValue("Value (%s) for parameter dryRun is invalid. Expected a boolean.", r.Form.Get("DryRun"))
 	}
 	return handle(s, &request{ctx: r.Context(), id: requestID, action: name, region: region, form: r.Form, class: actionClass(name)})
 }
