@@ -330,15 +330,24 @@ func TestLifecycleWithLatency(t *testing.T) {
 		{name: "launched", act: func() (*types.InstanceState, *types.InstanceState) { return launched.State, nil }, wantState: types.InstanceStateNamePending, wantCode: 0},
 		{name: "still pending", advance: time.Minute, act: func() (*types.InstanceState, *types.InstanceState) { return state(), nil }, wantState: types.InstanceStateNamePending, wantCode: 0},
 		{name: "running", advance: time.Minute, act: func() (*types.InstanceState, *types.InstanceState) { return state(), nil }, wantState: types.InstanceStateNameRunning, wantCode: 16},
-		{name: "terminating", act: func() (*types.InstanceState, *types.InstanceState) { c := terminate(); return c.CurrentState, c.PreviousState },
+		{name: "terminating", act: func() (*types.InstanceState, *types.InstanceState) {
+			c := terminate()
+			return c.CurrentState, c.PreviousState
+		},
 			wantState: types.InstanceStateNameShuttingDown, wantCode: 32, wantPrev: types.InstanceStateNameRunning},
 		{name: "still shutting down", advance: 30 * time.Second, act: func() (*types.InstanceState, *types.InstanceState) { return state(), nil },
 			wantState: types.InstanceStateNameShuttingDown, wantCode: 32},
-		{name: "terminating again", act: func() (*types.InstanceState, *types.InstanceState) { c := terminate(); return c.CurrentState, c.PreviousState },
+		{name: "terminating again", act: func() (*types.InstanceState, *types.InstanceState) {
+			c := terminate()
+			return c.CurrentState, c.PreviousState
+		},
 			wantState: types.InstanceStateNameShuttingDown, wantCode: 32, wantPrev: types.InstanceStateNameShuttingDown},
 		{name: "terminated", advance: 30 * time.Second, act: func() (*types.InstanceState, *types.InstanceState) { return state(), nil },
 			wantState: types.InstanceStateNameTerminated, wantCode: 48},
-		{name: "terminating a terminated instance", act: func() (*types.InstanceState, *types.InstanceState) { c := terminate(); return c.CurrentState, c.PreviousState },
+		{name: "terminating a terminated instance", act: func() (*types.InstanceState, *types.InstanceState) {
+			c := terminate()
+			return c.CurrentState, c.PreviousState
+		},
 			wantState: types.InstanceStateNameTerminated, wantCode: 48, wantPrev: types.InstanceStateNameTerminated},
 	}
 	for _, tt := range steps {
