@@ -1,17 +1,11 @@
 package ec2sim_test
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log"
 	"net/http/httptest"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -33,150 +27,6 @@ import (
 // names, which the SDK's output types read back, so the cases assert on
 // parsed answers; its errors are "An error occurred (CODE) when calling
 // the OP operation: MESSAGE", parsed the same way.
-
-// awsCLI is one installed AWS CLI.
-type awsCLI struct{ path, version string }
-
-// cliCandidates are where the CLIs are looked for besides PATH.
-var cliCandidates = []string{"/usr/bin/aws"}
-
-// awsCLIs finds every distinct AWS CLI: two paths to one installation,
-// or a shim in front of it, count once, by the version they report.
-func awsCLIs(t *testing.T) []awsCLI {
-	t.Helper()
-	paths := slices.Clone(cliCandidates)
-	if p, err := exec.LookPath("aws"); err == nil {
-		paths = append([]string{p}, paths...)
-	}
-	var out []awsCLI
-	seen := map[string]bool{}
-	for _, p := range paths {
-		if _, err := os.Stat(p); err != nil {
-			continue
-		}
-		cmd := exec.Command(p, "--version")
-		cmd.Env = cliEnv(t, "")
-		raw, err := cmd.CombinedOutput()
-		fields := strings.Fields(string(raw))
-		if err != nil || len(fields) == 0 || !strings.HasPrefix(fields[0], "aws-cli/") {
-			t.Logf("%s is not a working AWS CLI: %v %s", p, err, raw)
-			continue
-		}
-		if seen[fields[0]] {
-			continue
-		}
-		seen[fields[0]] = true
-		out = append(out, awsCLI{path: p, version: fields[0]})
-	}
-	if len(out) == 0 {
-		t.Skip("AWS CLI not installed: apt-get install awscli (or pip install awscli)")
-	}
-	return out
-}
-
-// cliEnv is the environment a CLI runs in: the test's own, without any
-// AWS setting of the machine's, with fake credentials, no config files, no
-// pager, one attempt per call (so an error shows as it is answered), and
-// caBundle as its CA bundle when set.
-func cliEnv(t *testing.T, caBundle string) []string {
-	t.Helper()
-	dir := t.TempDir()
-	config, credentials := filepath.Join(dir, "config"), filepath.Join(dir, "credentials")
-	for _, f := range []string{config, credentials} {
-		if err := os.WriteFile(f, nil, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "AWS_") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env,
-		"AWS_ACCESS_KEY_ID=AKIDCLITEST",
-		"AWS_SECRET_ACCESS_KEY=cli-test-secret",
-		"AWS_DEFAULT_REGION=us-east-1",
-		"AWS_CONFIG_FILE="+config,
-		"AWS_SHARED_CREDENTIALS_FILE="+credentials,
-		"AWS_PAGER=",
-		"AWS_CLI_AUTO_PROMPT=off",
-		"AWS_EC2_METADATA_DISABLED=true",
-		"AWS_RETRY_MODE=standard",
-		"AWS_MAX_ATTEMPTS=1",
-	)
-	if caBundle != "" {
-		env = append(env, "AWS_CA_BUNDLE="+caBundle)
-	}
-	return env
-}
-
-// session runs one CLI against one endpoint.
-type session struct {
-	t        *testing.T
-	cli      awsCLI
-	endpoint string
-	env      []string
-}
-
-// cliError is the CLI's report of an API error.
-type cliError struct{ code, op, message string }
-
-var cliErrorLine = regexp.MustCompile(`An error occurred \(([^)]+)\) when calling the (\w+) operation(?: \(reached max retries: \d+\))?: (.*)`)
-
-// run runs `aws ec2 ARGS... --endpoint-url E --output json` and returns
-// its output, or the API error it reported.
-func (s *session) run(args ...string) ([]byte, *cliError) {
-	s.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	full := append([]string{"ec2"}, args...)
-	full = append(full, "--endpoint-url", s.endpoint, "--output", "json")
-	cmd := exec.CommandContext(ctx, s.cli.path, full...)
-	cmd.Env = s.env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if err == nil {
-		return stdout.Bytes(), nil
-	}
-	m := cliErrorLine.FindStringSubmatch(stderr.String())
-	if m == nil {
-		s.t.Fatalf("aws %s: %v\nstderr: %s", strings.Join(args, " "), err, stderr.String())
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 254 && code != 255 {
-		s.t.Errorf("aws %s exited %d on an API error, want 254 or 255 (the CLI's for one)", strings.Join(args, " "), code)
-	}
-	return nil, &cliError{code: m[1], op: m[2], message: strings.TrimSpace(m[3])}
-}
-
-// json runs a command that must succeed and decodes its output.
-func (s *session) json(into any, args ...string) {
-	s.t.Helper()
-	out, cerr := s.run(args...)
-	if cerr != nil {
-		s.t.Fatalf("aws %s: %s: %s", strings.Join(args, " "), cerr.code, cerr.message)
-	}
-	if into == nil {
-		return
-	}
-	if err := json.Unmarshal(out, into); err != nil {
-		s.t.Fatalf("aws %s printed what does not decode: %v\n%s", strings.Join(args, " "), err, out)
-	}
-}
-
-// fails runs a command that must fail with code, and returns the message.
-func (s *session) fails(code string, args ...string) string {
-	s.t.Helper()
-	_, cerr := s.run(args...)
-	switch {
-	case cerr == nil:
-		s.t.Fatalf("aws %s succeeded, want %s", strings.Join(args, " "), code)
-	case cerr.code != code:
-		s.t.Fatalf("aws %s failed with %s (%s), want %s", strings.Join(args, " "), cerr.code, cerr.message, code)
-	}
-	return cerr.message
-}
 
 // cliCase is one thing a user does with the CLI, on a fresh world.
 type cliCase struct {

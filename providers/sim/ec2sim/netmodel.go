@@ -2,12 +2,10 @@ package ec2sim
 
 import (
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"maps"
 	"net/http"
 	"net/netip"
-	"net/url"
 	"slices"
 	"strings"
 
@@ -341,109 +339,6 @@ func (s *Server) arn(region, resource, id string) string {
 	return fmt.Sprintf("arn:%s:ec2:%s:%s:%s/%s", partition(region), region, s.opts.AccountID, resource, id)
 }
 
-// sortedTags draws tags as EC2 lists them, by key.
-func sortedTags(tags map[string]string) []tagXML {
-	var out []tagXML
-	for _, k := range slices.Sorted(maps.Keys(tags)) {
-		out = append(out, tagXML{Key: k, Value: tags[k]})
-	}
-	return out
-}
-
-// specTags reads the tags a create's TagSpecification.N gives a resource
-// of this type; a specification for another type is EC2's error.
-func specTags(form url.Values, resourceType string) (map[string]string, *apiError) {
-	tags := map[string]string{}
-	for _, n := range indexes(form, "TagSpecification") {
-		prefix := fmt.Sprintf("TagSpecification.%d", n)
-		if t := form.Get(prefix + ".ResourceType"); t != resourceType {
-			return nil, invalidValue("'%s' is not a valid taggable resource type for this operation.", t)
-		}
-		list, apiErr := tagList(form, prefix+".Tag")
-		if apiErr != nil {
-			return nil, apiErr
-		}
-		for _, t := range list {
-			tags[t.key] = t.value
-		}
-	}
-	if len(tags) > maxTags {
-		return nil, &apiError{Status: http.StatusBadRequest, Code: "TagLimitExceeded", Message: fmt.Sprintf("The maximum number of tags per resource (%d) was exceeded.", maxTags)}
-	}
-	return tags, nil
-}
-
-// checkFilterNames refuses a filter the action does not know; tag:KEY is
-// every tagged resource's.
-func checkFilterNames(fs []filter, known map[string]bool) *apiError {
-	for _, f := range fs {
-		if !known[f.name] && !strings.HasPrefix(f.name, "tag:") {
-			return invalidValue("The filter '%s' is invalid", f.name)
-		}
-	}
-	return nil
-}
-
-// matchesTagged applies filters to a resource's values, tag:KEY and
-// tag-key to its tags.
-func matchesTagged(fs []filter, values map[string][]string, tags map[string]string) bool {
-	for _, f := range fs {
-		var have []string
-		switch key, isTag := strings.CutPrefix(f.name, "tag:"); {
-		case isTag:
-			if v, ok := tags[key]; ok {
-				have = []string{v}
-			}
-		case f.name == "tag-key":
-			have = slices.Collect(maps.Keys(tags))
-		default:
-			have = values[f.name]
-		}
-		if !f.matches(have) {
-			return false
-		}
-	}
-	return true
-}
-
-// page reads MaxResults (5 to 1000, none for all) and NextToken, an
-// offset into the list, for the network model's Describe calls.
-type page struct {
-	offset, size int
-	paged        bool
-}
-
-func readPage(form url.Values, kind string) (page, *apiError) {
-	size, paged, apiErr := intParam(form, "MaxResults")
-	if apiErr != nil {
-		return page{}, apiErr
-	}
-	if paged && (size < 5 || size > 1000) {
-		return page{}, invalidValue("Value ( %d ) for parameter maxResults is invalid. Expecting a value between 5 and 1000.", size)
-	}
-	p := page{size: size, paged: paged}
-	if token := form.Get("NextToken"); token != "" {
-		n, ok := decodeToken(token, kind)
-		if !ok {
-			return page{}, invalidPaginationToken()
-		}
-		p.offset = int(n)
-	}
-	return p, nil
-}
-
-// cut returns the page of items and the token of the next, if any.
-func cut[T any](items []T, p page, kind string) ([]T, string, *apiError) {
-	if p.offset > len(items) {
-		return nil, "", invalidPaginationToken()
-	}
-	items = items[p.offset:]
-	if p.paged && len(items) > p.size {
-		return items[:p.size], encodeToken(kind, uint64(p.offset+p.size)), nil
-	}
-	return items, "", nil
-}
-
 // parseCIDR parses a CIDR a client gave for a VPC or subnet: IPv4, its host
 // bits clear, from /16 to /28 as EC2 allows.
 func parseCIDR(raw, param string) (netip.Prefix, *apiError) {
@@ -471,19 +366,6 @@ func (s *Server) liveInstances(region string, keep func(inst *sim.Instance) bool
 
 func dependencyViolation(format string, args ...any) *apiError {
 	return &apiError{Status: http.StatusBadRequest, Code: "DependencyViolation", Message: fmt.Sprintf(format, args...)}
-}
-
-// returnResponse is the answer of the actions that say only that they
-// did it.
-type returnResponse struct {
-	XMLName   xml.Name
-	Xmlns     string `xml:"xmlns,attr"`
-	RequestID string `xml:"requestId"`
-	Return    bool   `xml:"return"`
-}
-
-func (s *Server) done(req *request) returnResponse {
-	return returnResponse{XMLName: xml.Name{Local: req.action + "Response"}, Xmlns: xmlns, RequestID: req.id, Return: true}
 }
 
 // networkKind is the kind of the network model a well-formed id names,
