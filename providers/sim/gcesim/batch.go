@@ -62,6 +62,10 @@ func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request) error {
 	for _, p := range parts {
 		p.request = p.request.WithContext(ctx)
 		p.request.TLS, p.request.RemoteAddr = r.TLS, r.RemoteAddr
+		if p.request.Host == "" {
+			// A part that names no host came where the batch came.
+			p.request.Host = r.Host
+		}
 		if p.request.Header.Get("Authorization") == "" {
 			// The batch's credentials stand for each of its calls.
 			p.request.Header.Set("Authorization", r.Header.Get("Authorization"))

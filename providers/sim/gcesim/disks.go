@@ -151,7 +151,6 @@ func (s *Server) renderDisk(l links, inst *sim.Instance) *computepb.Disk {
 		Zone:                   proto.String(l.zone(project, inst.Zone)),
 		Type:                   proto.String(l.url(diskTypePath(project, inst.Zone, diskTypeOf(inst)))),
 		SizeGb:                 proto.Int64(max(size, defaultDiskSizeGb)),
-		SourceImage:            optional(l.stored(props[propSourceImage])),
 		Status:                 proto.String("READY"),
 		Users:                  []string{l.instance(project, inst.Zone, inst.Name)},
 		SelfLink:               proto.String(l.zone(project, inst.Zone) + "/disks/" + inst.Name),
@@ -159,6 +158,11 @@ func (s *Server) renderDisk(l links, inst *sim.Instance) *computepb.Disk {
 		LabelFingerprint:       proto.String(fingerprint(nil)),
 		PhysicalBlockSizeBytes: proto.Int64(4096),
 		Architecture:           proto.String("X86_64"),
+	}
+	if src := props[propSourceImage]; strings.Contains(src, "/global/images/") {
+		// The boot disk came from an image, rather than a snapshot or a
+		// disk.
+		out.SourceImage = proto.String(l.stored(src))
 	}
 	if lic := props[propLicense]; lic != "" {
 		out.Licenses = []string{l.url(lic)}

@@ -234,11 +234,8 @@ func wantNames(t *testing.T, listed []map[string]any, want ...string) {
 // stock-outs and quotas on the operation, bad references on the request.
 func TestGcloudSurfacesErrors(t *testing.T) {
 	g := newGcloudFront(t, sim.Config{}, Options{})
-	taken := sim.LaunchSpec{Cloud: cloud, Zone: "us-central1-a", Scope: scope(gcloudProject, "us-central1-a"), Name: "taken",
-		InstanceType: "g2-standard-4", Market: catalog.OnDemand}
-	if _, err := g.world.Launch(taken); err != nil {
-		t.Fatal(err)
-	}
+	// (A second create of a name and a delete of a missing instance are
+	// in TestGcloudInstanceLifecycle.)
 	// us-central1-c has no g2-standard-4 left; us-east4 no L4 quota.
 	g.world.SetCapacity(cloud, "us-central1-c", "g2-standard-4", catalog.OnDemand, 0)
 	g.world.SetQuota(cloud, "us-east4", "NVIDIA_L4_GPUS", 0)
@@ -251,10 +248,6 @@ func TestGcloudSurfacesErrors(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"already exists", create("us-central1-a", "taken"),
-			[]string{"The resource 'projects/demo-project/zones/us-central1-a/instances/taken' already exists"}},
-		{"delete of a missing instance", []string{"compute", "instances", "delete", "ghost", "--zone", "us-central1-a", "--quiet"},
-			[]string{"The resource 'projects/demo-project/zones/us-central1-a/instances/ghost' was not found"}},
 		{"stock-out", create("us-central1-c", "starved"),
 			// gcloud prints the operation's error as YAML, wrapping the message.
 			[]string{"code: ZONE_RESOURCE_POOL_EXHAUSTED", "message: The zone 'projects/demo-project/zones/us-central1-c' does not have enough"}},

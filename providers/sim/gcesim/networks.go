@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"cloud.google.com/go/compute/apiv1/computepb"
@@ -268,7 +269,7 @@ func (s *Server) networkUser(project, path string, auto bool) string {
 func (s *Server) instancesOn(project, prop, path string) []*sim.Instance {
 	prefix := "projects/" + project + "/zones/"
 	return s.world.List(cloud, func(inst *sim.Instance) bool {
-		if len(inst.Scope) < len(prefix) || inst.Scope[:len(prefix)] != prefix {
+		if !strings.HasPrefix(inst.Scope, prefix) {
 			return false
 		}
 		ref, _ := (links{}).relative(inst.Properties[prop])

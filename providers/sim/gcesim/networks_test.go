@@ -3,7 +3,9 @@ package gcesim
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	compute "cloud.google.com/go/compute/apiv1"
 	"cloud.google.com/go/compute/apiv1/computepb"
 	"google.golang.org/api/iterator"
+	"google.golang.org/api/option"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gpufleet/gpufleet/providers/sim"
@@ -238,5 +241,43 @@ func TestNetworkOperationsAndTheDefaultNetwork(t *testing.T) {
 	}
 	if n := len(all(t, networks.List(ctx, &computepb.ListNetworksRequest{Project: project}).Next)); n != 0 {
 		t.Errorf("%d networks listed after the default one was deleted", n)
+	}
+}
+
+// Networks and subnetworks live in the world's state, so they are there
+// after a restart.
+func TestNetworksSurviveARestart(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state.json")
+	world, err := sim.New(sim.Config{StatePath: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(New(world, Options{}))
+	ctx := context.Background()
+	networks, err := compute.NewNetworksRESTClient(ctx, option.WithEndpoint(ts.URL), option.WithoutAuthentication())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer networks.Close()
+	if _, err := networks.Insert(ctx, &computepb.InsertNetworkRequest{Project: project, NetworkResource: &computepb.Network{
+		Name: proto.String("kept"), AutoCreateSubnetworks: proto.Bool(true)}}); err != nil {
+		t.Fatal(err)
+	}
+	ts.Close()
+	if err := world.Sync(); err != nil {
+		t.Fatal(err)
+	}
+
+	again, err := sim.New(sim.Config{StatePath: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	restarted := httptest.NewServer(New(again, Options{}))
+	t.Cleanup(restarted.Close)
+	f := &fixture{url: restarted.URL}
+	subnets := client(t, f, compute.NewSubnetworksRESTClient)
+	sub, err := subnets.Get(ctx, &computepb.GetSubnetworkRequest{Project: project, Region: "us-east1", Subnetwork: "kept"})
+	if err != nil || sub.GetIpCidrRange() != "10.142.0.0/20" {
+		t.Errorf("the restarted front has %v, %v", sub, err)
 	}
 }

@@ -111,10 +111,29 @@ func (s *Server) listOperations(w http.ResponseWriter, r *http.Request, project,
 		return invalidField("filter", r.URL.Query().Get("filter"), "Invalid list filter expression.")
 	}
 	l := linksOf(r)
+	ops := s.zoneOperations(l, project, func(z string) bool { return z == zone })
+	items, next := pageBy(r, collection, q, ops, operationField)
+	resp := &computepb.OperationList{
+		Kind:          proto.String("compute#operationList"),
+		Id:            proto.String(collection),
+		SelfLink:      proto.String(l.url(collection)),
+		NextPageToken: next,
+	}
+	for _, op := range items {
+		resp.Items = append(resp.Items, op.item)
+	}
+	return writeProto(w, resp)
+}
+
+// zoneOperations lists a project's zonal operations of the zones keep
+// accepts, keyed by zone and by the order they began, a bulkInsert's
+// members after it. Records of operations the world has forgotten are
+// dropped on the way.
+func (s *Server) zoneOperations(l links, project string, keep func(zone string) bool) []keyed[*computepb.Operation] {
 	var ops []keyed[*computepb.Operation]
-	for _, rec := range s.world.Resources(cloud, kindZoneOperation, func(res sim.Resource) bool { return res.Region == zone }) {
+	for _, rec := range s.world.Resources(cloud, kindZoneOperation, func(res sim.Resource) bool { return keep(res.Region) }) {
 		var scoped zoneOpRecord
-		if json.Unmarshal(rec.Body, &scoped) != nil || scoped.Scope != scope(project, zone) {
+		if json.Unmarshal(rec.Body, &scoped) != nil || scoped.Scope != scope(project, rec.Region) {
 			continue
 		}
 		op, ok := s.world.Operation(rec.ID)
@@ -130,24 +149,12 @@ func (s *Server) listOperations(w http.ResponseWriter, r *http.Request, project,
 		}
 		for _, m := range members {
 			if out, ok := s.tryRender(l, zoneOp{op: op, member: m}); ok {
-				// Listed in the order they began, a bulkInsert's members
-				// after it.
 				key := fmt.Sprintf("%020d-%06d", rec.Seq, m+1)
-				ops = append(ops, keyed[*computepb.Operation]{scope: zone, name: key, item: out})
+				ops = append(ops, keyed[*computepb.Operation]{scope: rec.Region, name: key, item: out})
 			}
 		}
 	}
-	items, next := pageBy(r, collection, q, ops, operationField)
-	resp := &computepb.OperationList{
-		Kind:          proto.String("compute#operationList"),
-		Id:            proto.String(collection),
-		SelfLink:      proto.String(l.url(collection)),
-		NextPageToken: next,
-	}
-	for _, op := range items {
-		resp.Items = append(resp.Items, op.item)
-	}
-	return writeProto(w, resp)
+	return ops
 }
 
 // operationFields are the fields zoneOperations.list filters on.

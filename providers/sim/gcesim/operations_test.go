@@ -2,12 +2,15 @@ package gcesim
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	compute "cloud.google.com/go/compute/apiv1"
 	"cloud.google.com/go/compute/apiv1/computepb"
+	"google.golang.org/api/iterator"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gpufleet/gpufleet/providers/sim"
@@ -103,5 +106,38 @@ func TestQuotaErrorDetails(t *testing.T) {
 				t.Errorf("quotaInfo %v", info)
 			}
 		})
+	}
+}
+
+// The aggregated list has every scope's operations: zonal ones and those
+// on networks.
+func TestAggregatedOperations(t *testing.T) {
+	f := newFixture(t, sim.Config{}, Options{})
+	ctx := context.Background()
+	f.create(t, vm{name: "a"})
+	f.create(t, vm{name: "b", zone: "europe-west4-a"})
+	networks := client(t, f, compute.NewNetworksRESTClient)
+	if _, err := networks.Insert(ctx, &computepb.InsertNetworkRequest{Project: project, NetworkResource: &computepb.Network{
+		Name: proto.String("n"), AutoCreateSubnetworks: proto.Bool(true)}}); err != nil {
+		t.Fatal(err)
+	}
+	globalOps := client(t, f, compute.NewGlobalOperationsRESTClient)
+	seen := map[string][]string{}
+	it := globalOps.AggregatedList(ctx, &computepb.AggregatedListGlobalOperationsRequest{Project: project, MaxResults: proto.Uint32(1)})
+	for {
+		pair, err := it.Next()
+		if err == iterator.Done {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, op := range pair.Value.GetOperations() {
+			seen[pair.Key] = append(seen[pair.Key], op.GetOperationType()+" "+lastSegment(op.GetTargetLink()))
+		}
+	}
+	want := map[string][]string{"global": {"insert n"}, "zones/europe-west4-a": {"insert b"}, "zones/us-central1-a": {"insert a"}}
+	if !maps.EqualFunc(seen, want, slices.Equal) {
+		t.Errorf("aggregated operations %v, want %v", seen, want)
 	}
 }

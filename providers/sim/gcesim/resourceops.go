@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"cloud.google.com/go/compute/apiv1/computepb"
@@ -184,12 +183,9 @@ func (s *Server) waitUntil(r *http.Request, done func() bool) error {
 	return nil
 }
 
-// isResourceOpPath reports whether a regional operation's name is one
-// the front keeps in the world rather than the policies' store.
+// isResourceOp reports whether a regional operation is one the front
+// keeps in the world rather than in the policies' store.
 func (s *Server) isResourceOp(project, region, name string) bool {
 	_, ok := s.resourceOpAt(opPath(project, region, name))
 	return ok
 }
-
-// trimName is the last segment of a path.
-func trimName(path string) string { return path[strings.LastIndexByte(path, '/')+1:] }

@@ -19,6 +19,8 @@ const (
 	OpOperationWait  = "zoneOperations.wait"
 	OpOperationsList = "zoneOperations.list"
 
+	OpOperationsAggregatedList = "globalOperations.aggregatedList"
+
 	OpZoneGet                        = "zones.get"
 	OpZonesList                      = "zones.list"
 	OpRegionGet                      = "regions.get"
@@ -71,6 +73,7 @@ var permissions = map[string]string{
 	OpOperationGet:                   "compute.zoneOperations.get",
 	OpOperationWait:                  "compute.zoneOperations.get",
 	OpOperationsList:                 "compute.zoneOperations.list",
+	OpOperationsAggregatedList:       "compute.globalOperations.list",
 	OpZoneGet:                        "compute.zones.get",
 	OpZonesList:                      "compute.zones.list",
 	OpRegionGet:                      "compute.regions.get",
@@ -253,6 +256,9 @@ var routes = []route{
 	}},
 	{http.MethodDelete, "zones/*/instances/*", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
 		return s.delete(w, r, a[0], a[1], a[2])
+	}},
+	{http.MethodGet, "aggregated/operations", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
+		return s.aggregatedOperations(w, r, a[0])
 	}},
 	{http.MethodGet, "zones/*/operations", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
 		return s.listOperations(w, r, a[0], a[1])
