@@ -363,11 +363,17 @@ type addressPlan struct {
 func (s *Server) planAddresses(region string, nics []networkInterface, minCount, maxCount int) (*addressPlan, int, *apiError) {
 	p := &addressPlan{subnets: map[string]subnetRecord{}, used: s.usedAddresses(region)}
 	need := map[string]int{}
+	groups := s.securityGroups(region)
 	for _, nic := range nics {
+		// What the launch named may have been deleted since it was read.
 		sn, ok := s.findSubnet(region, nic.Subnet)
 		if !ok {
-			// Deleted since the launch was read.
 			return nil, 0, subnetNotFound(nic.Subnet)
+		}
+		for _, g := range nic.Groups {
+			if !slices.ContainsFunc(groups, func(have securityGroupRecord) bool { return have.ID == g }) {
+				return nil, 0, &apiError{Status: http.StatusBadRequest, Code: "InvalidGroup.NotFound", Message: fmt.Sprintf("The security group '%s' does not exist in VPC '%s'", g, sn.VPC)}
+			}
 		}
 		p.subnets[sn.ID] = sn
 		if p.used[sn.ID] == nil {
