@@ -60,8 +60,8 @@ const (
 // Move is how many more nodes (fewer when negative) the head places on an
 // offer than the base. In JSON it is a string, "+2 gcp/us-central1/…".
 type Move struct {
-	Offer OfferKey
-	Nodes int
+	Offer OfferKey `json:"offer"`
+	Nodes int      `json:"nodes"`
 }
 
 func (m Move) String() string { return fmt.Sprintf("%+d %s", m.Nodes, m.Offer) }

@@ -26,19 +26,25 @@ import (
 // refuse a plan the world has moved away from, as Terraform refuses a
 // stale plan file, instead of doing something nobody reviewed.
 const (
-	SavedPlanKind    = "plan"
+	SavedPlanKind    = "saved-plan"
 	SavedPlanVersion = 1
 )
 
-// SavedPlan is a saved plan file.
+// SavedPlan is a saved plan file: the envelope every gpufleet JSON file
+// has, then the plan.
 type SavedPlan struct {
-	FormatVersion int             `json:"formatVersion"`
-	Kind          string          `json:"kind"`
-	CreatedAt     time.Time       `json:"createdAt"`
-	Specs         SavedSpecs      `json:"specs"`
-	Observed      SavedObserved   `json:"observed"`
-	Prices        SavedPrices     `json:"prices"`
-	Report        *planner.Report `json:"report"`
+	FormatVersion int    `json:"formatVersion"`
+	Kind          string `json:"kind"`
+	SavedPlanBody
+}
+
+// SavedPlanBody is what a saved plan holds.
+type SavedPlanBody struct {
+	CreatedAt time.Time       `json:"createdAt"`
+	Specs     SavedSpecs      `json:"specs"`
+	Observed  SavedObserved   `json:"observed"`
+	Prices    SavedPrices     `json:"prices"`
+	Report    *planner.Report `json:"report"`
 }
 
 // SavedSpecs are the specs a plan was made of: the commit that made them
@@ -89,13 +95,13 @@ func NewSavedPlan(specs SavedSpecs, observed []planner.Instance, source string, 
 		return nil, err
 	}
 	entries := observedEntries(observed)
-	return &SavedPlan{
-		FormatVersion: SavedPlanVersion, Kind: SavedPlanKind, CreatedAt: now.UTC(),
-		Specs:    specs,
-		Observed: SavedObserved{Source: source, Digest: digestOf(entries), Instances: entries},
-		Prices:   prices,
-		Report:   report,
-	}, nil
+	return &SavedPlan{FormatVersion: SavedPlanVersion, Kind: SavedPlanKind, SavedPlanBody: SavedPlanBody{
+		CreatedAt: now.UTC(),
+		Specs:     specs,
+		Observed:  SavedObserved{Source: source, Digest: digestOf(entries), Instances: entries},
+		Prices:    prices,
+		Report:    report,
+	}}, nil
 }
 
 // Write writes the plan to a file, replacing it whole.

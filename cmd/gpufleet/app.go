@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -53,7 +52,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := a.rootCommand()
 	root.SetArgs(terraformFlags(args))
 	cmd, err := root.ExecuteContextC(ctx)
-	if err != nil && wantsJSON(cmd) && !printedJSON(err) {
+	// A bare exit status follows output that already said why, unless
+	// what it said were spec errors, on stderr.
+	var bare exitCode
+	if err != nil && wantsJSON(cmd) && (len(a.stoppedOn) > 0 || !errors.As(err, &bare)) {
 		a.writeJSONError(err)
 	}
 	var code exitCode
@@ -103,6 +105,7 @@ where back to the repository.`,
 		a.simCommand(),
 		a.catalogCommand(),
 		a.versionCommand(),
+		a.statusCommand(),
 	)
 	return root
 }
@@ -165,41 +168,24 @@ func wantsJSON(cmd *cobra.Command) bool {
 	return f != nil && f.Value.String() == "json"
 }
 
-// jsonPrinted marks an error whose command already wrote its JSON answer
-// (a review whose head does not load says so in the review).
-type jsonPrinted struct{ error }
-
-func (e jsonPrinted) Unwrap() error { return e.error }
-
-func printedJSON(err error) bool {
-	var p jsonPrinted
-	return errors.As(err, &p)
-}
-
-// jsonError is what a command asked for -o json prints on stdout when it
-// fails, so a machine reading stdout gets an answer it can parse: the
+// jsonErrorDetail is what a command asked for -o json prints on stdout when
+// it fails, so a machine reading stdout gets an answer it can parse: the
 // message, and the spec errors with their positions when those stopped it.
-type jsonError struct {
-	FormatVersion int `json:"formatVersion"`
-	Error         struct {
-		Message    string        `json:"message"`
-		SpecErrors schema.Errors `json:"specErrors,omitempty"`
-	} `json:"error"`
+type jsonErrorDetail struct {
+	Message    string        `json:"message"`
+	SpecErrors schema.Errors `json:"specErrors,omitempty"`
 }
 
 func (a *app) writeJSONError(err error) {
-	var out jsonError
-	out.FormatVersion = 1
-	out.Error.Message = err.Error()
+	detail := jsonErrorDetail{Message: err.Error()}
 	if len(a.stoppedOn) > 0 {
-		out.Error.SpecErrors = a.stoppedOn
-		out.Error.Message = fmt.Sprintf("the specs have %d errors", len(a.stoppedOn))
+		detail.SpecErrors = a.stoppedOn
+		detail.Message = fmt.Sprintf("the specs have %d errors", len(a.stoppedOn))
 		if len(a.stoppedOn) == 1 {
-			out.Error.Message = "the specs have an error"
+			detail.Message = "the specs have an error"
 		}
 	}
-	enc := json.NewEncoder(a.stdout)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	enc.Encode(out)
+	if werr := a.writeOutput("error", jsonErrorBody{Error: detail}); werr != nil {
+		fmt.Fprintf(a.stderr, "gpufleet: %v\n", werr)
+	}
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/gpufleet/gpufleet/planner"
 	"github.com/gpufleet/gpufleet/providers/clouds"
-	"github.com/gpufleet/gpufleet/reconcile/render"
 	"github.com/gpufleet/gpufleet/schema"
 )
 
@@ -119,7 +118,7 @@ func (a *app) capacity(ctx context.Context, f capacityFlags) error {
 		}
 	}
 	if f.output == "json" {
-		return render.JSON(a.stdout, view)
+		return a.writeOutput("capacity", view)
 	}
 	return a.printCapacity(view)
 }

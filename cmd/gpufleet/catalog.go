@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -323,9 +322,7 @@ it is not older than the embedded snapshot, else the snapshot.`,
 			}
 			summary := summarise(cat, from, time.Now())
 			if output == "json" {
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(summary)
+				return a.writeOutput("catalog", summary)
 			}
 			return summary.writeText(a.stdout)
 		},

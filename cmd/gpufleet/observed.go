@@ -98,6 +98,10 @@ func parseObserved(data []byte) ([]planner.Instance, error) {
 			if err := dec.Decode(&kind); err != nil {
 				return nil, at(keyAt, "kind: %v", err)
 			}
+			// Another kind's fields would read as unknown: say what it is.
+			if err := checkObservedKind(kind); err != nil {
+				return nil, at(keyAt, "%v", err)
+			}
 		case "instances":
 			if instances, err = decodeObservedInstances(dec, at); err != nil {
 				return nil, err
@@ -112,9 +116,10 @@ func parseObserved(data []byte) ([]planner.Instance, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, at(dec.InputOffset(), "more than one JSON value")
 	}
+	if err := checkObservedKind(kind); err != nil {
+		return nil, at(0, "%v", err)
+	}
 	switch {
-	case kind != observedKind:
-		return nil, at(0, "kind is %q, want %q", kind, observedKind)
 	case version != observedVersion:
 		return nil, at(0, "formatVersion is %d; this gpufleet reads version %d", version, observedVersion)
 	case !seen["instances"]:
@@ -173,4 +178,14 @@ func checkObserved(inst planner.Instance) string {
 		return fmt.Sprintf("state %q is not one of %v", inst.State, observedStates)
 	}
 	return ""
+}
+
+func checkObservedKind(kind string) error {
+	switch kind {
+	case observedKind:
+		return nil
+	case "emulator":
+		return fmt.Errorf("kind is %q: this is `gpufleet sim inspect -o json`, the emulator's own view, not gpufleet's observed format (kind %q)", kind, observedKind)
+	}
+	return fmt.Errorf("kind is %q, want %q", kind, observedKind)
 }

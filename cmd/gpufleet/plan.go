@@ -204,7 +204,7 @@ func (a *app) review(f planFlags) error {
 	review.BaseCommit, review.HeadCommit = reconcile.Commits(f.repo, f.base)
 	switch f.output {
 	case "json":
-		err = render.JSON(a.stdout, review)
+		err = a.writeOutput("review", review)
 	case "markdown":
 		err = render.ReviewMarkdown(a.stdout, review)
 	default:
@@ -215,7 +215,7 @@ func (a *app) review(f planFlags) error {
 		return err
 	case head == nil:
 		// The review said why, in the format asked for.
-		return jsonPrinted{exitCode(1)}
+		return exitCode(1)
 	}
 	if creates, deletes := head.Changes.Counts(); f.detailed && (creates+deletes > 0 || len(head.Changes.Refused) > 0) {
 		return exitCode(2)
@@ -272,7 +272,7 @@ func planReport(r *schema.Repo, pc *planContext) (*planner.Report, error) {
 func (a *app) writeReport(report *planner.Report, output string) error {
 	switch output {
 	case "json":
-		return render.JSON(a.stdout, report)
+		return a.writeOutput("plan", report)
 	case "markdown":
 		return render.PlanMarkdown(a.stdout, report)
 	default:

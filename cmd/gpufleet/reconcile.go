@@ -185,7 +185,7 @@ func holder() string {
 
 func (a *app) printRun(f runFlags, c *reconcile.Checkout, res *reconcile.Result, outcome reconcile.Outcome, commit bool, took time.Duration) error {
 	if f.output == "json" {
-		return render.JSON(a.stdout, res)
+		return a.writeOutput("run", newRunOutput(res, outcome))
 	}
 	run := render.Run{
 		Dir: c.Dir, Revision: res.Revision, Report: res.Report, Applied: res.Applied, Rounds: res.Rounds,

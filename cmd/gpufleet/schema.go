@@ -40,7 +40,7 @@ repository has no cue.mod/module.cue yet, creates one. Files that import
 		},
 	}
 	vendor.Flags().StringVar(&repo, "repo", envOr("GPUFLEET_REPO", "."), "fleet repository directory [GPUFLEET_REPO]")
-	cmd.AddCommand(vendor)
+	cmd.AddCommand(vendor, a.schemaJSONCommand())
 	return cmd
 }
 

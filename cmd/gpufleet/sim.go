@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -129,12 +128,10 @@ func (a *app) simInspectCommand() *cobra.Command {
 				return cmp.Or(cmp.Compare(x.Cloud, y.Cloud), cmp.Compare(x.Zone, y.Zone), cmp.Compare(x.Seq, y.Seq))
 			})
 			if output == "json" {
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
 				if instances == nil {
 					instances = []*sim.Instance{}
 				}
-				return enc.Encode(instances)
+				return a.writeOutput("emulator", simInstances{State: state, Instances: instances})
 			}
 			fmt.Fprintf(a.stdout, "%d instances in %s\n", len(instances), state)
 			if len(instances) == 0 {

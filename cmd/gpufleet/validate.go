@@ -2,7 +2,6 @@ package main
 
 import (
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -33,9 +32,7 @@ summary when the repository is valid, 1 otherwise.`,
 			}
 			report := newValidation(repo, r, problems)
 			if output == "json" {
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(report); err != nil {
+				if err := a.writeOutput("validation", report); err != nil {
 					return err
 				}
 			} else {
