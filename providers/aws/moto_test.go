@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gpufleet/gpufleet/providers/sim/clienttest"
 )
 
 // motoImage is one of the AMIs moto serves by default (Ubuntu 14.04, root
@@ -24,7 +26,7 @@ func moto(t *testing.T) backend {
 	t.Helper()
 	bin, err := exec.LookPath("moto_server")
 	if err != nil {
-		t.Skip("moto_server is not installed (pip install 'moto[server]'); the suite ran against the emulator only")
+		clienttest.Missing(t, "moto", "pip install 'moto[server]'; the suite ran against the emulator only")
 	}
 	port := freePort(t)
 	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", strconv.Itoa(port))

@@ -15,6 +15,8 @@ import (
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/providers/sim/simtls"
 	"github.com/gpufleet/gpufleet/schema/catalog"
+
+	"github.com/gpufleet/gpufleet/providers/sim/clienttest"
 )
 
 // pythonWithAzure finds a python3 that can import the Azure SDK for
@@ -36,7 +38,7 @@ func pythonWithAzure(t *testing.T) string {
 			return py
 		}
 	}
-	t.Skip("Azure SDK for Python not installed: apt-get install python3-azure")
+	clienttest.Missing(t, "python3-azure", "apt-get install python3-azure (Debian's, for /usr/bin/python3)")
 	return ""
 }
 

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/gpufleet/gpufleet/providers/sim"
+
+	"github.com/gpufleet/gpufleet/providers/sim/clienttest"
 )
 
 // The gcloud tests drive the front with the real Google Cloud CLI, as an
@@ -73,7 +75,7 @@ func gcloudPath(t *testing.T) string {
 	t.Helper()
 	path, err := exec.LookPath("gcloud")
 	if err != nil {
-		t.Skip("gcloud not installed: install the Google Cloud CLI (apt-get install google-cloud-cli)")
+		clienttest.Missing(t, "gcloud", "install the Google Cloud CLI (apt-get install google-cloud-cli from Google's repository)")
 	}
 	if testing.Short() {
 		t.Skip("gcloud tests start a Python process a call; skipped in -short mode")
