@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gpufleet/gpufleet/providers/sim/clienttest"
 )
 
 // How the AWS CLI tests find and run the CLIs: every distinct one on the
@@ -53,7 +55,7 @@ func awsCLIs(t *testing.T) []awsCLI {
 		out = append(out, awsCLI{path: p, version: fields[0]})
 	}
 	if len(out) == 0 {
-		t.Skip("AWS CLI not installed: apt-get install awscli (or pip install awscli)")
+		clienttest.Missing(t, "awscli", "apt-get install awscli (or pip install awscli)")
 	}
 	return out
 }
