@@ -1,6 +1,9 @@
 package planner
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Report is a plan with the changes it asks for, as the plan command and
 // pull-request comments show it.
@@ -30,4 +33,46 @@ type BlockedOffer struct {
 // NewReport is a plan with its changes.
 func NewReport(plan *Plan, changes Changes) *Report {
 	return &Report{Plan: plan, Changes: changes, CurrentMicros: plan.NowMicros}
+}
+
+// Only is the report narrowed to some fleets, for a plan asked about them
+// alone: their placements, their actions, and the costs summed over them.
+// The placement itself is unchanged: it was made for every fleet, which
+// share capacity, quotas and budgets.
+func (r *Report) Only(fleets []string) *Report {
+	keep := func(fleet string) bool { return slices.Contains(fleets, fleet) }
+	plan := *r.Plan
+	plan.Fleets = nil
+	plan.CostMicros, plan.NowMicros, plan.BaselineMicros = 0, 0, 0
+	for _, f := range r.Plan.Fleets {
+		if keep(f.Name) {
+			plan.Fleets = append(plan.Fleets, f)
+			plan.CostMicros += f.CostMicros
+			plan.NowMicros += f.NowMicros
+			plan.BaselineMicros += f.BaselineMicros
+		}
+	}
+	out := *r
+	out.Plan = &plan
+	out.CurrentMicros = plan.NowMicros
+	out.Changes = Changes{Refusal: r.Changes.Refusal}
+	for _, a := range r.Changes.Actions {
+		if keep(a.Fleet) {
+			out.Changes.Actions = append(out.Changes.Actions, a)
+		}
+	}
+	for _, a := range r.Changes.Refused {
+		if keep(a.Fleet) {
+			out.Changes.Refused = append(out.Changes.Refused, a)
+		}
+	}
+	for _, o := range r.Changes.Orphans {
+		if keep(o.Fleet) {
+			out.Changes.Orphans = append(out.Changes.Orphans, o)
+		}
+	}
+	if out.Changes.Actions == nil {
+		out.Changes.Actions = []Action{}
+	}
+	return &out
 }

@@ -57,7 +57,7 @@ func (r *run) notConverged() []string {
 	}
 	for _, name := range slices.Sorted(maps.Keys(r.result.Statuses)) {
 		st := r.result.Statuses[name]
-		if r.suspended(name) {
+		if r.suspended(name) || !r.selected(name) {
 			continue
 		}
 		if st.Orphaned {

@@ -46,6 +46,12 @@ type Options struct {
 	Lock LockOptions
 	// PushAttempts bounds re-applying the status onto a moved branch.
 	PushAttempts int
+	// Fleets, when set, limits what is applied to these fleets' actions,
+	// as Terraform's -target does: the plan still places every fleet
+	// (they share capacity, quotas and budgets), and the status still
+	// records them all, but no other fleet's node is created or deleted,
+	// and only these fleets decide whether the run converged.
+	Fleets []string
 	// Saved, when set, is a plan made earlier (plan -out) to apply as it
 	// is: the run refuses it with a *StalePlanError if the specs, what
 	// runs or the prices moved since, and otherwise carries out its
@@ -158,6 +164,9 @@ func runWith(ctx context.Context, c *Checkout, opts Options, h *hooks) (res *Res
 	}
 	if opts.Saved != nil {
 		opts.Rounds = 1
+		if len(opts.Saved.Fleets) > 0 {
+			opts.Fleets = opts.Saved.Fleets
+		}
 	}
 	if opts.PushAttempts <= 0 {
 		opts.PushAttempts = 5
@@ -292,6 +301,11 @@ func (r *run) load(ctx context.Context) error {
 	if r.opts.Saved != nil {
 		if err := r.opts.Saved.checkSpecs(r.specRevision(), head.String()); err != nil {
 			return err
+		}
+	}
+	for _, name := range r.opts.Fleets {
+		if _, ok := r.repo.Fleet(name); !ok {
+			return fmt.Errorf("no fleet %q in the repository, so nothing of it can be applied", name)
 		}
 	}
 	if r.opts.Providers == nil && r.opts.Connect != nil {

@@ -45,6 +45,9 @@ type SavedPlanBody struct {
 	Observed  SavedObserved   `json:"observed"`
 	Prices    SavedPrices     `json:"prices"`
 	Report    *planner.Report `json:"report"`
+	// Fleets are the fleets the plan was narrowed to (plan --fleet);
+	// empty for all. Apply applies no other fleet's actions.
+	Fleets []string `json:"fleets,omitempty"`
 }
 
 // SavedSpecs are the specs a plan was made of: the commit that made them

@@ -42,7 +42,9 @@ func TestSavedPlansReadBackAndRefuseEdits(t *testing.T) {
 		"edited view":   func(s string) string { return strings.Replace(s, `"id": "i-1"`, `"id": "i-2"`, 1) },
 		"other kind":    func(s string) string { return strings.Replace(s, `"kind": "saved-plan"`, `"kind": "observed"`, 1) },
 		"other version": func(s string) string { return strings.Replace(s, `"formatVersion": 1`, `"formatVersion": 2`, 1) },
-		"unknown field": func(s string) string { return strings.Replace(s, `"kind": "saved-plan"`, `"kind": "saved-plan", "extra": 1`, 1) },
+		"unknown field": func(s string) string {
+			return strings.Replace(s, `"kind": "saved-plan"`, `"kind": "saved-plan", "extra": 1`, 1)
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			bad := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".json")

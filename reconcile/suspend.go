@@ -18,18 +18,22 @@ func (r *run) suspended(fleet string) bool {
 	return ok && f.Suspended
 }
 
-// applicable drops the actions of suspended fleets from what is applied.
-// The report keeps them, so whoever suspended a fleet can read what
-// resuming it would do.
+// applicable drops the actions of suspended fleets, and of fleets the run
+// was not asked to apply (Options.Fleets), from what is applied. The
+// report keeps them, so whoever suspended a fleet can read what resuming
+// it would do.
 func (r *run) applicable(actions []planner.Action) []planner.Action {
 	var out []planner.Action
-	held := map[string]int{}
+	held, skipped := map[string]int{}, map[string]int{}
 	for _, a := range actions {
-		if r.suspended(a.Fleet) {
+		switch {
+		case r.suspended(a.Fleet):
 			held[a.Fleet]++
-			continue
+		case !r.selected(a.Fleet):
+			skipped[a.Fleet]++
+		default:
+			out = append(out, a)
 		}
-		out = append(out, a)
 	}
 	// Once a run is enough: later rounds only re-plan around capacity
 	// errors, and hold back the same actions.
@@ -37,8 +41,16 @@ func (r *run) applicable(actions []planner.Action) []planner.Action {
 		for _, fleet := range slices.Sorted(maps.Keys(held)) {
 			r.log.Info("fleet suspended; its actions are not applied", "fleet", fleet, "actions", held[fleet])
 		}
+		for _, fleet := range slices.Sorted(maps.Keys(skipped)) {
+			r.log.Info("fleet not selected (--fleet); its actions are not applied", "fleet", fleet, "actions", skipped[fleet])
+		}
 	}
 	return out
+}
+
+// selected reports whether a run applies a fleet's actions.
+func (r *run) selected(fleet string) bool {
+	return len(r.opts.Fleets) == 0 || slices.Contains(r.opts.Fleets, fleet)
 }
 
 // suspendedConditions are the conditions of a suspended fleet: not ready

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,7 +22,9 @@ import (
 type planFlags struct {
 	repo, base, observed, catalogFile, output string
 	// out is where to save the plan for apply; "" saves none.
-	out                       string
+	out string
+	// fleets narrows the plan to these fleets.
+	fleets                    []string
 	detailed, catalogExplicit bool
 	maxPriceAge               time.Duration
 }
@@ -53,6 +56,9 @@ With --detailed-exitcode the exit status is 0 when there is nothing to do,
 				return err
 			}
 			f.catalogExplicit = cmd.Flags().Changed("catalog") || os.Getenv("GPUFLEET_CATALOG") != ""
+			if f.base != "" && len(f.fleets) > 0 {
+				return errors.New("--fleet narrows a plan to apply; a pull request's plan (--base) shows every fleet it changes")
+			}
 			if f.base != "" {
 				if f.out != "" {
 					return errors.New("-out saves a plan to apply; a pull request's plan (--base) is for review: plan -out on the merged commit")
@@ -64,6 +70,7 @@ With --detailed-exitcode the exit status is 0 when there is nothing to do,
 	}
 	cmd.Flags().StringVar(&f.repo, "repo", envOr("GPUFLEET_REPO", "."), "fleet repository directory [GPUFLEET_REPO]")
 	cmd.Flags().StringVar(&f.base, "base", "", "revision to compare with, e.g. the pull request's base commit")
+	cmd.Flags().StringArrayVar(&f.fleets, "fleet", nil, "plan only this fleet's actions (all fleets are still placed together); repeat for several")
 	cmd.Flags().StringVar(&f.out, "out", "", "save the plan to this file, for gpufleet apply FILE (also spelt -out)")
 	cmd.Flags().StringVar(&f.observed, "observed", "", "JSON file listing the instances that run now; the status files when empty")
 	cmd.Flags().StringVar(&f.catalogFile, "catalog", envOr("GPUFLEET_CATALOG", defaultCatalogPath), "price catalog file, as gpufleet catalog refresh writes it; the embedded snapshot when it is missing or older [GPUFLEET_CATALOG]")
@@ -141,6 +148,12 @@ func (a *app) plan(f planFlags) error {
 	report, err := planReport(r, pc)
 	if err != nil {
 		return err
+	}
+	if len(f.fleets) > 0 {
+		if err := knownFleets(r, f.fleets); err != nil {
+			return err
+		}
+		report = report.Only(f.fleets)
 	}
 	if f.out != "" {
 		if err := savePlan(f, pc, report); err != nil {
@@ -338,8 +351,23 @@ func savePlan(f planFlags, pc *planContext, report *planner.Report) error {
 	if err != nil {
 		return err
 	}
+	saved.Fleets = f.fleets
 	if err := saved.Write(f.out); err != nil {
 		return fmt.Errorf("saving the plan, %w", err)
+	}
+	return nil
+}
+
+// knownFleets refuses --fleet names the repository does not have.
+func knownFleets(r *schema.Repo, names []string) error {
+	var have []string
+	for _, f := range r.Fleets {
+		have = append(have, f.Name)
+	}
+	for _, n := range names {
+		if !slices.Contains(have, n) {
+			return fmt.Errorf("--fleet %s: the repository has no such fleet (it has %s)", n, strings.Join(have, ", "))
+		}
 	}
 	return nil
 }

@@ -27,6 +27,8 @@ type runFlags struct {
 	parallelism                   int
 	// saved is the plan apply PLANFILE carries out.
 	saved *reconcile.SavedPlan
+	// fleets limits what is applied to these fleets.
+	fleets []string
 }
 
 func (f *runFlags) register(cmd *cobra.Command, remote bool) {
@@ -42,6 +44,7 @@ func (f *runFlags) register(cmd *cobra.Command, remote bool) {
 	cmd.Flags().StringVar(&f.simState, "sim-state", envOr("GPUFLEET_SIM_STATE", ".gpufleet/sim-state.json"), "the emulator's state file, with --sim [GPUFLEET_SIM_STATE]")
 	cmd.Flags().DurationVar(&f.lockWait, "lock-wait", 0, "how long to wait for another reconciler's lock; 0 gives up at once")
 	cmd.Flags().IntVar(&f.parallelism, "parallelism", 16, "cloud calls in flight while applying")
+	cmd.Flags().StringArrayVar(&f.fleets, "fleet", nil, "apply only this fleet's actions (all fleets are still placed together); repeat for several")
 }
 
 func (a *app) reconcileCommand() *cobra.Command {
@@ -126,6 +129,7 @@ func (a *app) reconcile(ctx context.Context, f runFlags, commit bool) error {
 		Parallelism: f.parallelism,
 		Lock:        reconcile.LockOptions{Holder: holder(), Wait: f.lockWait},
 		Saved:       f.saved,
+		Fleets:      f.fleets,
 	}
 	started := time.Now()
 	result, runErr := reconcile.Run(ctx, checkout, opts)
