@@ -84,9 +84,14 @@ where back to the repository.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if err := bindEnv(cmd); err != nil {
+				return err
+			}
 			return a.setupLogging()
 		},
+		Version: buildVersion(),
 	}
+	root.SetVersionTemplate(versionLine() + "\n")
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	root.PersistentFlags().StringVar(&a.logFormat, "log-format", envOr("GPUFLEET_LOG_FORMAT", "text"), "log format: text or json [GPUFLEET_LOG_FORMAT]")
@@ -107,6 +112,9 @@ where back to the repository.`,
 		a.versionCommand(),
 		a.statusCommand(),
 	)
+	addExamples(root)
+	annotateEnv(root)
+	registerCompletions(root)
 	return root
 }
 

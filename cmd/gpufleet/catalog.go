@@ -49,7 +49,9 @@ catalog, which plans use while it is not older than the snapshot.`,
 type refreshFlags struct {
 	clouds, regions []string
 	output, faults  string
-	emulated        bool
+	// format is what -o was given: refused, with where the file goes.
+	format   string
+	emulated bool
 }
 
 func (a *app) catalogRefreshCommand() *cobra.Command {
@@ -75,7 +77,10 @@ and GPUFLEET_GCP_BILLING_ENDPOINT.`,
 	}
 	cmd.Flags().StringSliceVar(&f.clouds, "cloud", nil, "cloud to refresh: aws, azure or gcp; repeat for several (default all)")
 	cmd.Flags().StringSliceVar(&f.regions, "regions", nil, "regions to refresh, comma-separated (default every region in the catalog)")
-	cmd.Flags().StringVarP(&f.output, "output", "o", envOr("GPUFLEET_CATALOG", defaultCatalogPath), "catalog file to write [GPUFLEET_CATALOG]")
+	cmd.Flags().StringVar(&f.output, "catalog", envOr("GPUFLEET_CATALOG", defaultCatalogPath), "catalog file to write [GPUFLEET_CATALOG]")
+	// -o is an output format everywhere else; as a file here it misled.
+	cmd.Flags().StringVarP(&f.format, "output", "o", "", "")
+	cmd.Flags().MarkHidden("output")
 	cmd.Flags().BoolVar(&f.emulated, "sim", false, "read the embedded emulator's price APIs instead of the real ones")
 	cmd.Flags().StringVar(&f.faults, "faults", "", "with --sim, a JSON file of faults to inject into the emulator")
 	return cmd
@@ -84,6 +89,9 @@ and GPUFLEET_GCP_BILLING_ENDPOINT.`,
 // refreshCatalog runs every loader asked for and writes the merged catalog
 // only if all of them succeeded.
 func (a *app) refreshCatalog(ctx context.Context, f refreshFlags) error {
+	if f.format != "" {
+		return fmt.Errorf("-o is the output format in gpufleet; the catalog file to write is --catalog %s", f.format)
+	}
 	clouds, regions, err := refreshScope(f.clouds, f.regions)
 	if err != nil {
 		return err
@@ -148,6 +156,10 @@ func (a *app) refreshCatalog(ctx context.Context, f refreshFlags) error {
 	merged, err := prices.Merge(start, results...)
 	if err != nil {
 		return err
+	}
+	if f.emulated {
+		// Emulated prices must never pass for the clouds' own.
+		merged.Source = catalog.EmulatedSource(merged.Source)
 	}
 	for i, l := range loaders {
 		fmt.Fprintf(a.stdout, "%-6s %4d offers in %d regions, %d price rows dropped\n", l.Cloud(), len(results[i].Offers), len(results[i].Regions), dropped[l.Cloud()])

@@ -100,6 +100,9 @@ func (a *app) planContext(f planFlags, repoDir string, statusDir string) (*planC
 		return nil, err
 	}
 	now := now()
+	if pc.cat.Emulated() {
+		pc.warnings = append(pc.warnings, "the prices are the emulator's, not the clouds' (catalog refresh --sim); refresh them with gpufleet catalog refresh")
+	}
 	if age := pc.cat.Age(now); age > f.maxPriceAge {
 		pc.warnings = append(pc.warnings, fmt.Sprintf("the prices are %d days old (%s of %s); refresh them with gpufleet catalog refresh",
 			int(age.Hours()/24), pc.cat.Source, pc.cat.FetchedAt.Format("2006-01-02")))

@@ -19,11 +19,15 @@ func (a *app) versionCommand() *cobra.Command {
 		Short: "Print the version of gpufleet and of its price snapshot",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(a.stdout, "gpufleet %s (%s, price snapshot of %s)\n",
-				buildVersion(), runtime.Version(), catalog.Default().FetchedAt.Format("2006-01-02"))
+			fmt.Fprintln(a.stdout, versionLine())
 			return nil
 		},
 	}
+}
+
+// versionLine is what version and --version print.
+func versionLine() string {
+	return fmt.Sprintf("gpufleet %s (%s, price snapshot of %s)", buildVersion(), runtime.Version(), catalog.Default().FetchedAt.Format("2006-01-02"))
 }
 
 func buildVersion() string {

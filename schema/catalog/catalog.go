@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"strings"
 	"time"
 )
 
@@ -21,6 +22,16 @@ const (
 
 // Clouds lists the supported clouds in their canonical order.
 var Clouds = []string{AWS, Azure, GCP}
+
+// emulatedPrefix marks the Source of prices read from gpufleet's emulator.
+const emulatedPrefix = "emulator: "
+
+// EmulatedSource is the Source of prices read from gpufleet's emulator
+// rather than the clouds: plans say so, and warn.
+func EmulatedSource(source string) string { return emulatedPrefix + source }
+
+// Emulated reports whether a catalog's prices came from the emulator.
+func (c *Catalog) Emulated() bool { return strings.HasPrefix(c.Source, emulatedPrefix) }
 
 // Catalog is a dated set of prices and the regions they apply to. The embedded
 // snapshot and the live price loaders produce the same format, so the planner
