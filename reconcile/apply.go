@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -30,6 +31,9 @@ func (r *run) apply(ctx context.Context) error {
 		}
 		r.result.Rounds = round
 		r.throttledNow = false
+		if r.opts.Applying != nil {
+			r.opts.Applying(round, actions)
+		}
 		failedOver := r.applyRound(ctx, actions)
 		// Plan again on what now runs: the report then shows what is left.
 		if err := r.replan(); err != nil {
@@ -177,9 +181,10 @@ func (r *run) applyRound(ctx context.Context, actions []planner.Action) (failedO
 					unlaunched = append(unlaunched, a.Token)
 				}
 				r.result.Applied = append(r.result.Applied, res)
+				r.tell(res)
 			}
 			if len(insts) > 0 {
-				r.log.Info("created", "fleet", u.fleet, "workload", u.workload, "offer", u.offer.String(), "nodes", len(insts), "first", insts[0].ID)
+				r.log.Log(gctx, r.actionLevel(), "created", "fleet", u.fleet, "workload", u.workload, "offer", u.offer.String(), "nodes", len(insts), "first", insts[0].ID)
 			}
 			if err == nil && len(unlaunched) == 0 {
 				return nil
@@ -238,9 +243,10 @@ func (r *run) applyRound(ctx context.Context, actions []planner.Action) (failedO
 				if inst.Token != "" {
 					r.state.Retire(inst.Token, r.now.Add(tokenMemory))
 				}
-				r.log.Info("deleted", "fleet", a.Fleet, "workload", a.Workload, "instance", a.Instance, "reason", a.Reason)
+				r.log.Log(gctx, r.actionLevel(), "deleted", "fleet", a.Fleet, "workload", a.Workload, "instance", a.Instance, "reason", a.Reason)
 			}
 			r.result.Applied = append(r.result.Applied, res)
+			r.tell(res)
 			return nil
 		})
 	}
@@ -476,4 +482,21 @@ func (r *run) gpuModel(k planner.OfferKey) string {
 		}
 	}
 	return ""
+}
+
+// tell passes a finished action to Options.Applied.
+func (r *run) tell(res status.ActionResult) {
+	if r.opts.Applied != nil {
+		r.opts.Applied(res)
+	}
+}
+
+// actionLevel is the level each create and delete is logged at: info,
+// unless the caller follows them through Options.Applied and shows them
+// itself.
+func (r *run) actionLevel() slog.Level {
+	if r.opts.Applied != nil {
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
 }

@@ -58,6 +58,12 @@ type Options struct {
 	// actions, and only those — no failover beyond them; what they leave
 	// undone is reported, for the next run to converge.
 	Saved *SavedPlan
+	// Applying, when set, is told the actions of each round of applying
+	// before they start, and Applied of each as it finishes, from the
+	// goroutine that ran it (so it must be safe for concurrent use): what
+	// a live progress display needs.
+	Applying func(round int, actions []planner.Action)
+	Applied  func(status.ActionResult)
 	// Progress, when set, is told each step that finished without error,
 	// as it finishes. A long-running agent uses it to know a repository
 	// loaded long before the run ends.

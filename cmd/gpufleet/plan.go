@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -292,7 +293,7 @@ func (a *app) writeReport(report *planner.Report, output string) error {
 	case "markdown":
 		return render.PlanMarkdown(a.stdout, report)
 	default:
-		return render.PlanText(a.stdout, report)
+		return a.textOut(func(w io.Writer) error { return render.PlanText(w, report) })
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -131,8 +132,18 @@ func (a *app) reconcile(ctx context.Context, f runFlags, commit bool) error {
 		Saved:       f.saved,
 		Fleets:      f.fleets,
 	}
+	var shown *progress
+	if f.output == "text" && a.logFormat != "json" {
+		// Live on stderr; stdout keeps the plan and the summary. JSON
+		// logs are for machines, which keep a line per launch instead.
+		shown = newProgress(a.stderr)
+		opts.Applying, opts.Applied = shown.applying, shown.applied
+	}
 	started := time.Now()
 	result, runErr := reconcile.Run(ctx, checkout, opts)
+	if shown != nil {
+		shown.done()
+	}
 	outcome := reconcile.OutcomeOf(result, runErr)
 	if result != nil {
 		if err := a.printRun(f, checkout, result, outcome, commit, time.Since(started)); err != nil {
@@ -200,7 +211,7 @@ func (a *app) printRun(f runFlags, c *reconcile.Checkout, res *reconcile.Result,
 			run.Commit = fmt.Sprintf("%.12s: %s", res.Commit, firstLine(commit.Message))
 		}
 	}
-	return render.RunText(a.stdout, run)
+	return a.textOut(func(w io.Writer) error { return render.RunText(w, run) })
 }
 
 func firstLine(s string) string {
