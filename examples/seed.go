@@ -1,6 +1,7 @@
 package examples
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"time"
@@ -14,8 +15,18 @@ import (
 // Seed makes a bare repository at origin whose main branch holds the files
 // of src in one commit, made in a scratch work tree at seedDir that is
 // removed afterwards. The demo and the tests start from such repositories.
-func Seed(origin, seedDir string, src fs.FS, message string) error {
+// A Seed that fails removes the origin it made, so that nothing half made
+// is taken for a repository later.
+func Seed(origin, seedDir string, src fs.FS, message string) (err error) {
 	defer os.RemoveAll(seedDir)
+	if _, serr := os.Stat(origin); serr == nil {
+		return fmt.Errorf("%s already exists", origin)
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(origin)
+		}
+	}()
 	if _, err := git.PlainInitWithOptions(origin, &git.PlainInitOptions{Bare: true, InitOptions: git.InitOptions{DefaultBranch: plumbing.Main}}); err != nil {
 		return err
 	}

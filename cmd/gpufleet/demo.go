@@ -44,7 +44,11 @@ nothing changes; --reset starts over.`,
 			if _, err := os.Stat(origin); errors.Is(err, fs.ErrNotExist) {
 				src := fs.FS(examples.FleetRepo)
 				if from != "" {
-					src = os.DirFS(from)
+					if _, err := schema.Load(from); err != nil {
+						return fmt.Errorf("--from %s: not a fleet repository gpufleet can load, %w", from, err)
+					}
+					// A checkout's own Git directory is not a fleet file.
+					src = withoutGit{os.DirFS(from)}
 				} else if src, err = fs.Sub(examples.FleetRepo, "fleet-repo"); err != nil {
 					return err
 				}
@@ -126,4 +130,13 @@ func resetDemoDir(dir string) error {
 		}
 	}
 	return nil
+}
+
+// withoutGit is a directory's files without its .git, which a fleet
+// repository checked out somewhere has and its copy must not.
+type withoutGit struct{ fs.FS }
+
+func (w withoutGit) ReadDir(name string) ([]fs.DirEntry, error) {
+	entries, err := fs.ReadDir(w.FS, name)
+	return slices.DeleteFunc(entries, func(e fs.DirEntry) bool { return e.Name() == ".git" }), err
 }
