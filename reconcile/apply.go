@@ -32,7 +32,7 @@ func (r *run) apply(ctx context.Context) error {
 		r.result.Rounds = round
 		r.throttledNow = false
 		if r.opts.Applying != nil {
-			r.opts.Applying(round, actions)
+			r.opts.Applying(round, r.report, actions)
 		}
 		failedOver := r.applyRound(ctx, actions)
 		// Plan again on what now runs: the report then shows what is left.

@@ -62,7 +62,7 @@ type Options struct {
 	// before they start, and Applied of each as it finishes, from the
 	// goroutine that ran it (so it must be safe for concurrent use): what
 	// a live progress display needs.
-	Applying func(round int, actions []planner.Action)
+	Applying func(round int, report *planner.Report, actions []planner.Action)
 	Applied  func(status.ActionResult)
 	// Progress, when set, is told each step that finished without error,
 	// as it finishes. A long-running agent uses it to know a repository

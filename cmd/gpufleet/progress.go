@@ -40,7 +40,7 @@ func newProgress(w io.Writer) *progress {
 }
 
 // applying starts a round.
-func (p *progress) applying(round int, actions []planner.Action) {
+func (p *progress) applying(round int, _ *planner.Report, actions []planner.Action) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.endLine()

@@ -2,6 +2,10 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +33,7 @@ func TestProgressOffATerminalPrintsAFewLines(t *testing.T) {
 	clock := time.Unix(0, 0)
 	p := &progress{w: &out, every: 5 * time.Second, now: func() time.Time { return clock }}
 	actions := progressActions()
-	p.applying(1, actions)
+	p.applying(1, nil, actions)
 	for i, a := range actions {
 		clock = clock.Add(100 * time.Millisecond) // 30 s in all
 		res := status.ActionResult{Kind: a.Kind, Offer: a.Offer.String()}
@@ -60,7 +64,7 @@ func TestProgressOnATerminalRedrawsOneLine(t *testing.T) {
 	var out bytes.Buffer
 	p := &progress{w: &out, terminal: true, every: time.Hour, now: time.Now}
 	actions := progressActions()[:3]
-	p.applying(1, actions)
+	p.applying(1, nil, actions)
 	for _, a := range actions {
 		p.applied(status.ActionResult{Kind: a.Kind, Offer: a.Offer.String()})
 	}
@@ -87,5 +91,41 @@ func TestColourOnlyWhereItIsWanted(t *testing.T) {
 	t.Setenv("NO_COLOR", "")
 	if colourful(&buf) {
 		t.Error("colour despite NO_COLOR")
+	}
+}
+
+// On a real terminal (a pty from script(1)) the demo shows its plan before
+// it applies, redraws its progress in place and colours its creates; with
+// NO_COLOR it does not colour.
+func TestOnATerminal(t *testing.T) {
+	scriptCmd, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("script(1) not installed: util-linux")
+	}
+	bin := buildGpufleet(t)
+	for _, noColor := range []bool{false, true} {
+		dir := t.TempDir()
+		cmd := exec.Command(scriptCmd, "-qec", bin+" demo --dir "+filepath.Join(dir, "demo"), "/dev/null")
+		cmd.Env = append(os.Environ(), "TERM=xterm")
+		if noColor {
+			cmd.Env = append(cmd.Env, "NO_COLOR=1")
+		} else {
+			cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, "NO_COLOR=") })
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("demo on a terminal: %v\n%s", err, out)
+		}
+		text := string(out)
+		plan, applying, summary := strings.Index(text, "Actions: 20 to create"), strings.Index(text, "Applying 20 to create"), strings.Index(text, "Applied in 1 round")
+		if plan < 0 || applying < plan || summary < applying {
+			t.Errorf("plan at %d, progress at %d, summary at %d: want them in that order\n%s", plan, applying, summary, text)
+		}
+		if !strings.Contains(text, "\r\033[K") {
+			t.Error("the progress was not redrawn in place")
+		}
+		if coloured := strings.Contains(text, green+"  + create"); coloured == noColor {
+			t.Errorf("NO_COLOR set %v, coloured %v", noColor, coloured)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpufleet/gpufleet/planner"
 	"github.com/gpufleet/gpufleet/reconcile"
 	"github.com/gpufleet/gpufleet/reconcile/render"
 )
@@ -133,11 +134,26 @@ func (a *app) reconcile(ctx context.Context, f runFlags, commit bool) error {
 		Fleets:      f.fleets,
 	}
 	var shown *progress
+	planShown := false
 	if f.output == "text" && a.logFormat != "json" {
-		// Live on stderr; stdout keeps the plan and the summary. JSON
-		// logs are for machines, which keep a line per launch instead.
+		// The plan first, on stdout; then the progress, live on stderr;
+		// then the summary. JSON logs are for machines, which keep a line
+		// per launch instead.
 		shown = newProgress(a.stderr)
-		opts.Applying, opts.Applied = shown.applying, shown.applied
+		opts.Applying = func(round int, report *planner.Report, actions []planner.Action) {
+			// On a terminal, someone watches: the plan comes first. Elsewhere
+			// the output is read whole, opening with how the run ended.
+			if round == 1 && report != nil && isTerminal(a.stdout) {
+				if err := a.textOut(func(w io.Writer) error {
+					head, _ := checkout.Head()
+					return render.RunHeader(w, checkout.Dir, head.String(), report)
+				}); err == nil {
+					planShown = true
+				}
+			}
+			shown.applying(round, report, actions)
+		}
+		opts.Applied = shown.applied
 	}
 	started := time.Now()
 	result, runErr := reconcile.Run(ctx, checkout, opts)
@@ -146,7 +162,7 @@ func (a *app) reconcile(ctx context.Context, f runFlags, commit bool) error {
 	}
 	outcome := reconcile.OutcomeOf(result, runErr)
 	if result != nil {
-		if err := a.printRun(f, checkout, result, outcome, commit, time.Since(started)); err != nil {
+		if err := a.printRun(f, checkout, result, outcome, commit, planShown, time.Since(started)); err != nil {
 			return err
 		}
 	}
@@ -198,13 +214,14 @@ func holder() string {
 	return fmt.Sprintf("%s:%d", host, os.Getpid())
 }
 
-func (a *app) printRun(f runFlags, c *reconcile.Checkout, res *reconcile.Result, outcome reconcile.Outcome, commit bool, took time.Duration) error {
+func (a *app) printRun(f runFlags, c *reconcile.Checkout, res *reconcile.Result, outcome reconcile.Outcome, commit, planShown bool, took time.Duration) error {
 	if f.output == "json" {
 		return a.writeOutput("run", newRunOutput(res, outcome))
 	}
 	run := render.Run{
 		Dir: c.Dir, Revision: res.Revision, Report: res.Report, Applied: res.Applied, Rounds: res.Rounds,
 		Statuses: res.Statuses, DryRun: f.dryRun, Commits: commit, Converged: outcome == reconcile.Converged, NotConverged: res.NotConverged, Took: took,
+		PlanShown: planShown,
 	}
 	if !res.Commit.IsZero() {
 		if commit, err := c.Repo.CommitObject(res.Commit); err == nil {

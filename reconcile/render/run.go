@@ -31,6 +31,18 @@ type Run struct {
 	// nothing was committed.
 	Commit string
 	Took   time.Duration
+	// PlanShown says RunHeader printed the plan before the run applied it.
+	PlanShown bool
+}
+
+// RunHeader writes what a run prints before it applies: the repository and
+// revision, and the plan it is about to carry out.
+func RunHeader(w io.Writer, dir, revision string, report *planner.Report) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Reconciling %s at %.12s\n\n", dir, revision)
+	writePlanText(&b, report, "")
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // RunText writes what a run did: the nodes it could not place, if any,
@@ -54,9 +66,11 @@ func RunText(w io.Writer, r Run) error {
 	if short != "" {
 		fmt.Fprintln(&b, short)
 	}
-	fmt.Fprintf(&b, "Reconciling %s at %.12s\n\n", r.Dir, r.Revision)
-	if report != nil {
-		writePlanText(&b, report, short)
+	if !r.PlanShown {
+		fmt.Fprintf(&b, "Reconciling %s at %.12s\n\n", r.Dir, r.Revision)
+		if report != nil {
+			writePlanText(&b, report, short)
+		}
 	}
 	if len(r.Applied) > 0 {
 		created, deleted, failed := 0, 0, 0
