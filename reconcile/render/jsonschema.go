@@ -79,7 +79,8 @@ func (g *schemaGen) of(t reflect.Type) map[string]any {
 	case t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType):
 		// A type that writes itself says nothing the schema can check.
 		return map[string]any{}
-	case t.Kind() != reflect.Struct && (t.Implements(textType) || reflect.PointerTo(t).Implements(textType)):
+	case t.Implements(textType) || reflect.PointerTo(t).Implements(textType):
+		// encoding/json writes these as their text, struct or not.
 		return map[string]any{"type": "string"}
 	}
 	switch t.Kind() {
