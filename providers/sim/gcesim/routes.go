@@ -116,6 +116,25 @@ var permissions = map[string]string{
 // the path's variable segments, in order.
 type handler func(s *Server, w http.ResponseWriter, r *http.Request, args []string) error
 
+// serve0, serve1 and serve2 make a handler of a method that takes the
+// project and then none, one or two of the path's variable segments, so
+// that the table names the methods it routes to.
+func serve0(serve func(*Server, http.ResponseWriter, *http.Request, string) error) handler {
+	return func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error { return serve(s, w, r, a[0]) }
+}
+
+func serve1(serve func(*Server, http.ResponseWriter, *http.Request, string, string) error) handler {
+	return func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
+		return serve(s, w, r, a[0], a[1])
+	}
+}
+
+func serve2(serve func(*Server, http.ResponseWriter, *http.Request, string, string, string) error) handler {
+	return func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
+		return serve(s, w, r, a[0], a[1], a[2])
+	}
+}
+
 // route is a method of the API: its HTTP method and its path after
 // "projects/{project}/", "*" standing for a variable segment.
 type route struct {
@@ -125,150 +144,58 @@ type route struct {
 }
 
 var routes = []route{
-	{http.MethodGet, "", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.getProject(w, r, a[0])
-	}},
+	{http.MethodGet, "", serve0((*Server).getProject)},
 
-	{http.MethodGet, "zones", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.listZones(w, r, a[0])
-	}},
-	{http.MethodGet, "zones/*", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.getZone(w, r, a[0], a[1])
-	}},
-	{http.MethodGet, "regions", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.listRegions(w, r, a[0])
-	}},
-	{http.MethodGet, "regions/*", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.getRegion(w, r, a[0], a[1])
-	}},
+	{http.MethodGet, "zones", serve0((*Server).listZones)},
+	{http.MethodGet, "zones/*", serve1((*Server).getZone)},
+	{http.MethodGet, "regions", serve0((*Server).listRegions)},
+	{http.MethodGet, "regions/*", serve1((*Server).getRegion)},
 
-	{http.MethodGet, "aggregated/machineTypes", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.aggregatedMachineTypes(w, r, a[0])
-	}},
-	{http.MethodGet, "zones/*/machineTypes", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.listMachineTypes(w, r, a[0], a[1])
-	}},
-	{http.MethodGet, "zones/*/machineTypes/*", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.getMachineType(w, r, a[0], a[1], a[2])
-	}},
-	{http.MethodGet, "aggregated/acceleratorTypes", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.aggregatedAccelerators(w, r, a[0])
-	}},
-	{http.MethodGet, "zones/*/acceleratorTypes", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.listAccelerators(w, r, a[0], a[1])
-	}},
-	{http.MethodGet, "zones/*/acceleratorTypes/*", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.getAccelerator(w, r, a[0], a[1], a[2])
-	}},
-	{http.MethodGet, "aggregated/diskTypes", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.aggregatedDiskTypes(w, r, a[0])
-	}},
-	{http.MethodGet, "zones/*/diskTypes", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.listDiskTypes(w, r, a[0], a[1])
-	}},
-	{http.MethodGet, "zones/*/diskTypes/*", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.getDiskType(w, r, a[0], a[1], a[2])
-	}},
-	{http.MethodGet, "zones/*/disks/*", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.getDisk(w, r, a[0], a[1], a[2])
-	}},
+	{http.MethodGet, "aggregated/machineTypes", serve0((*Server).aggregatedMachineTypes)},
+	{http.MethodGet, "zones/*/machineTypes", serve1((*Server).listMachineTypes)},
+	{http.MethodGet, "zones/*/machineTypes/*", serve2((*Server).getMachineType)},
+	{http.MethodGet, "aggregated/acceleratorTypes", serve0((*Server).aggregatedAccelerators)},
+	{http.MethodGet, "zones/*/acceleratorTypes", serve1((*Server).listAccelerators)},
+	{http.MethodGet, "zones/*/acceleratorTypes/*", serve2((*Server).getAccelerator)},
+	{http.MethodGet, "aggregated/diskTypes", serve0((*Server).aggregatedDiskTypes)},
+	{http.MethodGet, "zones/*/diskTypes", serve1((*Server).listDiskTypes)},
+	{http.MethodGet, "zones/*/diskTypes/*", serve2((*Server).getDiskType)},
+	{http.MethodGet, "zones/*/disks/*", serve2((*Server).getDisk)},
 
-	{http.MethodGet, "global/images", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.listImages(w, r, a[0])
-	}},
-	{http.MethodGet, "global/images/*", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.getImage(w, r, a[0], a[1])
-	}},
-	{http.MethodGet, "global/images/family/*", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.getImageFromFamily(w, r, a[0], a[1])
-	}},
-	{http.MethodGet, "zones/*/imageFamilyViews/*", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.getImageFamilyView(w, r, a[0], a[1], a[2])
-	}},
+	{http.MethodGet, "global/images", serve0((*Server).listImages)},
+	{http.MethodGet, "global/images/*", serve1((*Server).getImage)},
+	{http.MethodGet, "global/images/family/*", serve1((*Server).getImageFromFamily)},
+	{http.MethodGet, "zones/*/imageFamilyViews/*", serve2((*Server).getImageFamilyView)},
 
-	{http.MethodGet, "global/networks", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.listNetworks(w, r, a[0])
-	}},
-	{http.MethodPost, "global/networks", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.insertNetwork(w, r, a[0])
-	}},
-	{http.MethodGet, "global/networks/*", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.getNetwork(w, r, a[0], a[1])
-	}},
-	{http.MethodDelete, "global/networks/*", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.deleteNetwork(w, r, a[0], a[1])
-	}},
-	{http.MethodGet, "aggregated/subnetworks", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.aggregatedSubnetworks(w, r, a[0])
-	}},
-	{http.MethodGet, "regions/*/subnetworks", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.listSubnetworks(w, r, a[0], a[1])
-	}},
-	{http.MethodPost, "regions/*/subnetworks", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.insertSubnetwork(w, r, a[0], a[1])
-	}},
-	{http.MethodGet, "regions/*/subnetworks/*", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.getSubnetwork(w, r, a[0], a[1], a[2])
-	}},
-	{http.MethodDelete, "regions/*/subnetworks/*", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.deleteSubnetwork(w, r, a[0], a[1], a[2])
-	}},
-	{http.MethodGet, "global/operations/*", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.getGlobalOperation(w, r, a[0], a[1])
-	}},
-	{http.MethodPost, "global/operations/*/wait", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.waitGlobalOperation(w, r, a[0], a[1])
-	}},
+	{http.MethodGet, "global/networks", serve0((*Server).listNetworks)},
+	{http.MethodPost, "global/networks", serve0((*Server).insertNetwork)},
+	{http.MethodGet, "global/networks/*", serve1((*Server).getNetwork)},
+	{http.MethodDelete, "global/networks/*", serve1((*Server).deleteNetwork)},
+	{http.MethodGet, "aggregated/subnetworks", serve0((*Server).aggregatedSubnetworks)},
+	{http.MethodGet, "regions/*/subnetworks", serve1((*Server).listSubnetworks)},
+	{http.MethodPost, "regions/*/subnetworks", serve1((*Server).insertSubnetwork)},
+	{http.MethodGet, "regions/*/subnetworks/*", serve2((*Server).getSubnetwork)},
+	{http.MethodDelete, "regions/*/subnetworks/*", serve2((*Server).deleteSubnetwork)},
+	{http.MethodGet, "global/operations/*", serve1((*Server).getGlobalOperation)},
+	{http.MethodPost, "global/operations/*/wait", serve1((*Server).waitGlobalOperation)},
 
-	{http.MethodGet, "regions/*/resourcePolicies", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.listPolicies(w, r, a[0], a[1])
-	}},
-	{http.MethodPost, "regions/*/resourcePolicies", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.insertPolicy(w, r, a[0], a[1])
-	}},
-	{http.MethodGet, "regions/*/resourcePolicies/*", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.getPolicy(w, r, a[0], a[1], a[2])
-	}},
-	{http.MethodDelete, "regions/*/resourcePolicies/*", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.deletePolicy(w, r, a[0], a[1], a[2])
-	}},
-	{http.MethodGet, "regions/*/operations/*", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.getRegionOperation(w, r, a[0], a[1], a[2])
-	}},
-	{http.MethodPost, "regions/*/operations/*/wait", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.waitRegionOperation(w, r, a[0], a[1], a[2])
-	}},
+	{http.MethodGet, "regions/*/resourcePolicies", serve1((*Server).listPolicies)},
+	{http.MethodPost, "regions/*/resourcePolicies", serve1((*Server).insertPolicy)},
+	{http.MethodGet, "regions/*/resourcePolicies/*", serve2((*Server).getPolicy)},
+	{http.MethodDelete, "regions/*/resourcePolicies/*", serve2((*Server).deletePolicy)},
+	{http.MethodGet, "regions/*/operations/*", serve2((*Server).getRegionOperation)},
+	{http.MethodPost, "regions/*/operations/*/wait", serve2((*Server).waitRegionOperation)},
 
-	{http.MethodGet, "aggregated/instances", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.aggregatedList(w, r, a[0])
-	}},
-	{http.MethodGet, "zones/*/instances", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.zoneList(w, r, a[0], a[1])
-	}},
-	{http.MethodPost, "zones/*/instances", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.insert(w, r, a[0], a[1])
-	}},
-	{http.MethodPost, "zones/*/instances/bulkInsert", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.bulkInsert(w, r, a[0], a[1])
-	}},
-	{http.MethodGet, "zones/*/instances/*", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.get(w, r, a[0], a[1], a[2])
-	}},
-	{http.MethodDelete, "zones/*/instances/*", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.delete(w, r, a[0], a[1], a[2])
-	}},
-	{http.MethodGet, "aggregated/operations", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.aggregatedOperations(w, r, a[0])
-	}},
-	{http.MethodGet, "zones/*/operations", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.listOperations(w, r, a[0], a[1])
-	}},
-	{http.MethodGet, "zones/*/operations/*", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.getOperation(w, r, a[0], a[1], a[2])
-	}},
-	{http.MethodPost, "zones/*/operations/*/wait", func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
-		return s.waitOperation(w, r, a[0], a[1], a[2])
-	}},
+	{http.MethodGet, "aggregated/instances", serve0((*Server).aggregatedList)},
+	{http.MethodGet, "zones/*/instances", serve1((*Server).zoneList)},
+	{http.MethodPost, "zones/*/instances", serve1((*Server).insert)},
+	{http.MethodPost, "zones/*/instances/bulkInsert", serve1((*Server).bulkInsert)},
+	{http.MethodGet, "zones/*/instances/*", serve2((*Server).get)},
+	{http.MethodDelete, "zones/*/instances/*", serve2((*Server).delete)},
+	{http.MethodGet, "aggregated/operations", serve0((*Server).aggregatedOperations)},
+	{http.MethodGet, "zones/*/operations", serve1((*Server).listOperations)},
+	{http.MethodGet, "zones/*/operations/*", serve2((*Server).getOperation)},
+	{http.MethodPost, "zones/*/operations/*/wait", serve2((*Server).waitOperation)},
 }
 
 // route finds the method a request calls and serves it.
