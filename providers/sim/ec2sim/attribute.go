@@ -33,12 +33,8 @@ var instanceAttributes = []string{
 // user data comes back in base64, as EC2 returns it, and empty for an
 // instance launched without any.
 func (s *Server) describeInstanceAttribute(req *request) (any, *apiError) {
-	outcome, apiErr := s.intercept(req, "", "")
-	if apiErr != nil {
+	if apiErr := s.admit(req); apiErr != nil {
 		return nil, apiErr
-	}
-	if outcome.Err != nil {
-		return nil, s.worldError(outcome.Err, launchContext{region: req.region})
 	}
 	id, attribute := req.form.Get("InstanceId"), req.form.Get("Attribute")
 	switch {

@@ -94,12 +94,8 @@ var imageFilters = map[string]func(x imageXML) []string{
 // lists none: the front has no catalog of public images to list, and the
 // account registered none of its own.
 func (s *Server) describeImages(req *request) (any, *apiError) {
-	outcome, apiErr := s.intercept(req, "", "")
-	if apiErr != nil {
+	if apiErr := s.admit(req); apiErr != nil {
 		return nil, apiErr
-	}
-	if outcome.Err != nil {
-		return nil, s.worldError(outcome.Err, launchContext{region: req.region})
 	}
 	fs, apiErr := filters(req.form)
 	if apiErr != nil {

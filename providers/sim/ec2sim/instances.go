@@ -213,12 +213,8 @@ func (s *Server) lookup(region string, ids []string) ([]*sim.Instance, *apiError
 }
 
 func (s *Server) describeInstances(req *request) (any, *apiError) {
-	outcome, apiErr := s.intercept(req, "", "")
-	if apiErr != nil {
+	if apiErr := s.admit(req); apiErr != nil {
 		return nil, apiErr
-	}
-	if outcome.Err != nil {
-		return nil, s.worldError(outcome.Err, launchContext{region: req.region})
 	}
 	form := req.form
 	ids := unique(list(form, "InstanceId"))
@@ -292,12 +288,8 @@ func matchesFilters(inst *sim.Instance, fs []filter) bool {
 }
 
 func (s *Server) terminateInstances(req *request) (any, *apiError) {
-	outcome, apiErr := s.intercept(req, "", "")
-	if apiErr != nil {
+	if apiErr := s.admit(req); apiErr != nil {
 		return nil, apiErr
-	}
-	if outcome.Err != nil {
-		return nil, s.worldError(outcome.Err, launchContext{region: req.region})
 	}
 	ids := unique(list(req.form, "InstanceId"))
 	if len(ids) == 0 {
@@ -334,12 +326,8 @@ func (s *Server) terminateInstances(req *request) (any, *apiError) {
 }
 
 func (s *Server) createTags(req *request) (any, *apiError) {
-	outcome, apiErr := s.intercept(req, "", "")
-	if apiErr != nil {
+	if apiErr := s.admit(req); apiErr != nil {
 		return nil, apiErr
-	}
-	if outcome.Err != nil {
-		return nil, s.worldError(outcome.Err, launchContext{region: req.region})
 	}
 	ids := list(req.form, "ResourceId")
 	if len(ids) == 0 {

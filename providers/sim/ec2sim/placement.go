@@ -140,12 +140,8 @@ func (s *Server) keepGroup(region string, g *placementGroup) {
 }
 
 func (s *Server) createPlacementGroup(req *request) (any, *apiError) {
-	outcome, apiErr := s.intercept(req, "", "")
-	if apiErr != nil {
+	if apiErr := s.admit(req); apiErr != nil {
 		return nil, apiErr
-	}
-	if outcome.Err != nil {
-		return nil, s.worldError(outcome.Err, launchContext{region: req.region})
 	}
 	form := req.form
 	g := &placementGroup{name: form.Get("GroupName"), strategy: form.Get("Strategy"), tags: map[string]string{}}
@@ -208,12 +204,8 @@ func (s *Server) createPlacementGroup(req *request) (any, *apiError) {
 }
 
 func (s *Server) describePlacementGroups(req *request) (any, *apiError) {
-	outcome, apiErr := s.intercept(req, "", "")
-	if apiErr != nil {
+	if apiErr := s.admit(req); apiErr != nil {
 		return nil, apiErr
-	}
-	if outcome.Err != nil {
-		return nil, s.worldError(outcome.Err, launchContext{region: req.region})
 	}
 	form := req.form
 	names := unique(list(form, "GroupName"))
@@ -286,12 +278,8 @@ func (s *Server) groupMatches(region string, g *placementGroup, fs []filter) boo
 }
 
 func (s *Server) deletePlacementGroup(req *request) (any, *apiError) {
-	outcome, apiErr := s.intercept(req, "", "")
-	if apiErr != nil {
+	if apiErr := s.admit(req); apiErr != nil {
 		return nil, apiErr
-	}
-	if outcome.Err != nil {
-		return nil, s.worldError(outcome.Err, launchContext{region: req.region})
 	}
 	name := req.form.Get("GroupName")
 	if name == "" {

@@ -233,6 +233,19 @@ func (s *Server) credentialScope(r *http.Request, presigned string) (region, ser
 	return parts[2], parts[3], nil
 }
 
+// admit runs a call past the world's rate limits and faults, and answers
+// for them when they strike.
+func (s *Server) admit(req *request) *apiError {
+	outcome, apiErr := s.intercept(req, "", "")
+	if apiErr != nil {
+		return apiErr
+	}
+	if outcome.Err != nil {
+		return s.worldError(outcome.Err, launchContext{region: req.region})
+	}
+	return nil
+}
+
 // intercept lets the world's rate limits and faults act on a call: it
 // waits out any injected latency and returns the outcome, whose Err the
 // caller answers with (it knows the context the message needs). EC2

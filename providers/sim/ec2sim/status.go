@@ -100,12 +100,8 @@ func reachability(s statusSummaryXML) []string {
 // IncludeAllInstances, in launch order; instances asked for by id that do
 // not run are left out unless all are included, as on EC2.
 func (s *Server) describeInstanceStatus(req *request) (any, *apiError) {
-	outcome, apiErr := s.intercept(req, "", "")
-	if apiErr != nil {
+	if apiErr := s.admit(req); apiErr != nil {
 		return nil, apiErr
-	}
-	if outcome.Err != nil {
-		return nil, s.worldError(outcome.Err, launchContext{region: req.region})
 	}
 	form := req.form
 	ids := unique(list(form, "InstanceId"))

@@ -272,12 +272,8 @@ const maxVolumeResults = 500
 // describeVolumes lists the region's volumes, those of its listed
 // instances, in launch order.
 func (s *Server) describeVolumes(req *request) (any, *apiError) {
-	outcome, apiErr := s.intercept(req, "", "")
-	if apiErr != nil {
+	if apiErr := s.admit(req); apiErr != nil {
 		return nil, apiErr
-	}
-	if outcome.Err != nil {
-		return nil, s.worldError(outcome.Err, launchContext{region: req.region})
 	}
 	form := req.form
 	fs, apiErr := filters(form)

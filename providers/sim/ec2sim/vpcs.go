@@ -206,19 +206,6 @@ func (s *Server) deleteVpc(req *request) (any, *apiError) {
 	return s.done(req), nil
 }
 
-// admit runs a call past the world's rate limits and faults, and answers
-// for them when they strike.
-func (s *Server) admit(req *request) *apiError {
-	outcome, apiErr := s.intercept(req, "", "")
-	if apiErr != nil {
-		return apiErr
-	}
-	if outcome.Err != nil {
-		return s.worldError(outcome.Err, launchContext{region: req.region})
-	}
-	return nil
-}
-
 // vpcPrefix is a VPC's CIDR.
 func vpcPrefix(v vpcRecord) netip.Prefix {
 	p, _ := netip.ParsePrefix(v.CIDR)

@@ -149,12 +149,8 @@ var zoneFilters = map[string]func(z availabilityZoneXML) []string{
 // Local or Wavelength Zones, so AllAvailabilityZones, which would add them
 // however opted in, changes nothing.
 func (s *Server) describeAvailabilityZones(req *request) (any, *apiError) {
-	outcome, apiErr := s.intercept(req, "", "")
-	if apiErr != nil {
+	if apiErr := s.admit(req); apiErr != nil {
 		return nil, apiErr
-	}
-	if outcome.Err != nil {
-		return nil, s.worldError(outcome.Err, launchContext{region: req.region})
 	}
 	form := req.form
 	fs, apiErr := filters(form)
@@ -211,12 +207,8 @@ var regionFilters = map[string]func(r regionXML) []string{
 // enabled; AllRegions would add the opt-in regions, which the catalog
 // does not know.
 func (s *Server) describeRegions(req *request) (any, *apiError) {
-	outcome, apiErr := s.intercept(req, "", "")
-	if apiErr != nil {
+	if apiErr := s.admit(req); apiErr != nil {
 		return nil, apiErr
-	}
-	if outcome.Err != nil {
-		return nil, s.worldError(outcome.Err, launchContext{region: req.region})
 	}
 	form := req.form
 	fs, apiErr := filters(form)
