@@ -111,6 +111,7 @@ where back to the repository.`,
 		a.catalogCommand(),
 		a.versionCommand(),
 		a.statusCommand(),
+		a.checkCommand(),
 	)
 	addExamples(root)
 	annotateEnv(root)
