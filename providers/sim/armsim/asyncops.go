@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/gpufleet/gpufleet/providers/sim"
 )
 
 // Long-running operations of the resources the front keeps (Network's
@@ -69,22 +67,18 @@ func (s *Server) writeNetworkAsync(w http.ResponseWriter, r *http.Request, op as
 // networkOperation answers a poll of a Network operation: its
 // Azure-AsyncOperation status, or with results, its Location.
 func (s *Server) networkOperation(w http.ResponseWriter, r *http.Request, sub, location, id string, results bool) {
-	if !s.admitSimple(w, r, OpNetworkOperation, callContext{vm: vmRef{Subscription: sub}, opType: "Read",
-		action: "Microsoft.Network/locations/operations/read", scope: "/subscriptions/" + sub}) {
+	if !s.admitSimple(w, r, OpNetworkOperation, subscriptionContext(sub, "Microsoft.Network/locations/operations/read")) {
 		return
 	}
 	op, ok := s.findOperation(id)
 	if !ok || op.Namespace != "Microsoft.Network" || !strings.EqualFold(op.Subscription, sub) || op.Location != normalizeLocation(location) {
-		s.writeError(w, armError{Status: http.StatusNotFound, Code: "NotFound",
-			Message: fmt.Sprintf("The operation '%s' was not found.", id)})
+		s.writeError(w, errOperationNotFound(id))
 		return
 	}
 	now := s.world.Now()
 	switch {
 	case results && !op.done(now):
-		w.Header().Set("Location", baseURL(r)+r.URL.RequestURI())
-		w.Header().Set("Retry-After", s.retryAfterUntil(op.Until))
-		w.WriteHeader(http.StatusAccepted)
+		s.writeStillRunning(w, r, op)
 	case results:
 		w.WriteHeader(http.StatusNoContent)
 	case !op.done(now):
@@ -97,23 +91,32 @@ func (s *Server) networkOperation(w http.ResponseWriter, r *http.Request, sub, l
 
 // groupOperation answers a poll of a resource group's deletion.
 func (s *Server) groupOperation(w http.ResponseWriter, r *http.Request, sub, id string) {
-	if !s.admitSimple(w, r, OpGroupOperation, callContext{vm: vmRef{Subscription: sub}, opType: "Read",
-		action: groupResourceType + "/read", scope: "/subscriptions/" + sub}) {
+	if !s.admitSimple(w, r, OpGroupOperation, subscriptionContext(sub, groupResourceType+"/read")) {
 		return
 	}
 	op, ok := s.findOperation(id)
 	if !ok || op.Namespace != groupType.namespace || !strings.EqualFold(op.Subscription, sub) {
-		s.writeError(w, armError{Status: http.StatusNotFound, Code: "NotFound",
-			Message: fmt.Sprintf("The operation '%s' was not found.", id)})
+		s.writeError(w, errOperationNotFound(id))
 		return
 	}
 	if !op.done(s.world.Now()) {
-		w.Header().Set("Location", baseURL(r)+r.URL.RequestURI())
-		w.Header().Set("Retry-After", s.retryAfterUntil(op.Until))
-		w.WriteHeader(http.StatusAccepted)
+		s.writeStillRunning(w, r, op)
 		return
 	}
 	w.WriteHeader(http.StatusOK)
+}
+
+// writeStillRunning answers a poll of an operation's Location while it
+// runs: 202, to poll the same URL again.
+func (s *Server) writeStillRunning(w http.ResponseWriter, r *http.Request, op asyncOp) {
+	w.Header().Set("Location", baseURL(r)+r.URL.RequestURI())
+	w.Header().Set("Retry-After", s.retryAfterUntil(op.Until))
+	w.WriteHeader(http.StatusAccepted)
+}
+
+func errOperationNotFound(id string) armError {
+	return armError{Status: http.StatusNotFound, Code: "NotFound",
+		Message: fmt.Sprintf("The operation '%s' was not found.", id)}
 }
 
 // retryAfterUntil is a Retry-After for an operation due at t: whole
@@ -166,20 +169,6 @@ func (s *Server) isFixture(kind, key string) bool {
 		return ok
 	}
 	return false
-}
-
-// admitSimple is admit for a call that names no instance, answering an
-// injected error itself; it reports whether the request may go on.
-func (s *Server) admitSimple(w http.ResponseWriter, r *http.Request, op string, c callContext) bool {
-	out, ok := s.admit(w, r, sim.Call{Op: op})
-	if !ok {
-		return false
-	}
-	if out.Err != nil {
-		s.writeError(w, s.fromWorld(out.Err, c))
-		return false
-	}
-	return true
 }
 
 // requestVersion is the request's api-version, which serve has checked,

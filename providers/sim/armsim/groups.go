@@ -85,18 +85,8 @@ type groupRequest struct {
 }
 
 func (s *Server) putGroup(w http.ResponseWriter, r *http.Request, ref groupRef) {
-	body, readErr := readBody(r)
-	if !s.admitSimple(w, r, OpGroupPut, callContext{vm: vmRef{Subscription: ref.Subscription, ResourceGroup: ref.Name}, opType: "Write",
-		action: groupResourceType + "/write", scope: ref.id()}) {
-		return
-	}
-	if readErr != nil {
-		s.writeError(w, *readErr)
-		return
-	}
-	var req groupRequest
-	if e := decodeJSON(body, &req); e != nil {
-		s.writeError(w, *e)
+	req, ok := admitPut[groupRequest](s, w, r, OpGroupPut, groupContext(ref, "write"))
+	if !ok {
 		return
 	}
 	if req.Location == nil || *req.Location == "" {
@@ -135,8 +125,7 @@ func (s *Server) putGroup(w http.ResponseWriter, r *http.Request, ref groupRef) 
 }
 
 func (s *Server) getGroup(w http.ResponseWriter, r *http.Request, ref groupRef) {
-	if !s.admitSimple(w, r, OpGroupGet, callContext{vm: vmRef{Subscription: ref.Subscription, ResourceGroup: ref.Name}, opType: "Read",
-		action: groupResourceType + "/read", scope: ref.id()}) {
+	if !s.admitSimple(w, r, OpGroupGet, groupContext(ref, "read")) {
 		return
 	}
 	s.res.mu.RLock()
@@ -159,8 +148,7 @@ func (s *Server) getGroup(w http.ResponseWriter, r *http.Request, ref groupRef) 
 // finishes together after the world's operation time. A repeated DELETE
 // while it runs joins it.
 func (s *Server) deleteGroup(w http.ResponseWriter, r *http.Request, ref groupRef) {
-	if !s.admitSimple(w, r, OpGroupDelete, callContext{vm: vmRef{Subscription: ref.Subscription, ResourceGroup: ref.Name}, opType: "Delete",
-		action: groupResourceType + "/delete", scope: ref.id()}) {
+	if !s.admitSimple(w, r, OpGroupDelete, groupContext(ref, "delete")) {
 		return
 	}
 	s.res.mu.Lock()
@@ -263,8 +251,7 @@ func (s *Server) markDeleted(kind string, res sim.Resource, c *change) {
 // listGroups serves a subscription's groups a page at a time, in the
 // order they were created, the fixture's first.
 func (s *Server) listGroups(w http.ResponseWriter, r *http.Request, sub string) {
-	if !s.admitSimple(w, r, OpGroupList, callContext{vm: vmRef{Subscription: sub}, opType: "Read",
-		action: groupResourceType + "/read", scope: "/subscriptions/" + sub}) {
+	if !s.admitSimple(w, r, OpGroupList, subscriptionContext(sub, groupResourceType+"/read")) {
 		return
 	}
 	s.res.mu.RLock()
@@ -275,27 +262,22 @@ func (s *Server) listGroups(w http.ResponseWriter, r *http.Request, sub string) 
 		}
 	}
 	prefix := strings.ToLower("/subscriptions/" + sub + "/resourcegroups/")
-	now := s.world.Now()
-	for _, res := range s.world.Resources(cloud, kindGroup, func(r sim.Resource) bool { return strings.HasPrefix(r.ID, prefix) }) {
-		var g group
-		if json.Unmarshal(res.Body, &g) == nil && !g.Change.gone(now) {
-			groups = append(groups, g)
-		}
-	}
+	groups = append(groups, storedLive[group](s, kindGroup, func(r sim.Resource) bool { return strings.HasPrefix(r.ID, prefix) })...)
+	all := renderAll(groups, s.renderGroup)
 	s.res.mu.RUnlock()
-	page, next, e := s.offsetPage(r, len(groups))
-	if e != nil {
-		s.writeError(w, *e)
-		return
-	}
-	out := struct {
-		Value    []groupJSON `json:"value"`
-		NextLink *string     `json:"nextLink,omitempty"`
-	}{Value: []groupJSON{}, NextLink: next}
-	for _, g := range groups[page.start:page.end] {
-		out.Value = append(out.Value, s.renderGroup(g))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writePage(w, r, s, all)
+}
+
+// groupContext is what an injected error about a resource group names.
+func groupContext(ref groupRef, action string) callContext {
+	return callContext{vm: vmRef{Subscription: ref.Subscription, ResourceGroup: ref.Name}, opType: opTypeOf(action),
+		action: groupResourceType + "/" + action, scope: ref.id()}
+}
+
+// subscriptionContext is what an injected error about a read at a
+// subscription's scope names.
+func subscriptionContext(sub, action string) callContext {
+	return callContext{vm: vmRef{Subscription: sub}, opType: "Read", action: action, scope: "/subscriptions/" + sub}
 }
 
 // tagsOf reads a request's tags; a null value is an empty one.

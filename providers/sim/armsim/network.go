@@ -1,7 +1,6 @@
 package armsim
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/netip"
@@ -98,7 +97,6 @@ type subnetRequest struct {
 	} `json:"properties"`
 }
 
-// prefix is the one address prefix a subnet asks for.
 // findVNet returns a network that exists now in a group that does.
 func (s *Server) findVNet(id armID) (vnet, bool) {
 	if _, ok := s.findGroup(id.group()); !ok {
@@ -120,14 +118,7 @@ func (s *Server) vnetsIn(g groupRef) []vnet {
 			out = append(out, v)
 		}
 	}
-	now := s.world.Now()
-	for _, res := range s.world.Resources(cloud, kindVNet, inGroup(g)) {
-		var v vnet
-		if json.Unmarshal(res.Body, &v) == nil && !v.Change.gone(now) {
-			out = append(out, v)
-		}
-	}
-	return out
+	return append(out, storedLive[vnet](s, kindVNet, inGroup(g))...)
 }
 
 func (s *Server) renderVNet(v vnet) vnetJSON {
@@ -149,40 +140,26 @@ func (s *Server) renderVNet(v vnet) vnetJSON {
 }
 
 func (s *Server) putVNet(w http.ResponseWriter, r *http.Request, id armID) {
-	body, readErr := readBody(r)
-	if !s.admitSimple(w, r, OpVNetPut, networkContext(id, "write")) {
-		return
-	}
-	if readErr != nil {
-		s.writeError(w, *readErr)
-		return
-	}
-	var req vnetRequest
-	if e := decodeJSON(body, &req); e != nil {
-		s.writeError(w, *e)
+	req, ok := admitPut[vnetRequest](s, w, r, OpVNetPut, networkContext(id, "write"))
+	if !ok {
 		return
 	}
 	s.res.mu.Lock()
 	defer s.res.mu.Unlock()
 	s.sweep()
-	if _, e := s.requireGroup(id.group()); e != nil {
-		s.writeError(w, *e)
-		return
-	}
-	location, e := s.resourceLocation(req.Location, vnetResourceType)
-	if e != nil {
-		s.writeError(w, *e)
+	if !s.checkGroup(w, id.group()) {
 		return
 	}
 	now := s.world.Now()
 	old, exists := s.findVNet(id)
-	if e := checkReplace(old.header, exists, location, id, now); e != nil {
+	h, e := s.putHeader(id, req.Location, req.Tags, vnetResourceType, old.header, exists)
+	if e != nil {
 		s.writeError(w, *e)
 		return
 	}
-	v := vnet{header: header{ID: id.String(), Name: id.Name, Location: location, Tags: tagsOf(req.Tags), GUID: s.guid(id.key())}, Created: now}
+	v := vnet{header: h, Created: now}
 	if exists {
-		v.ID, v.Name, v.GUID, v.Created = old.ID, old.Name, old.GUID, old.Created
+		v.Created = old.Created
 	}
 	var asked []subnetRequest
 	if p := req.Properties; p != nil {
@@ -215,27 +192,19 @@ func (s *Server) putVNet(w http.ResponseWriter, r *http.Request, id armID) {
 			}
 		}
 	}
-	op := s.startOperation(asyncOp{Namespace: vnetType.namespace, Subscription: id.Subscription, Location: location, Target: id.key()})
-	v.Change = &change{Op: op.ID, Until: op.Until}
-	s.save(kindVNet, id.key(), location, v)
-	status := http.StatusCreated
-	if exists {
-		status = http.StatusOK
-	}
-	s.writeNetworkAsync(w, r, op, false)
-	writeJSON(w, status, s.renderVNet(v))
+	var op asyncOp
+	op, v.Change = s.startChange(vnetType.namespace, id, v.Location, false)
+	s.save(kindVNet, id.key(), v.Location, v)
+	s.writeNetworkPut(w, r, op, exists, s.renderVNet(v))
 }
 
-// checkSubnet checks a subnet's prefix as Network does: given, inside the
-// network's address space, overlapping none of its other subnets.
 func (s *Server) getVNet(w http.ResponseWriter, r *http.Request, id armID) {
 	if !s.admitSimple(w, r, OpVNetGet, networkContext(id, "read")) {
 		return
 	}
 	s.res.mu.RLock()
 	defer s.res.mu.RUnlock()
-	if _, e := s.requireGroup(id.group()); e != nil {
-		s.writeError(w, *e)
+	if !s.checkGroup(w, id.group()) {
 		return
 	}
 	v, ok := s.findVNet(id)
@@ -253,8 +222,7 @@ func (s *Server) deleteVNet(w http.ResponseWriter, r *http.Request, id armID) {
 	s.res.mu.Lock()
 	defer s.res.mu.Unlock()
 	s.sweep()
-	if _, e := s.requireGroup(id.group()); e != nil {
-		s.writeError(w, *e)
+	if !s.checkGroup(w, id.group()) {
 		return
 	}
 	v, ok := s.findVNet(id)
@@ -269,14 +237,12 @@ func (s *Server) deleteVNet(w http.ResponseWriter, r *http.Request, id armID) {
 			return
 		}
 	}
-	op, joined := s.joinDelete(v.Change, now)
-	if !joined {
-		op = s.startOperation(asyncOp{Namespace: vnetType.namespace, Subscription: id.Subscription, Location: v.Location, Target: id.key(), Delete: true})
-		v.Change = &change{Delete: true, Op: op.ID, Until: op.Until}
+	op, started := s.deletion(vnetType.namespace, id, v.Location, v.Change, now)
+	if started != nil {
+		v.Change = started
 		s.save(kindVNet, id.key(), v.Location, v)
 	}
-	s.writeNetworkAsync(w, r, op, true)
-	w.WriteHeader(http.StatusAccepted)
+	s.writeNetworkDelete(w, r, op)
 }
 
 func (s *Server) listVNets(w http.ResponseWriter, r *http.Request, g groupRef) {
@@ -284,23 +250,15 @@ func (s *Server) listVNets(w http.ResponseWriter, r *http.Request, g groupRef) {
 		return
 	}
 	s.res.mu.RLock()
-	if _, e := s.requireGroup(g); e != nil {
+	if !s.checkGroup(w, g) {
 		s.res.mu.RUnlock()
-		s.writeError(w, *e)
 		return
 	}
-	var all []vnetJSON
-	for _, v := range s.vnetsIn(g) {
-		all = append(all, s.renderVNet(v))
-	}
+	all := renderAll(s.vnetsIn(g), s.renderVNet)
 	s.res.mu.RUnlock()
 	writePage(w, r, s, all)
 }
 
-// subnetUsers lists what uses a subnet: the IP configurations of the
-// network interfaces in it, and the VMs whose own network interface
-// configurations name it (the front keeps no interface for those).
-// subnetInUse is Network's refusal to delete a subnet something uses.
 // resourceLocation checks a PUT's location as ARM does for every regional
 // resource type.
 func (s *Server) resourceLocation(loc *string, typ string) (string, *armError) {
@@ -316,6 +274,24 @@ func (s *Server) resourceLocation(loc *string, typ string) (string, *armError) {
 	return region.Name, nil
 }
 
+// putHeader checks a top-level Network PUT's location, and the resource
+// it replaces if it exists, and returns the new version's header: a
+// replacement keeps the old one's id, name and GUID.
+func (s *Server) putHeader(id armID, loc *string, tags map[string]*string, typ string, old header, exists bool) (header, *armError) {
+	location, e := s.resourceLocation(loc, typ)
+	if e != nil {
+		return header{}, e
+	}
+	if e := checkReplace(old, exists, location, id, s.world.Now()); e != nil {
+		return header{}, e
+	}
+	h := header{ID: id.String(), Name: id.Name, Location: location, Tags: tagsOf(tags), GUID: s.guid(id.key())}
+	if exists {
+		h.ID, h.Name, h.GUID = old.ID, old.Name, old.GUID
+	}
+	return h, nil
+}
+
 // checkReplace refuses a PUT over an existing resource that ARM refuses:
 // one being deleted, or one in another location.
 func checkReplace(old header, exists bool, location string, id armID, now time.Time) *armError {
@@ -329,14 +305,6 @@ func checkReplace(old header, exists bool, location string, id armID, now time.T
 				old.Name, old.Location, id.ResourceGroup, location)}
 	}
 	return nil
-}
-
-// joinDelete returns the running deletion a repeated DELETE joins, if any.
-func (s *Server) joinDelete(c *change, now time.Time) (asyncOp, bool) {
-	if c == nil || !c.Delete || !c.running(now) {
-		return asyncOp{}, false
-	}
-	return s.findOperation(c.Op)
 }
 
 func errRequestFormat() armError {
@@ -366,7 +334,6 @@ func errDeleting(id armID) armError {
 
 // networkContext is what an injected error about a network resource names.
 func networkContext(id armID, action string) callContext {
-	opType := map[string]string{"read": "Read", "write": "Write", "delete": "Delete"}[action]
 	typ := "Microsoft.Network/" + id.Type
 	if id.ChildType != "" {
 		typ += "/" + id.ChildType
@@ -375,7 +342,7 @@ func networkContext(id armID, action string) callContext {
 	if id.Name == "" {
 		scope = id.group().id()
 	}
-	return callContext{vm: vmRef{Subscription: id.Subscription, ResourceGroup: id.ResourceGroup}, opType: opType, action: typ + "/" + action, scope: scope}
+	return callContext{vm: vmRef{Subscription: id.Subscription, ResourceGroup: id.ResourceGroup}, opType: opTypeOf(action), action: typ + "/" + action, scope: scope}
 }
 
 // writePage writes one page of a listing in ARM's {"value","nextLink"}.

@@ -1,7 +1,6 @@
 package armsim
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/netip"
@@ -123,17 +122,10 @@ func (s *Server) nics(g *groupRef) []nic {
 	if g != nil {
 		keep = inGroup(*g)
 	}
-	now := s.world.Now()
-	var out []nic
-	for _, res := range s.world.Resources(cloud, kindNIC, keep) {
-		var n nic
-		if json.Unmarshal(res.Body, &n) == nil && !n.Change.gone(now) {
-			if _, ok := s.findGroup(groupOfKey(res.ID)); ok {
-				out = append(out, n)
-			}
-		}
-	}
-	return out
+	return slices.DeleteFunc(storedLive[nic](s, kindNIC, keep), func(n nic) bool {
+		_, ok := s.findGroup(groupOfKey(n.key()))
+		return !ok
+	})
 }
 
 // groupOfKey is the group a stored key is in.
@@ -188,40 +180,26 @@ func (s *Server) renderNIC(n nic) nicJSON {
 }
 
 func (s *Server) putNIC(w http.ResponseWriter, r *http.Request, id armID) {
-	body, readErr := readBody(r)
-	if !s.admitSimple(w, r, OpNICPut, networkContext(id, "write")) {
-		return
-	}
-	if readErr != nil {
-		s.writeError(w, *readErr)
-		return
-	}
-	var req nicRequest
-	if e := decodeJSON(body, &req); e != nil {
-		s.writeError(w, *e)
+	req, ok := admitPut[nicRequest](s, w, r, OpNICPut, networkContext(id, "write"))
+	if !ok {
 		return
 	}
 	s.res.mu.Lock()
 	defer s.res.mu.Unlock()
 	s.sweep()
-	if _, e := s.requireGroup(id.group()); e != nil {
-		s.writeError(w, *e)
-		return
-	}
-	location, e := s.resourceLocation(req.Location, nicResourceType)
-	if e != nil {
-		s.writeError(w, *e)
+	if !s.checkGroup(w, id.group()) {
 		return
 	}
 	now := s.world.Now()
 	old, exists := s.findNIC(id)
-	if e := checkReplace(old.header, exists, location, id, now); e != nil {
+	h, e := s.putHeader(id, req.Location, req.Tags, nicResourceType, old.header, exists)
+	if e != nil {
 		s.writeError(w, *e)
 		return
 	}
-	n := nic{header: header{ID: id.String(), Name: id.Name, Location: location, Tags: tagsOf(req.Tags), GUID: s.guid(id.key())}, Created: now}
+	n := nic{header: h, Created: now}
 	if exists {
-		n.ID, n.Name, n.GUID, n.Created = old.ID, old.Name, old.GUID, old.Created
+		n.Created = old.Created
 	}
 	if p := req.Properties; p != nil {
 		n.AcceleratedNetworking = deref(p.EnableAcceleratedNetworking)
@@ -238,15 +216,10 @@ func (s *Server) putNIC(w http.ResponseWriter, r *http.Request, id armID) {
 	if len(n.IPConfigs) > 0 && !slices.ContainsFunc(n.IPConfigs, func(c ipConfig) bool { return c.Primary }) {
 		n.IPConfigs[0].Primary = true
 	}
-	op := s.startOperation(asyncOp{Namespace: nicType.namespace, Subscription: id.Subscription, Location: location, Target: id.key()})
-	n.Change = &change{Op: op.ID, Until: op.Until}
-	s.save(kindNIC, id.key(), location, n)
-	status := http.StatusCreated
-	if exists {
-		status = http.StatusOK
-	}
-	s.writeNetworkAsync(w, r, op, false)
-	writeJSON(w, status, s.renderNIC(n))
+	var op asyncOp
+	op, n.Change = s.startChange(nicType.namespace, id, n.Location, false)
+	s.save(kindNIC, id.key(), n.Location, n)
+	s.writeNetworkPut(w, r, op, exists, s.renderNIC(n))
 }
 
 // ipConfig checks the i-th IP configuration of a NIC's PUT: a subnet that
@@ -333,8 +306,7 @@ func (s *Server) getNIC(w http.ResponseWriter, r *http.Request, id armID) {
 	}
 	s.res.mu.RLock()
 	defer s.res.mu.RUnlock()
-	if _, e := s.requireGroup(id.group()); e != nil {
-		s.writeError(w, *e)
+	if !s.checkGroup(w, id.group()) {
 		return
 	}
 	n, ok := s.findNIC(id)
@@ -352,8 +324,7 @@ func (s *Server) deleteNIC(w http.ResponseWriter, r *http.Request, id armID) {
 	s.res.mu.Lock()
 	defer s.res.mu.Unlock()
 	s.sweep()
-	if _, e := s.requireGroup(id.group()); e != nil {
-		s.writeError(w, *e)
+	if !s.checkGroup(w, id.group()) {
 		return
 	}
 	n, ok := s.findNIC(id)
@@ -366,15 +337,12 @@ func (s *Server) deleteNIC(w http.ResponseWriter, r *http.Request, id armID) {
 			Message: fmt.Sprintf("Network Interface %s is used by existing resource %s. In order to delete the network interface, it must be dissociated from the resource. To learn more, see aka.ms/deletenic.", n.ID, users[0])})
 		return
 	}
-	now := s.world.Now()
-	op, joined := s.joinDelete(n.Change, now)
-	if !joined {
-		op = s.startOperation(asyncOp{Namespace: nicType.namespace, Subscription: id.Subscription, Location: n.Location, Target: id.key(), Delete: true})
-		n.Change = &change{Delete: true, Op: op.ID, Until: op.Until}
+	op, started := s.deletion(nicType.namespace, id, n.Location, n.Change, s.world.Now())
+	if started != nil {
+		n.Change = started
 		s.save(kindNIC, id.key(), n.Location, n)
 	}
-	s.writeNetworkAsync(w, r, op, true)
-	w.WriteHeader(http.StatusAccepted)
+	s.writeNetworkDelete(w, r, op)
 }
 
 func (s *Server) listNICs(w http.ResponseWriter, r *http.Request, g groupRef) {
@@ -382,15 +350,11 @@ func (s *Server) listNICs(w http.ResponseWriter, r *http.Request, g groupRef) {
 		return
 	}
 	s.res.mu.RLock()
-	if _, e := s.requireGroup(g); e != nil {
+	if !s.checkGroup(w, g) {
 		s.res.mu.RUnlock()
-		s.writeError(w, *e)
 		return
 	}
-	var all []nicJSON
-	for _, n := range s.nics(&g) {
-		all = append(all, s.renderNIC(n))
-	}
+	all := renderAll(s.nics(&g), s.renderNIC)
 	s.res.mu.RUnlock()
 	writePage(w, r, s, all)
 }

@@ -72,24 +72,8 @@ var ppgName = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]{0,78}[A-Za-z0-9_])
 var ppgIDPattern = regexp.MustCompile(`(?i)^/subscriptions/([^/]+)/resourceGroups/([^/]+)/providers/Microsoft\.Compute/proximityPlacementGroups/([^/]+)$`)
 
 func (s *Server) putPPG(w http.ResponseWriter, r *http.Request, ref ppgRef) {
-	body, readErr := readBody(r)
-	call := sim.Call{Op: OpPPGPut}
-	c := ppgContext(ref, "write")
-	out, ok := s.admit(w, r, call)
+	req, ok := admitPut[armcompute.ProximityPlacementGroup](s, w, r, OpPPGPut, ppgContext(ref, "write"))
 	if !ok {
-		return
-	}
-	if out.Err != nil {
-		s.writeError(w, s.fromWorld(out.Err, c))
-		return
-	}
-	if readErr != nil {
-		s.writeError(w, *readErr)
-		return
-	}
-	var req armcompute.ProximityPlacementGroup
-	if e := decodeJSON(body, &req); e != nil {
-		s.writeError(w, *e)
 		return
 	}
 	g, e := s.parsePPG(&req, ref)
@@ -181,13 +165,7 @@ func (s *Server) parsePPG(req *armcompute.ProximityPlacementGroup, ref ppgRef) (
 }
 
 func (s *Server) getPPG(w http.ResponseWriter, r *http.Request, ref ppgRef) {
-	c := ppgContext(ref, "read")
-	out, ok := s.admit(w, r, sim.Call{Op: OpPPGGet})
-	if !ok {
-		return
-	}
-	if out.Err != nil {
-		s.writeError(w, s.fromWorld(out.Err, c))
+	if !s.admitSimple(w, r, OpPPGGet, ppgContext(ref, "read")) {
 		return
 	}
 	if !s.groupExists(w, vmRef(ref)) {
@@ -206,13 +184,7 @@ func (s *Server) getPPG(w http.ResponseWriter, r *http.Request, ref ppgRef) {
 // deletePPG deletes a group at once: Compute's DELETE of a group is not a
 // long-running operation. A group that still has VMs is refused.
 func (s *Server) deletePPG(w http.ResponseWriter, r *http.Request, ref ppgRef) {
-	c := ppgContext(ref, "delete")
-	out, ok := s.admit(w, r, sim.Call{Op: OpPPGDelete})
-	if !ok {
-		return
-	}
-	if out.Err != nil {
-		s.writeError(w, s.fromWorld(out.Err, c))
+	if !s.admitSimple(w, r, OpPPGDelete, ppgContext(ref, "delete")) {
 		return
 	}
 	if !s.groupExists(w, vmRef(ref)) {
@@ -237,13 +209,7 @@ func (s *Server) deletePPG(w http.ResponseWriter, r *http.Request, ref ppgRef) {
 
 // listPPGs serves a resource group's groups a page at a time, by name.
 func (s *Server) listPPGs(w http.ResponseWriter, r *http.Request, sub, resourceGroup string) {
-	c := ppgContext(ppgRef{Subscription: sub, ResourceGroup: resourceGroup}, "read")
-	out, ok := s.admit(w, r, sim.Call{Op: OpPPGList})
-	if !ok {
-		return
-	}
-	if out.Err != nil {
-		s.writeError(w, s.fromWorld(out.Err, c))
+	if !s.admitSimple(w, r, OpPPGList, ppgContext(ppgRef{Subscription: sub, ResourceGroup: resourceGroup}, "read")) {
 		return
 	}
 	if !s.groupExists(w, vmRef{Subscription: sub, ResourceGroup: resourceGroup}) {
@@ -360,16 +326,9 @@ func errPPGNotFound(ref ppgRef) armError {
 
 // ppgContext is what an injected error about a group names.
 func ppgContext(ref ppgRef, action string) callContext {
-	opType := "Read"
-	switch action {
-	case "write":
-		opType = "Write"
-	case "delete":
-		opType = "Delete"
-	}
 	scope := ref.id()
 	if ref.Name == "" {
 		scope = "/subscriptions/" + ref.Subscription + "/resourceGroups/" + ref.ResourceGroup
 	}
-	return callContext{vm: vmRef(ref), opType: opType, action: ppgType + "/" + action, scope: scope}
+	return callContext{vm: vmRef(ref), opType: opTypeOf(action), action: ppgType + "/" + action, scope: scope}
 }

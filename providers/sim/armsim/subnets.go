@@ -35,6 +35,7 @@ type subnetJSON struct {
 	} `json:"properties"`
 }
 
+// prefix is the one address prefix a subnet asks for.
 func (r subnetRequest) prefix() string {
 	if r.Properties == nil {
 		return ""
@@ -67,6 +68,8 @@ func (s *Server) renderSubnet(v vnet, sn subnet) subnetJSON {
 	return out
 }
 
+// checkSubnet checks a subnet's prefix as Network does: given, inside the
+// network's address space, overlapping none of its other subnets.
 func checkSubnet(v vnet, sn subnet) *armError {
 	if sn.AddressPrefix == "" {
 		return &armError{Status: http.StatusBadRequest, Code: "NoAddressPrefixOrPoolProvided",
@@ -99,33 +102,19 @@ func checkSubnet(v vnet, sn subnet) *armError {
 }
 
 func (s *Server) putSubnet(w http.ResponseWriter, r *http.Request, id armID) {
-	body, readErr := readBody(r)
-	if !s.admitSimple(w, r, OpSubnetPut, networkContext(id, "write")) {
-		return
-	}
-	if readErr != nil {
-		s.writeError(w, *readErr)
-		return
-	}
-	var req subnetRequest
-	if e := decodeJSON(body, &req); e != nil {
-		s.writeError(w, *e)
+	req, ok := admitPut[subnetRequest](s, w, r, OpSubnetPut, networkContext(id, "write"))
+	if !ok {
 		return
 	}
 	s.res.mu.Lock()
 	defer s.res.mu.Unlock()
 	s.sweep()
-	if _, e := s.requireGroup(id.group()); e != nil {
-		s.writeError(w, *e)
+	now := s.world.Now()
+	v, ok := s.parentVNet(w, id)
+	if !ok {
 		return
 	}
-	now := s.world.Now()
-	v, ok := s.findVNet(id)
-	switch {
-	case !ok:
-		s.writeError(w, errResourceNotFound(id.parent()))
-		return
-	case v.Change.running(now) && v.Change.Delete:
+	if v.Change.running(now) && v.Change.Delete {
 		s.writeError(w, errDeleting(id.parent()))
 		return
 	}
@@ -138,17 +127,26 @@ func (s *Server) putSubnet(w http.ResponseWriter, r *http.Request, id armID) {
 		s.writeError(w, *e)
 		return
 	}
-	op := s.startOperation(asyncOp{Namespace: subnetType.namespace, Subscription: id.Subscription, Location: v.Location, Target: id.key()})
-	sn.Change = &change{Op: op.ID, Until: op.Until}
+	var op asyncOp
+	op, sn.Change = s.startChange(subnetType.namespace, id, v.Location, false)
 	v.Subnets = slices.DeleteFunc(v.Subnets, func(o subnet) bool { return strings.EqualFold(o.Name, sn.Name) })
 	v.Subnets = append(v.Subnets, sn)
 	s.save(kindVNet, id.parent().key(), v.Location, v)
-	status := http.StatusCreated
-	if exists {
-		status = http.StatusOK
+	s.writeNetworkPut(w, r, op, exists, s.renderSubnet(v, sn))
+}
+
+// parentVNet returns the network a subnet's request is about, answering
+// ARM's error when it or its group is not there. The caller holds the
+// store.
+func (s *Server) parentVNet(w http.ResponseWriter, id armID) (vnet, bool) {
+	if !s.checkGroup(w, id.group()) {
+		return vnet{}, false
 	}
-	s.writeNetworkAsync(w, r, op, false)
-	writeJSON(w, status, s.renderSubnet(v, sn))
+	v, ok := s.findVNet(id)
+	if !ok {
+		s.writeError(w, errResourceNotFound(id.parent()))
+	}
+	return v, ok
 }
 
 func (s *Server) getSubnet(w http.ResponseWriter, r *http.Request, id armID) {
@@ -157,13 +155,8 @@ func (s *Server) getSubnet(w http.ResponseWriter, r *http.Request, id armID) {
 	}
 	s.res.mu.RLock()
 	defer s.res.mu.RUnlock()
-	if _, e := s.requireGroup(id.group()); e != nil {
-		s.writeError(w, *e)
-		return
-	}
-	v, ok := s.findVNet(id)
+	v, ok := s.parentVNet(w, id)
 	if !ok {
-		s.writeError(w, errResourceNotFound(id.parent()))
 		return
 	}
 	sn, ok := v.subnet(id.Child, s.world.Now())
@@ -181,14 +174,9 @@ func (s *Server) deleteSubnet(w http.ResponseWriter, r *http.Request, id armID) 
 	s.res.mu.Lock()
 	defer s.res.mu.Unlock()
 	s.sweep()
-	if _, e := s.requireGroup(id.group()); e != nil {
-		s.writeError(w, *e)
-		return
-	}
 	now := s.world.Now()
-	v, ok := s.findVNet(id)
+	v, ok := s.parentVNet(w, id)
 	if !ok {
-		s.writeError(w, errResourceNotFound(id.parent()))
 		return
 	}
 	sn, ok := v.subnet(id.Child, now)
@@ -200,18 +188,16 @@ func (s *Server) deleteSubnet(w http.ResponseWriter, r *http.Request, id armID) 
 		s.writeError(w, *e)
 		return
 	}
-	op, joined := s.joinDelete(sn.Change, now)
-	if !joined {
-		op = s.startOperation(asyncOp{Namespace: subnetType.namespace, Subscription: id.Subscription, Location: v.Location, Target: id.key(), Delete: true})
+	op, started := s.deletion(subnetType.namespace, id, v.Location, sn.Change, now)
+	if started != nil {
 		for i := range v.Subnets {
 			if strings.EqualFold(v.Subnets[i].Name, sn.Name) {
-				v.Subnets[i].Change = &change{Delete: true, Op: op.ID, Until: op.Until}
+				v.Subnets[i].Change = started
 			}
 		}
 		s.save(kindVNet, id.parent().key(), v.Location, v)
 	}
-	s.writeNetworkAsync(w, r, op, true)
-	w.WriteHeader(http.StatusAccepted)
+	s.writeNetworkDelete(w, r, op)
 }
 
 func (s *Server) listSubnets(w http.ResponseWriter, r *http.Request, id armID) {
@@ -219,25 +205,19 @@ func (s *Server) listSubnets(w http.ResponseWriter, r *http.Request, id armID) {
 		return
 	}
 	s.res.mu.RLock()
-	if _, e := s.requireGroup(id.group()); e != nil {
-		s.res.mu.RUnlock()
-		s.writeError(w, *e)
-		return
-	}
-	v, ok := s.findVNet(id)
+	v, ok := s.parentVNet(w, id)
 	if !ok {
 		s.res.mu.RUnlock()
-		s.writeError(w, errResourceNotFound(id.parent()))
 		return
 	}
-	var all []subnetJSON
-	for _, sn := range v.live(s.world.Now()) {
-		all = append(all, s.renderSubnet(v, sn))
-	}
+	all := renderAll(v.live(s.world.Now()), func(sn subnet) subnetJSON { return s.renderSubnet(v, sn) })
 	s.res.mu.RUnlock()
 	writePage(w, r, s, all)
 }
 
+// subnetUsers lists what uses a subnet: the IP configurations of the
+// network interfaces in it, and the VMs whose own network interface
+// configurations name it (the front keeps no interface for those).
 func (s *Server) subnetUsers(key string) []string {
 	var out []string
 	for _, n := range s.nics(nil) {
@@ -255,6 +235,7 @@ func (s *Server) subnetUsers(key string) []string {
 	return out
 }
 
+// subnetInUse is Network's refusal to delete a subnet something uses.
 func (s *Server) subnetInUse(v vnet, sn subnet) *armError {
 	users := s.subnetUsers(v.subnetID(sn.Name).key())
 	if len(users) == 0 {

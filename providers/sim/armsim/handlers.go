@@ -1,0 +1,142 @@
+package armsim
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/gpufleet/gpufleet/providers/sim"
+)
+
+// What the handlers of the resources the front keeps itself (groups,
+// networks, subnets, interfaces, proximity placement groups) have in
+// common: the order in which a call is admitted and its body read, the
+// group check, the stored resources a listing reads, and how Network
+// answers a long-running write.
+
+// admitSimple is admit for a call that names no instance, answering an
+// injected error itself; it reports whether the request may go on.
+func (s *Server) admitSimple(w http.ResponseWriter, r *http.Request, op string, c callContext) bool {
+	out, ok := s.admit(w, r, sim.Call{Op: op})
+	if !ok {
+		return false
+	}
+	if out.Err != nil {
+		s.writeError(w, s.fromWorld(out.Err, c))
+		return false
+	}
+	return true
+}
+
+// opTypeOf is the operation type an injected error names for an action
+// on a resource: read, write or delete.
+func opTypeOf(action string) string {
+	switch action {
+	case "write":
+		return "Write"
+	case "delete":
+		return "Delete"
+	}
+	return "Read"
+}
+
+// admitPut reads a PUT's body, admits the call and decodes the body into a
+// T, answering the first error itself; it reports whether the request may
+// go on. An injected fault is answered before a body that does not read.
+func admitPut[T any](s *Server, w http.ResponseWriter, r *http.Request, op string, c callContext) (T, bool) {
+	var req T
+	body, readErr := readBody(r)
+	if !s.admitSimple(w, r, op, c) {
+		return req, false
+	}
+	if readErr != nil {
+		s.writeError(w, *readErr)
+		return req, false
+	}
+	if e := decodeJSON(body, &req); e != nil {
+		s.writeError(w, *e)
+		return req, false
+	}
+	return req, true
+}
+
+// checkGroup answers ResourceGroupNotFound, and reports false, when the
+// group is not there. The caller holds the store.
+func (s *Server) checkGroup(w http.ResponseWriter, g groupRef) bool {
+	if _, e := s.requireGroup(g); e != nil {
+		s.writeError(w, *e)
+		return false
+	}
+	return true
+}
+
+// changing is a stored resource with a change of its own: the types that
+// embed header.
+type changing interface{ pending() *change }
+
+func (h header) pending() *change { return h.Change }
+
+// storedLive lists the stored resources of a kind that keep selects (nil:
+// every one) and that exist now, in the order they were created.
+func storedLive[T changing](s *Server, kind string, keep func(sim.Resource) bool) []T {
+	now := s.world.Now()
+	var out []T
+	for _, res := range s.world.Resources(cloud, kind, keep) {
+		var v T
+		if json.Unmarshal(res.Body, &v) == nil && !v.pending().gone(now) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// renderAll renders each of a listing's items, nil for none.
+func renderAll[T, J any](items []T, render func(T) J) []J {
+	var out []J
+	for _, item := range items {
+		out = append(out, render(item))
+	}
+	return out
+}
+
+// startChange starts the long-running operation of a write to the
+// Network resource id, and returns it with the change it makes.
+func (s *Server) startChange(namespace string, id armID, location string, deletion bool) (asyncOp, *change) {
+	op := s.startOperation(asyncOp{Namespace: namespace, Subscription: id.Subscription, Location: location, Target: id.key(), Delete: deletion})
+	return op, &change{Delete: deletion, Op: op.ID, Until: op.Until}
+}
+
+// deletion is the operation a Network DELETE of id answers with: the
+// running deletion c of the resource, which a repeated DELETE joins, or a
+// new one, whose change the caller stores (started is nil on a join).
+func (s *Server) deletion(namespace string, id armID, location string, c *change, now time.Time) (op asyncOp, started *change) {
+	if op, joined := s.joinDelete(c, now); joined {
+		return op, nil
+	}
+	return s.startChange(namespace, id, location, true)
+}
+
+// joinDelete returns the running deletion a repeated DELETE joins, if any.
+func (s *Server) joinDelete(c *change, now time.Time) (asyncOp, bool) {
+	if c == nil || !c.Delete || !c.running(now) {
+		return asyncOp{}, false
+	}
+	return s.findOperation(c.Op)
+}
+
+// writeNetworkPut answers a Network PUT that op carries out: 201 with the
+// new resource, or 200 when it replaced one.
+func (s *Server) writeNetworkPut(w http.ResponseWriter, r *http.Request, op asyncOp, replaced bool, resource any) {
+	status := http.StatusCreated
+	if replaced {
+		status = http.StatusOK
+	}
+	s.writeNetworkAsync(w, r, op, false)
+	writeJSON(w, status, resource)
+}
+
+// writeNetworkDelete answers a Network DELETE that op carries out.
+func (s *Server) writeNetworkDelete(w http.ResponseWriter, r *http.Request, op asyncOp) {
+	s.writeNetworkAsync(w, r, op, true)
+	w.WriteHeader(http.StatusAccepted)
+}
