@@ -5,14 +5,14 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/go-github/v75/github"
 	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/gpufleet/gpufleet/cmd/gpufleet/internal/plancomment"
 )
 
 // NewClient makes a GitHub client that authenticates with token and
@@ -53,9 +53,6 @@ type Result struct {
 	Parts                     int
 }
 
-// partRE reads the part number from a comment's hidden header.
-var partRE = regexp.MustCompile(`<!-- part (\d+)/\d+ -->`)
-
 // Post makes the pull request's plan comment say body: it updates the
 // comments that start with marker, one per part, creates what is missing
 // and deletes parts left over from a longer plan.
@@ -67,7 +64,7 @@ func Post(ctx context.Context, gh *github.Client, owner, repo string, pr int, ma
 	}
 	res := Result{Parts: len(parts)}
 	for i, part := range parts {
-		text := header(marker, i+1, len(parts)) + strings.TrimPrefix(part, marker+"\n")
+		text := plancomment.Body(marker, part, i+1, len(parts))
 		if id, ok := existing[i+1]; ok {
 			if _, _, err := gh.Issues.EditComment(ctx, owner, repo, id, &github.IssueComment{Body: github.Ptr(text)}); err != nil {
 				return res, fmt.Errorf("updating plan comment %d, %w", id, err)
@@ -106,12 +103,9 @@ func find(ctx context.Context, gh *github.Client, owner, repo string, pr int, ma
 			return nil, fmt.Errorf("listing the comments of %s/%s#%d, %w", owner, repo, pr, err)
 		}
 		for _, c := range comments {
-			if !strings.HasPrefix(c.GetBody(), marker) {
+			n, ours := plancomment.Part(c.GetBody(), marker)
+			if !ours {
 				continue
-			}
-			n := 1
-			if m := partRE.FindStringSubmatch(c.GetBody()); m != nil {
-				n, _ = strconv.Atoi(m[1])
 			}
 			if _, dup := found[n]; !dup {
 				found[n] = c.GetID()

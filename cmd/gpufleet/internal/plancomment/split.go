@@ -1,13 +1,9 @@
-package ghcomment
+package plancomment
 
 import (
-	"fmt"
 	"strings"
 	"unicode/utf8"
 )
-
-// MaxLength is GitHub's limit on a comment body, in characters.
-const MaxLength = 65536
 
 // partHeadroom leaves room in each part for the part header and for
 // closing and reopening what a split cuts through.
@@ -158,12 +154,4 @@ func truncateRunes(s string, n int) string {
 		i++
 	}
 	return s
-}
-
-// header marks part i of n, hidden, and says so to the reader.
-func header(marker string, i, n int) string {
-	if n == 1 {
-		return marker + "\n"
-	}
-	return fmt.Sprintf("%s\n<!-- part %d/%d -->\n_Part %d of %d._\n\n", marker, i, n, i, n)
 }
