@@ -69,10 +69,7 @@ func renderAccelerator(l links, project, zone string, a acceleratorType) *comput
 // getAccelerator serves acceleratorTypes.get.
 func (s *Server) getAccelerator(w http.ResponseWriter, r *http.Request, project, zone, name string) error {
 	path := acceleratorPath(project, zone, name)
-	if err := s.locationCall(r, OpAcceleratorTypeGet, project, s.region(zone), zone, path); err != nil {
-		return err
-	}
-	if err := s.zoneExists(project, zone); err != nil {
+	if err := s.zoneCall(r, OpAcceleratorTypeGet, project, zone, path); err != nil {
 		return err
 	}
 	for _, a := range s.zoneAccelerators(zone) {
@@ -87,27 +84,18 @@ func (s *Server) getAccelerator(w http.ResponseWriter, r *http.Request, project,
 func (s *Server) listAccelerators(w http.ResponseWriter, r *http.Request, project, zone string) error {
 	collection := scope(project, zone) + "/acceleratorTypes"
 	q, invalid := parseNameQuery(r, collection)
-	if err := s.locationCall(r, OpAcceleratorTypesList, project, s.region(zone), zone, scope(project, zone)); err != nil {
+	if err := admitted(s.zoneCall(r, OpAcceleratorTypesList, project, zone, scope(project, zone)), invalid); err != nil {
 		return err
-	}
-	if err := s.zoneExists(project, zone); err != nil {
-		return err
-	}
-	if invalid != nil {
-		return invalid
 	}
 	l := linksOf(r)
 	items, next := page(r, collection, q, s.keyedAccelerators([]string{zone}))
-	resp := &computepb.AcceleratorTypeList{
+	return writeProto(w, &computepb.AcceleratorTypeList{
 		Kind:          proto.String("compute#acceleratorTypeList"),
 		Id:            proto.String(collection),
 		SelfLink:      proto.String(l.url(collection)),
 		NextPageToken: next,
-	}
-	for _, a := range items {
-		resp.Items = append(resp.Items, renderAccelerator(l, project, a.scope, a.item))
-	}
-	return writeProto(w, resp)
+		Items:         renderAll(items, renderAcceleratorIn(l, project)),
+	})
 }
 
 // aggregatedAccelerators serves acceleratorTypes.aggregatedList, keyed
@@ -116,37 +104,29 @@ func (s *Server) listAccelerators(w http.ResponseWriter, r *http.Request, projec
 func (s *Server) aggregatedAccelerators(w http.ResponseWriter, r *http.Request, project string) error {
 	collection := "projects/" + project + "/aggregated/acceleratorTypes"
 	q, invalid := parseNameQuery(r, collection)
-	if err := s.locationCall(r, OpAcceleratorTypesAggregatedList, project, "", "", "projects/"+project); err != nil {
+	if err := admitted(s.locationCall(r, OpAcceleratorTypesAggregatedList, project, "", "", "projects/"+project), invalid); err != nil {
 		return err
-	}
-	if invalid != nil {
-		return invalid
 	}
 	zones := s.allZones()
 	l := linksOf(r)
 	items, next := page(r, collection, q, s.keyedAccelerators(zones))
-	resp := &computepb.AcceleratorTypeAggregatedList{
+	return writeProto(w, &computepb.AcceleratorTypeAggregatedList{
 		Kind:          proto.String("compute#acceleratorTypeAggregatedList"),
 		Id:            proto.String(collection),
 		SelfLink:      proto.String(l.url(collection)),
 		NextPageToken: next,
-		Items:         map[string]*computepb.AcceleratorTypesScopedList{},
+		Items: aggregate(items, "zones/", zones, renderAcceleratorIn(l, project),
+			func(types []*computepb.AcceleratorType, warning *computepb.Warning) *computepb.AcceleratorTypesScopedList {
+				return &computepb.AcceleratorTypesScopedList{AcceleratorTypes: types, Warning: warning}
+			}),
+	})
+}
+
+// renderAcceleratorIn renders the accelerator types of a page.
+func renderAcceleratorIn(l links, project string) func(keyed[acceleratorType]) *computepb.AcceleratorType {
+	return func(a keyed[acceleratorType]) *computepb.AcceleratorType {
+		return renderAccelerator(l, project, a.scope, a.item)
 	}
-	for _, a := range items {
-		key := "zones/" + a.scope
-		scoped := resp.Items[key]
-		if scoped == nil {
-			scoped = &computepb.AcceleratorTypesScopedList{}
-			resp.Items[key] = scoped
-		}
-		scoped.AcceleratorTypes = append(scoped.AcceleratorTypes, renderAccelerator(l, project, a.scope, a.item))
-	}
-	for _, z := range zones {
-		if key := "zones/" + z; resp.Items[key] == nil {
-			resp.Items[key] = &computepb.AcceleratorTypesScopedList{Warning: noResults(key)}
-		}
-	}
-	return writeProto(w, resp)
 }
 
 func (s *Server) keyedAccelerators(zones []string) []keyed[acceleratorType] {

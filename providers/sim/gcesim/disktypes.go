@@ -52,10 +52,7 @@ func renderDiskType(l links, project, zone, name string) *computepb.DiskType {
 // getDiskType serves diskTypes.get.
 func (s *Server) getDiskType(w http.ResponseWriter, r *http.Request, project, zone, name string) error {
 	path := diskTypePath(project, zone, name)
-	if err := s.locationCall(r, OpDiskTypeGet, project, s.region(zone), zone, path); err != nil {
-		return err
-	}
-	if err := s.zoneExists(project, zone); err != nil {
+	if err := s.zoneCall(r, OpDiskTypeGet, project, zone, path); err != nil {
 		return err
 	}
 	if _, ok := diskTypeInfos[name]; !ok {
@@ -68,64 +65,45 @@ func (s *Server) getDiskType(w http.ResponseWriter, r *http.Request, project, zo
 func (s *Server) listDiskTypes(w http.ResponseWriter, r *http.Request, project, zone string) error {
 	collection := scope(project, zone) + "/diskTypes"
 	q, invalid := parseNameQuery(r, collection)
-	if err := s.locationCall(r, OpDiskTypesList, project, s.region(zone), zone, scope(project, zone)); err != nil {
+	if err := admitted(s.zoneCall(r, OpDiskTypesList, project, zone, scope(project, zone)), invalid); err != nil {
 		return err
-	}
-	if err := s.zoneExists(project, zone); err != nil {
-		return err
-	}
-	if invalid != nil {
-		return invalid
 	}
 	l := linksOf(r)
 	items, next := page(r, collection, q, keyedDiskTypes([]string{zone}))
-	resp := &computepb.DiskTypeList{
+	return writeProto(w, &computepb.DiskTypeList{
 		Kind:          proto.String("compute#diskTypeList"),
 		Id:            proto.String(collection),
 		SelfLink:      proto.String(l.url(collection)),
 		NextPageToken: next,
-	}
-	for _, t := range items {
-		resp.Items = append(resp.Items, renderDiskType(l, project, t.scope, t.name))
-	}
-	return writeProto(w, resp)
+		Items:         renderAll(items, renderDiskTypeIn(l, project)),
+	})
 }
 
 // aggregatedDiskTypes serves diskTypes.aggregatedList, keyed "zones/Z".
 func (s *Server) aggregatedDiskTypes(w http.ResponseWriter, r *http.Request, project string) error {
 	collection := "projects/" + project + "/aggregated/diskTypes"
 	q, invalid := parseNameQuery(r, collection)
-	if err := s.locationCall(r, OpDiskTypesAggregatedList, project, "", "", "projects/"+project); err != nil {
+	if err := admitted(s.locationCall(r, OpDiskTypesAggregatedList, project, "", "", "projects/"+project), invalid); err != nil {
 		return err
-	}
-	if invalid != nil {
-		return invalid
 	}
 	zones := s.allZones()
 	l := linksOf(r)
 	items, next := page(r, collection, q, keyedDiskTypes(zones))
-	resp := &computepb.DiskTypeAggregatedList{
+	return writeProto(w, &computepb.DiskTypeAggregatedList{
 		Kind:          proto.String("compute#diskTypeAggregatedList"),
 		Id:            proto.String(collection),
 		SelfLink:      proto.String(l.url(collection)),
 		NextPageToken: next,
-		Items:         map[string]*computepb.DiskTypesScopedList{},
-	}
-	for _, t := range items {
-		key := "zones/" + t.scope
-		scoped := resp.Items[key]
-		if scoped == nil {
-			scoped = &computepb.DiskTypesScopedList{}
-			resp.Items[key] = scoped
-		}
-		scoped.DiskTypes = append(scoped.DiskTypes, renderDiskType(l, project, t.scope, t.name))
-	}
-	for _, z := range zones {
-		if key := "zones/" + z; resp.Items[key] == nil {
-			resp.Items[key] = &computepb.DiskTypesScopedList{Warning: noResults(key)}
-		}
-	}
-	return writeProto(w, resp)
+		Items: aggregate(items, "zones/", zones, renderDiskTypeIn(l, project),
+			func(types []*computepb.DiskType, warning *computepb.Warning) *computepb.DiskTypesScopedList {
+				return &computepb.DiskTypesScopedList{DiskTypes: types, Warning: warning}
+			}),
+	})
+}
+
+// renderDiskTypeIn renders the disk types of a page.
+func renderDiskTypeIn(l links, project string) func(keyed[string]) *computepb.DiskType {
+	return func(t keyed[string]) *computepb.DiskType { return renderDiskType(l, project, t.scope, t.name) }
 }
 
 func keyedDiskTypes(zones []string) []keyed[string] {

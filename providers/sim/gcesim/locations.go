@@ -49,6 +49,18 @@ func (s *Server) locationCall(r *http.Request, op, project, region, zone, resour
 	return nil
 }
 
+// zoneCall intercepts a call on a zone or its collections, and answers
+// 404 for a zone the catalog does not have.
+func (s *Server) zoneCall(r *http.Request, op, project, zone, resource string) error {
+	if err := s.locationCall(r, op, project, s.region(zone), zone, resource); err != nil {
+		return err
+	}
+	if err := s.zoneExists(project, zone); err != nil {
+		return err
+	}
+	return nil
+}
+
 // renderZone is a zone as zones.get returns it.
 func (s *Server) renderZone(l links, project, zone string) *computepb.Zone {
 	var platforms []string
@@ -74,10 +86,7 @@ func (s *Server) renderZone(l links, project, zone string) *computepb.Zone {
 
 // getZone serves zones.get.
 func (s *Server) getZone(w http.ResponseWriter, r *http.Request, project, zone string) error {
-	if err := s.locationCall(r, OpZoneGet, project, s.region(zone), zone, scope(project, zone)); err != nil {
-		return err
-	}
-	if err := s.zoneExists(project, zone); err != nil {
+	if err := s.zoneCall(r, OpZoneGet, project, zone, scope(project, zone)); err != nil {
 		return err
 	}
 	return writeProto(w, s.renderZone(linksOf(r), project, zone))
@@ -87,11 +96,8 @@ func (s *Server) getZone(w http.ResponseWriter, r *http.Request, project, zone s
 func (s *Server) listZones(w http.ResponseWriter, r *http.Request, project string) error {
 	collection := "projects/" + project + "/zones"
 	q, invalid := parseNameQuery(r, collection)
-	if err := s.locationCall(r, OpZonesList, project, "", "", "projects/"+project); err != nil {
+	if err := admitted(s.locationCall(r, OpZonesList, project, "", "", "projects/"+project), invalid); err != nil {
 		return err
-	}
-	if invalid != nil {
-		return invalid
 	}
 	var zones []keyed[string]
 	for _, region := range s.world.Catalog().RegionsOf(cloud) {
@@ -101,16 +107,13 @@ func (s *Server) listZones(w http.ResponseWriter, r *http.Request, project strin
 	}
 	l := linksOf(r)
 	items, next := page(r, collection, q, zones)
-	resp := &computepb.ZoneList{
+	return writeProto(w, &computepb.ZoneList{
 		Kind:          proto.String("compute#zoneList"),
 		Id:            proto.String(collection),
 		SelfLink:      proto.String(l.url(collection)),
 		NextPageToken: next,
-	}
-	for _, z := range items {
-		resp.Items = append(resp.Items, s.renderZone(l, project, z.item))
-	}
-	return writeProto(w, resp)
+		Items:         renderAll(items, func(z keyed[string]) *computepb.Zone { return s.renderZone(l, project, z.item) }),
+	})
 }
 
 // renderRegion is a region with its zones and its regional quotas, with
@@ -150,11 +153,8 @@ func (s *Server) getRegion(w http.ResponseWriter, r *http.Request, project, regi
 func (s *Server) listRegions(w http.ResponseWriter, r *http.Request, project string) error {
 	collection := "projects/" + project + "/regions"
 	q, invalid := parseNameQuery(r, collection)
-	if err := s.locationCall(r, OpRegionsList, project, "", "", "projects/"+project); err != nil {
+	if err := admitted(s.locationCall(r, OpRegionsList, project, "", "", "projects/"+project), invalid); err != nil {
 		return err
-	}
-	if invalid != nil {
-		return invalid
 	}
 	var regions []keyed[catalog.Region]
 	for _, reg := range s.world.Catalog().RegionsOf(cloud) {
@@ -162,14 +162,11 @@ func (s *Server) listRegions(w http.ResponseWriter, r *http.Request, project str
 	}
 	l := linksOf(r)
 	items, next := page(r, collection, q, regions)
-	resp := &computepb.RegionList{
+	return writeProto(w, &computepb.RegionList{
 		Kind:          proto.String("compute#regionList"),
 		Id:            proto.String(collection),
 		SelfLink:      proto.String(l.url(collection)),
 		NextPageToken: next,
-	}
-	for _, reg := range items {
-		resp.Items = append(resp.Items, s.renderRegion(l, project, reg.item))
-	}
-	return writeProto(w, resp)
+		Items:         renderAll(items, func(reg keyed[catalog.Region]) *computepb.Region { return s.renderRegion(l, project, reg.item) }),
+	})
 }

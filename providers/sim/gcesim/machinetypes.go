@@ -49,36 +49,21 @@ func (s *Server) getMachineType(w http.ResponseWriter, r *http.Request, project,
 // listMachineTypes serves machineTypes.list: a zone's machine types by
 // name, paged.
 func (s *Server) listMachineTypes(w http.ResponseWriter, r *http.Request, project, zone string) error {
-	q, invalid := parseMachineTypeQuery(r)
-	fc := faultContext{Project: project, Zone: zone, Region: s.region(zone), Permission: permissions[OpMachineTypesList]}
-	out, err := s.intercept(r.Context(), sim.Call{Op: OpMachineTypesList, Region: fc.Region, Zone: zone})
-	if err != nil {
+	// Page tokens are tied to the request's path, not the collection.
+	q, invalid := parseNameQuery(r, r.URL.Path)
+	if err := admitted(s.zoneCall(r, OpMachineTypesList, project, zone, ""), invalid); err != nil {
 		return err
-	}
-	if out.Err != nil {
-		return s.syncError(out.Err, fc)
-	}
-	if err := s.zoneExists(project, zone); err != nil {
-		return err
-	}
-	if invalid != nil {
-		return invalid
 	}
 	collection := scope(project, zone) + "/machineTypes"
 	l := linksOf(r)
-	resp := &computepb.MachineTypeList{
-		Kind:     proto.String("compute#machineTypeList"),
-		Id:       proto.String(collection),
-		SelfLink: proto.String(l.url(collection)),
-	}
-	page, more := typesPage(q, s.zonal([]string{zone}))
-	for _, t := range page {
-		resp.Items = append(resp.Items, renderMachineType(l, project, t.zone, t.InstanceType))
-	}
-	if more {
-		resp.NextPageToken = proto.String(typesToken(r, page[len(page)-1]))
-	}
-	return writeProto(w, resp)
+	items, next := page(r, r.URL.Path, q, s.keyedMachineTypes([]string{zone}))
+	return writeProto(w, &computepb.MachineTypeList{
+		Kind:          proto.String("compute#machineTypeList"),
+		Id:            proto.String(collection),
+		SelfLink:      proto.String(l.url(collection)),
+		NextPageToken: next,
+		Items:         renderAll(items, renderMachineTypeIn(l, project)),
+	})
 }
 
 // aggregatedMachineTypes serves machineTypes.aggregatedList: every zone's
@@ -86,64 +71,42 @@ func (s *Server) listMachineTypes(w http.ResponseWriter, r *http.Request, projec
 // types, with a NO_RESULTS_ON_PAGE warning for zones without any on the
 // page.
 func (s *Server) aggregatedMachineTypes(w http.ResponseWriter, r *http.Request, project string) error {
-	q, invalid := parseMachineTypeQuery(r)
-	out, err := s.intercept(r.Context(), sim.Call{Op: OpMachineTypesAggregatedList})
-	if err != nil {
+	q, invalid := parseNameQuery(r, r.URL.Path)
+	if err := admitted(s.locationCall(r, OpMachineTypesAggregatedList, project, "", "", ""), invalid); err != nil {
 		return err
-	}
-	if out.Err != nil {
-		return s.syncError(out.Err, faultContext{Project: project, Permission: permissions[OpMachineTypesAggregatedList]})
-	}
-	if invalid != nil {
-		return invalid
 	}
 	zones := s.allZones()
 	collection := "projects/" + project + "/aggregated/machineTypes"
 	l := linksOf(r)
-	resp := &computepb.MachineTypeAggregatedList{
-		Kind:     proto.String("compute#machineTypeAggregatedList"),
-		Id:       proto.String(collection),
-		SelfLink: proto.String(l.url(collection)),
-		Items:    map[string]*computepb.MachineTypesScopedList{},
-	}
-	page, more := typesPage(q, s.zonal(zones))
-	for _, t := range page {
-		key := "zones/" + t.zone
-		scoped := resp.Items[key]
-		if scoped == nil {
-			scoped = &computepb.MachineTypesScopedList{}
-			resp.Items[key] = scoped
-		}
-		scoped.MachineTypes = append(scoped.MachineTypes, renderMachineType(l, project, t.zone, t.InstanceType))
-	}
-	if more {
-		resp.NextPageToken = proto.String(typesToken(r, page[len(page)-1]))
-	}
-	for _, zone := range zones {
-		key := "zones/" + zone
-		if resp.Items[key] == nil {
-			resp.Items[key] = &computepb.MachineTypesScopedList{Warning: noResults(key)}
-		}
-	}
-	return writeProto(w, resp)
+	items, next := page(r, r.URL.Path, q, s.keyedMachineTypes(zones))
+	return writeProto(w, &computepb.MachineTypeAggregatedList{
+		Kind:          proto.String("compute#machineTypeAggregatedList"),
+		Id:            proto.String(collection),
+		SelfLink:      proto.String(l.url(collection)),
+		NextPageToken: next,
+		Items: aggregate(items, "zones/", zones, renderMachineTypeIn(l, project),
+			func(types []*computepb.MachineType, warning *computepb.Warning) *computepb.MachineTypesScopedList {
+				return &computepb.MachineTypesScopedList{MachineTypes: types, Warning: warning}
+			}),
+	})
 }
 
-// zonalType is a machine type as one zone offers it.
-type zonalType struct {
-	zone string
-	sim.InstanceType
-}
-
-// zonal lists the machine types of zones, in list order: by zone, then by
-// name.
-func (s *Server) zonal(zones []string) []zonalType {
-	var out []zonalType
+// keyedMachineTypes lists the machine types of zones, keyed by zone.
+func (s *Server) keyedMachineTypes(zones []string) []keyed[sim.InstanceType] {
+	var out []keyed[sim.InstanceType]
 	for _, zone := range zones {
 		for _, t := range s.offered(zone) {
-			out = append(out, zonalType{zone: zone, InstanceType: t})
+			out = append(out, keyed[sim.InstanceType]{scope: zone, name: t.Name, item: t})
 		}
 	}
 	return out
+}
+
+// renderMachineTypeIn renders the machine types of a page.
+func renderMachineTypeIn(l links, project string) func(keyed[sim.InstanceType]) *computepb.MachineType {
+	return func(t keyed[sim.InstanceType]) *computepb.MachineType {
+		return renderMachineType(l, project, t.scope, t.item)
+	}
 }
 
 // offered lists the machine types a zone offers, bought either way, by
@@ -157,39 +120,6 @@ func (s *Server) offered(zone string) []sim.InstanceType {
 	}
 	slices.SortFunc(types, func(a, b sim.InstanceType) int { return cmp.Compare(a.Name, b.Name) })
 	return types
-}
-
-// parseMachineTypeQuery reads a list's parameters as for instances; a
-// machine type has a name but no labels or status to filter on.
-func parseMachineTypeQuery(r *http.Request) (listQuery, *apiError) {
-	q, err := parseListQuery(r, r.URL.Path)
-	if err == nil && !q.filter.only("name") {
-		err = invalidField("filter", r.URL.Query().Get("filter"), "Invalid list filter expression.")
-	}
-	return q, err
-}
-
-// typesPage returns the types of a page, after the page token's and
-// passing the filter, and whether more follow.
-func typesPage(q listQuery, types []zonalType) (page []zonalType, more bool) {
-	for _, t := range types {
-		if q.after != nil && cmp.Or(cmp.Compare(t.zone, q.after.Zone), cmp.Compare(t.Name, q.after.Name)) <= 0 {
-			continue
-		}
-		if !q.filter.match(func(condition) (string, bool) { return t.Name, true }) {
-			continue
-		}
-		if len(page) == q.limit {
-			return page, true
-		}
-		page = append(page, t)
-	}
-	return page, false
-}
-
-// typesToken is the page token that resumes after a type.
-func typesToken(r *http.Request, last zonalType) string {
-	return encodeCursor(cursor{Zone: last.zone, Name: last.Name, Query: queryHash(r, r.URL.Path)})
 }
 
 // renderMachineType is a machine type as GCE describes it. Its zone is the

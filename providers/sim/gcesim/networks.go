@@ -193,11 +193,9 @@ func (s *Server) getNetwork(w http.ResponseWriter, r *http.Request, project, nam
 func (s *Server) listNetworks(w http.ResponseWriter, r *http.Request, project string) error {
 	collection := "projects/" + project + "/global/networks"
 	q, invalid := parseNameQuery(r, collection)
-	if _, err := s.networkCall(r, OpNetworkList, project, "projects/"+project); err != nil {
+	_, err := s.networkCall(r, OpNetworkList, project, "projects/"+project)
+	if err := admitted(err, invalid); err != nil {
 		return err
-	}
-	if invalid != nil {
-		return invalid
 	}
 	var nets []keyed[networkRecord]
 	for _, n := range s.networks(project) {
@@ -205,16 +203,13 @@ func (s *Server) listNetworks(w http.ResponseWriter, r *http.Request, project st
 	}
 	l := linksOf(r)
 	items, next := page(r, collection, q, nets)
-	resp := &computepb.NetworkList{
+	return writeProto(w, &computepb.NetworkList{
 		Kind:          proto.String("compute#networkList"),
 		Id:            proto.String(collection),
 		SelfLink:      proto.String(l.url(collection)),
 		NextPageToken: next,
-	}
-	for _, n := range items {
-		resp.Items = append(resp.Items, s.renderNetwork(l, n.item))
-	}
-	return writeProto(w, resp)
+		Items:         renderAll(items, func(n keyed[networkRecord]) *computepb.Network { return s.renderNetwork(l, n.item) }),
+	})
 }
 
 // deleteNetwork serves networks.delete: a network that an instance or a

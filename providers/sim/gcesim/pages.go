@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 
+	"cloud.google.com/go/compute/apiv1/computepb"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -29,6 +30,19 @@ func parseNameQuery(r *http.Request, collection string) (listQuery, *apiError) {
 		err = invalidField("filter", r.URL.Query().Get("filter"), "Invalid list filter expression.")
 	}
 	return q, err
+}
+
+// admitted orders a list's refusals as GCE does: its call's (a fault, a
+// denial, a missing zone or region) before its query's, which was read
+// first.
+func admitted(call error, query *apiError) error {
+	if call != nil {
+		return call
+	}
+	if query != nil {
+		return query
+	}
+	return nil
 }
 
 // page returns the items of a page, in list order, and the token of the
@@ -63,4 +77,35 @@ func pageBy[T any](r *http.Request, collection string, q listQuery, items []keye
 		out = append(out, it)
 	}
 	return out, nil
+}
+
+// renderAll renders the items of a page, in order.
+func renderAll[T, R any](items []keyed[T], render func(keyed[T]) R) []R {
+	var out []R
+	for _, it := range items {
+		out = append(out, render(it))
+	}
+	return out
+}
+
+// aggregate is the items of an aggregated list's page: each scope's
+// items rendered, keyed prefix+scope, and every scope of scopes without
+// any on the page given a NO_RESULTS_ON_PAGE warning instead. scoped
+// makes a scope's entry of the one or the other.
+func aggregate[T, R, S any](items []keyed[T], prefix string, scopes []string, render func(keyed[T]) R, scoped func([]R, *computepb.Warning) S) map[string]S {
+	byScope := map[string][]R{}
+	for _, it := range items {
+		key := prefix + it.scope
+		byScope[key] = append(byScope[key], render(it))
+	}
+	out := make(map[string]S, len(scopes))
+	for key, rendered := range byScope {
+		out[key] = scoped(rendered, nil)
+	}
+	for _, sc := range scopes {
+		if key := prefix + sc; byScope[key] == nil {
+			out[key] = scoped(nil, noResults(key))
+		}
+	}
+	return out
 }

@@ -254,24 +254,18 @@ func (s *Server) getSubnetwork(w http.ResponseWriter, r *http.Request, project, 
 func (s *Server) listSubnetworks(w http.ResponseWriter, r *http.Request, project, region string) error {
 	collection := regionPath(project, region) + "/subnetworks"
 	q, invalid := parseNameQuery(r, collection)
-	if err := s.subnetworkCall(r, OpSubnetworkList, project, region, regionPath(project, region)); err != nil {
+	if err := admitted(s.subnetworkCall(r, OpSubnetworkList, project, region, regionPath(project, region)), invalid); err != nil {
 		return err
-	}
-	if invalid != nil {
-		return invalid
 	}
 	l := linksOf(r)
 	items, next := page(r, collection, q, keyedSubnetworks(s.subnetworks(project, region, nil)))
-	resp := &computepb.SubnetworkList{
+	return writeProto(w, &computepb.SubnetworkList{
 		Kind:          proto.String("compute#subnetworkList"),
 		Id:            proto.String(collection),
 		SelfLink:      proto.String(l.url(collection)),
 		NextPageToken: next,
-	}
-	for _, sub := range items {
-		resp.Items = append(resp.Items, renderSubnetwork(l, sub.item))
-	}
-	return writeProto(w, resp)
+		Items:         renderAll(items, renderSubnetworkIn(l)),
+	})
 }
 
 func keyedSubnetworks(subs []subnetworkRecord) []keyed[subnetworkRecord] {
@@ -288,37 +282,30 @@ func keyedSubnetworks(subs []subnetworkRecord) []keyed[subnetworkRecord] {
 func (s *Server) aggregatedSubnetworks(w http.ResponseWriter, r *http.Request, project string) error {
 	collection := "projects/" + project + "/aggregated/subnetworks"
 	q, invalid := parseNameQuery(r, collection)
-	if err := s.subnetworkCall(r, OpSubnetworkAggregatedList, project, "", "projects/"+project); err != nil {
+	if err := admitted(s.subnetworkCall(r, OpSubnetworkAggregatedList, project, "", "projects/"+project), invalid); err != nil {
 		return err
 	}
-	if invalid != nil {
-		return invalid
+	var regions []string
+	for _, reg := range s.world.Catalog().RegionsOf(cloud) {
+		regions = append(regions, reg.Name)
 	}
 	l := linksOf(r)
 	items, next := page(r, collection, q, keyedSubnetworks(s.subnetworks(project, "", nil)))
-	resp := &computepb.SubnetworkAggregatedList{
+	return writeProto(w, &computepb.SubnetworkAggregatedList{
 		Kind:          proto.String("compute#subnetworkAggregatedList"),
 		Id:            proto.String(collection),
 		SelfLink:      proto.String(l.url(collection)),
 		NextPageToken: next,
-		Items:         map[string]*computepb.SubnetworksScopedList{},
-	}
-	for _, sub := range items {
-		key := "regions/" + sub.scope
-		scoped := resp.Items[key]
-		if scoped == nil {
-			scoped = &computepb.SubnetworksScopedList{}
-			resp.Items[key] = scoped
-		}
-		scoped.Subnetworks = append(scoped.Subnetworks, renderSubnetwork(l, sub.item))
-	}
-	for _, reg := range s.world.Catalog().RegionsOf(cloud) {
-		key := "regions/" + reg.Name
-		if resp.Items[key] == nil {
-			resp.Items[key] = &computepb.SubnetworksScopedList{Warning: noResults(key)}
-		}
-	}
-	return writeProto(w, resp)
+		Items: aggregate(items, "regions/", regions, renderSubnetworkIn(l),
+			func(subs []*computepb.Subnetwork, warning *computepb.Warning) *computepb.SubnetworksScopedList {
+				return &computepb.SubnetworksScopedList{Subnetworks: subs, Warning: warning}
+			}),
+	})
+}
+
+// renderSubnetworkIn renders the subnetworks of a page.
+func renderSubnetworkIn(l links) func(keyed[subnetworkRecord]) *computepb.Subnetwork {
+	return func(sub keyed[subnetworkRecord]) *computepb.Subnetwork { return renderSubnetwork(l, sub.item) }
 }
 
 // deleteSubnetwork serves subnetworks.delete for the subnetworks clients
