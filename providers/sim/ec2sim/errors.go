@@ -35,6 +35,16 @@ func invalidValue(format string, args ...any) *apiError {
 	return &apiError{Status: http.StatusBadRequest, Code: "InvalidParameterValue", Message: fmt.Sprintf(format, args...)}
 }
 
+// malformedID is EC2's answer to an id not of the shape of its kind's,
+// those that start with prefix.
+func malformedID(code, id, prefix string) *apiError {
+	return &apiError{Status: http.StatusBadRequest, Code: code, Message: fmt.Sprintf("Invalid id: %q (expecting \"%s-...\")", id, prefix)}
+}
+
+func tagLimitExceeded() *apiError {
+	return &apiError{Status: http.StatusBadRequest, Code: "TagLimitExceeded", Message: fmt.Sprintf("The maximum number of tags per resource (%d) was exceeded.", maxTags)}
+}
+
 func missingParameter(name string) *apiError {
 	return &apiError{Status: http.StatusBadRequest, Code: "MissingParameter", Message: fmt.Sprintf("The request must contain the parameter %s", name)}
 }

@@ -2,8 +2,6 @@ package ec2sim
 
 import (
 	"encoding/xml"
-	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 )
@@ -124,7 +122,7 @@ func (s *Server) describeImages(req *request) (any, *apiError) {
 }
 
 func malformedImage(id string) *apiError {
-	return &apiError{Status: http.StatusBadRequest, Code: "InvalidAMIID.Malformed", Message: fmt.Sprintf("Invalid id: %q (expecting \"ami-...\")", id)}
+	return malformedID("InvalidAMIID.Malformed", id, "ami")
 }
 
 func (s *Server) renderImage(id string) imageXML {

@@ -381,7 +381,7 @@ func (s *Server) createTags(req *request) (any, *apiError) {
 		merged := maps.Clone(inst.Tags)
 		maps.Copy(merged, set)
 		if len(merged) > maxTags {
-			return nil, &apiError{Status: http.StatusBadRequest, Code: "TagLimitExceeded", Message: fmt.Sprintf("The maximum number of tags per resource (%d) was exceeded.", maxTags)}
+			return nil, tagLimitExceeded()
 		}
 	}
 	for _, inst := range found {

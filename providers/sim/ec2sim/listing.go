@@ -4,15 +4,15 @@ import (
 	"encoding/xml"
 	"fmt"
 	"maps"
-	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 )
 
-// What the Describe and Create calls of the network model share: tags
-// given at creation and read back, filters with tag:KEY, pages by offset,
-// and the bare "return true" answer.
+// What the Describe, Create and Delete calls of the network model share:
+// tags given at creation and read back, filters with tag:KEY, pages by
+// offset, the id a call acts on, and the bare "return true" answer.
 
 // sortedTags draws tags as EC2 lists them, by key.
 func sortedTags(tags map[string]string) []tagXML {
@@ -41,7 +41,7 @@ func specTags(form url.Values, resourceType string) (map[string]string, *apiErro
 		}
 	}
 	if len(tags) > maxTags {
-		return nil, &apiError{Status: http.StatusBadRequest, Code: "TagLimitExceeded", Message: fmt.Sprintf("The maximum number of tags per resource (%d) was exceeded.", maxTags)}
+		return nil, tagLimitExceeded()
 	}
 	return tags, nil
 }
@@ -105,6 +105,65 @@ func readPage(form url.Values, kind string) (page, *apiError) {
 	return p, nil
 }
 
+// describeQuery is what a Describe call of the network model reads
+// before it looks: its filters, checked against the names the action
+// knows, and its page of the kind's listing.
+type describeQuery struct {
+	filters []filter
+	page    page
+	kind    string
+}
+
+// openDescribe admits a Describe call of the network model and reads its
+// filters and page, in the order EC2 refuses them.
+func (s *Server) openDescribe(req *request, known map[string]bool, kind string) (describeQuery, *apiError) {
+	if apiErr := s.admit(req); apiErr != nil {
+		return describeQuery{}, apiErr
+	}
+	fs, apiErr := filters(req.form)
+	if apiErr != nil {
+		return describeQuery{}, apiErr
+	}
+	if apiErr := checkFilterNames(fs, known); apiErr != nil {
+		return describeQuery{}, apiErr
+	}
+	p, apiErr := readPage(req.form, kind)
+	if apiErr != nil {
+		return describeQuery{}, apiErr
+	}
+	return describeQuery{filters: fs, page: p, kind: kind}, nil
+}
+
+// pickByID is the records a call names by id, in the order it names them,
+// or every record when it names none; an id not among them is notFound's
+// error.
+func pickByID[R any](all []R, ids []string, id func(R) string, notFound func(string) *apiError) ([]R, *apiError) {
+	if len(ids) == 0 {
+		return all, nil
+	}
+	var picked []R
+	for _, want := range ids {
+		r, ok := find(all, func(r R) bool { return id(r) == want })
+		if !ok {
+			return nil, notFound(want)
+		}
+		picked = append(picked, r)
+	}
+	return picked, nil
+}
+
+// selectPage draws the records keep lets through, in order, and cuts the
+// query's page of them.
+func selectPage[R, X any](q describeQuery, records []R, keep func(R) (X, bool)) ([]X, string, *apiError) {
+	var out []X
+	for _, r := range records {
+		if x, ok := keep(r); ok {
+			out = append(out, x)
+		}
+	}
+	return cut(out, q.page, q.kind)
+}
+
 // cut returns the page of items and the token of the next, if any.
 func cut[T any](items []T, p page, kind string) ([]T, string, *apiError) {
 	if p.offset > len(items) {
@@ -115,6 +174,22 @@ func cut[T any](items []T, p page, kind string) ([]T, string, *apiError) {
 		return items[:p.size], encodeToken(kind, uint64(p.offset+p.size)), nil
 	}
 	return items, "", nil
+}
+
+// targetID admits a call that acts on one resource and reads its id from
+// param, refusing one missing or not of pattern's shape as EC2 does.
+func (s *Server) targetID(req *request, param string, pattern *regexp.Regexp, malformedCode, prefix string) (string, *apiError) {
+	if apiErr := s.admit(req); apiErr != nil {
+		return "", apiErr
+	}
+	id := req.form.Get(param)
+	if id == "" {
+		return "", missingParameter(param)
+	}
+	if !pattern.MatchString(id) {
+		return "", malformedID(malformedCode, id, prefix)
+	}
+	return id, nil
 }
 
 // returnResponse is the answer of the actions that say only that they

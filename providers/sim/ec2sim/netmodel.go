@@ -79,6 +79,11 @@ type securityGroupRecord struct {
 	Deleted     bool              `json:"deleted,omitempty"`
 }
 
+// id is a record's key in the store, for the generic listings.
+func (v vpcRecord) id() string           { return v.ID }
+func (v subnetRecord) id() string        { return v.ID }
+func (v securityGroupRecord) id() string { return v.ID }
+
 // The default objects' ids derive from where they are, so they are the
 // same in every world and across restarts.
 
@@ -172,15 +177,13 @@ func (s *Server) vpcs(region string) []vpcRecord {
 	if _, ok := s.world.Region(cloud, region); !ok {
 		return nil
 	}
-	id := func(v vpcRecord) string { return v.ID }
-	byID, order := stored(s, kindVPC, region, id)
-	return merge([]vpcRecord{defaultVPC(region)}, byID, order, id, func(v vpcRecord) bool { return v.Deleted })
+	byID, order := stored(s, kindVPC, region, vpcRecord.id)
+	return merge([]vpcRecord{defaultVPC(region)}, byID, order, vpcRecord.id, func(v vpcRecord) bool { return v.Deleted })
 }
 
 func (s *Server) subnets(region string) []subnetRecord {
-	id := func(v subnetRecord) string { return v.ID }
-	byID, order := stored(s, kindSubnet, region, id)
-	return merge(s.defaultSubnets(region), byID, order, id, func(v subnetRecord) bool { return v.Deleted })
+	byID, order := stored(s, kindSubnet, region, subnetRecord.id)
+	return merge(s.defaultSubnets(region), byID, order, subnetRecord.id, func(v subnetRecord) bool { return v.Deleted })
 }
 
 // securityGroups lists the groups of the region's VPCs: each VPC's
@@ -190,9 +193,8 @@ func (s *Server) securityGroups(region string) []securityGroupRecord {
 	for _, v := range s.vpcs(region) {
 		fixtures = append(fixtures, defaultGroup(region, v))
 	}
-	id := func(v securityGroupRecord) string { return v.ID }
-	byID, order := stored(s, kindSecurityGroup, region, id)
-	return merge(fixtures, byID, order, id, func(v securityGroupRecord) bool { return v.Deleted })
+	byID, order := stored(s, kindSecurityGroup, region, securityGroupRecord.id)
+	return merge(fixtures, byID, order, securityGroupRecord.id, func(v securityGroupRecord) bool { return v.Deleted })
 }
 
 func find[T any](items []T, match func(T) bool) (T, bool) {
@@ -393,7 +395,7 @@ func (s *Server) tagNetwork(region, id string, set map[string]string) (func(), *
 		}
 		maps.Copy(out, set)
 		if len(out) > maxTags {
-			return nil, &apiError{Status: http.StatusBadRequest, Code: "TagLimitExceeded", Message: fmt.Sprintf("The maximum number of tags per resource (%d) was exceeded.", maxTags)}
+			return nil, tagLimitExceeded()
 		}
 		return out, nil
 	}

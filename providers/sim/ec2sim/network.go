@@ -69,7 +69,7 @@ func subnetNotFound(subnet string) *apiError {
 func checkGroups(groups []string) *apiError {
 	for _, g := range groups {
 		if !groupID.MatchString(g) {
-			return &apiError{Status: http.StatusBadRequest, Code: "InvalidGroupId.Malformed", Message: fmt.Sprintf("Invalid id: %q (expecting \"sg-...\")", g)}
+			return malformedID("InvalidGroupId.Malformed", g, "sg")
 		}
 	}
 	return nil

@@ -144,7 +144,7 @@ func (s *Server) createPlacementGroup(req *request) (any, *apiError) {
 		return nil, apiErr
 	}
 	form := req.form
-	g := &placementGroup{name: form.Get("GroupName"), strategy: form.Get("Strategy"), tags: map[string]string{}}
+	g := &placementGroup{name: form.Get("GroupName"), strategy: form.Get("Strategy")}
 	switch {
 	case g.name == "":
 		return nil, missingParameter("GroupName")
@@ -168,21 +168,8 @@ func (s *Server) createPlacementGroup(req *request) (any, *apiError) {
 		count = defaultPartitions
 	}
 	g.partitionCount = count
-	for _, n := range indexes(form, "TagSpecification") {
-		prefix := fmt.Sprintf("TagSpecification.%d", n)
-		if rt := form.Get(prefix + ".ResourceType"); rt != "placement-group" {
-			return nil, invalidValue("'%s' is not a valid taggable resource type for this operation.", rt)
-		}
-		tags, apiErr := tagList(form, prefix+".Tag")
-		if apiErr != nil {
-			return nil, apiErr
-		}
-		for _, t := range tags {
-			g.tags[t.key] = t.value
-		}
-	}
-	if len(g.tags) > maxTags {
-		return nil, &apiError{Status: http.StatusBadRequest, Code: "TagLimitExceeded", Message: fmt.Sprintf("The maximum number of tags per resource (%d) was exceeded.", maxTags)}
+	if g.tags, apiErr = specTags(form, "placement-group"); apiErr != nil {
+		return nil, apiErr
 	}
 
 	s.mutations.Lock()
@@ -221,7 +208,7 @@ func (s *Server) describePlacementGroups(req *request) (any, *apiError) {
 	}
 	for _, id := range ids {
 		if !placementGroupID.MatchString(id) {
-			return nil, &apiError{Status: http.StatusBadRequest, Code: "InvalidPlacementGroupId.Malformed", Message: fmt.Sprintf("Invalid id: %q (expecting \"pg-...\")", id)}
+			return nil, malformedID("InvalidPlacementGroupId.Malformed", id, "pg")
 		}
 	}
 
@@ -320,7 +307,7 @@ func (s *Server) launchGroup(req *request, l *launch) *apiError {
 		return nil
 	}
 	if id != "" && !placementGroupID.MatchString(id) {
-		return &apiError{Status: http.StatusBadRequest, Code: "InvalidPlacementGroupId.Malformed", Message: fmt.Sprintf("Invalid id: %q (expecting \"pg-...\")", id)}
+		return malformedID("InvalidPlacementGroupId.Malformed", id, "pg")
 	}
 	groups := s.groupsIn(req.region)
 	var g *placementGroup

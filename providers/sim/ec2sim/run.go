@@ -370,7 +370,7 @@ func parseTagSpecifications(form url.Values, l *launch) *apiError {
 		}
 	}
 	if len(l.tags) > maxTags || len(l.volumeTags) > maxTags {
-		return &apiError{Status: http.StatusBadRequest, Code: "TagLimitExceeded", Message: fmt.Sprintf("The maximum number of tags per resource (%d) was exceeded.", maxTags)}
+		return tagLimitExceeded()
 	}
 	return nil
 }

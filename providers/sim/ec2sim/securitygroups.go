@@ -228,33 +228,21 @@ func (s *Server) createSecurityGroup(req *request) (any, *apiError) {
 }
 
 func (s *Server) describeSecurityGroups(req *request) (any, *apiError) {
-	if apiErr := s.admit(req); apiErr != nil {
-		return nil, apiErr
-	}
-	form := req.form
-	fs, apiErr := filters(form)
+	q, apiErr := s.openDescribe(req, securityGroupFilterNames, "securitygroups")
 	if apiErr != nil {
 		return nil, apiErr
 	}
-	if apiErr := checkFilterNames(fs, securityGroupFilterNames); apiErr != nil {
-		return nil, apiErr
-	}
-	p, apiErr := readPage(form, "securitygroups")
-	if apiErr != nil {
-		return nil, apiErr
-	}
-	ids, names := unique(list(form, "GroupId")), unique(list(form, "GroupName"))
+	ids, names := unique(list(req.form, "GroupId")), unique(list(req.form, "GroupName"))
 	if apiErr := checkGroups(ids); apiErr != nil {
 		return nil, apiErr
 	}
 	all := s.securityGroups(req.region)
 	var picked []securityGroupRecord
-	for _, id := range ids {
-		g, ok := find(all, func(g securityGroupRecord) bool { return g.ID == id })
-		if !ok {
-			return nil, groupNotFound(id)
+	// A call that names groups by name alone wants only those.
+	if len(ids) > 0 || len(names) == 0 {
+		if picked, apiErr = pickByID(all, ids, securityGroupRecord.id, groupNotFound); apiErr != nil {
+			return nil, apiErr
 		}
-		picked = append(picked, g)
 	}
 	if len(names) > 0 {
 		// Names are looked up in the default VPC, where they are unique.
@@ -272,16 +260,12 @@ func (s *Server) describeSecurityGroups(req *request) (any, *apiError) {
 			}
 		}
 	}
-	if len(ids) == 0 && len(names) == 0 {
-		picked = all
-	}
-	var out []securityGroupXML
-	for _, g := range picked {
-		if matchesTagged(fs, s.securityGroupValues(g), g.Tags) {
-			out = append(out, s.renderSecurityGroup(req.region, g))
+	groups, next, apiErr := selectPage(q, picked, func(g securityGroupRecord) (securityGroupXML, bool) {
+		if !matchesTagged(q.filters, s.securityGroupValues(g), g.Tags) {
+			return securityGroupXML{}, false
 		}
-	}
-	groups, next, apiErr := cut(out, p, "securitygroups")
+		return s.renderSecurityGroup(req.region, g), true
+	})
 	if apiErr != nil {
 		return nil, apiErr
 	}

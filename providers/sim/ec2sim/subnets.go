@@ -158,42 +158,19 @@ func (s *Server) createSubnet(req *request) (any, *apiError) {
 }
 
 func (s *Server) describeSubnets(req *request) (any, *apiError) {
-	if apiErr := s.admit(req); apiErr != nil {
-		return nil, apiErr
-	}
-	form := req.form
-	fs, apiErr := filters(form)
+	q, apiErr := s.openDescribe(req, subnetFilterNames, "subnets")
 	if apiErr != nil {
 		return nil, apiErr
 	}
-	if apiErr := checkFilterNames(fs, subnetFilterNames); apiErr != nil {
-		return nil, apiErr
-	}
-	p, apiErr := readPage(form, "subnets")
+	picked, apiErr := pickByID(s.subnets(req.region), unique(list(req.form, "SubnetId")), subnetRecord.id, subnetNotFound)
 	if apiErr != nil {
 		return nil, apiErr
-	}
-	ids := unique(list(form, "SubnetId"))
-	all := s.subnets(req.region)
-	var picked []subnetRecord
-	for _, id := range ids {
-		sn, ok := find(all, func(sn subnetRecord) bool { return sn.ID == id })
-		if !ok {
-			return nil, subnetNotFound(id)
-		}
-		picked = append(picked, sn)
-	}
-	if len(ids) == 0 {
-		picked = all
 	}
 	used := s.usedAddresses(req.region)
-	var out []subnetXML
-	for _, sn := range picked {
-		if x := s.renderSubnet(req.region, sn, used[sn.ID]); matchesTagged(fs, subnetValues(x), sn.Tags) {
-			out = append(out, x)
-		}
-	}
-	subnets, next, apiErr := cut(out, p, "subnets")
+	subnets, next, apiErr := selectPage(q, picked, func(sn subnetRecord) (subnetXML, bool) {
+		x := s.renderSubnet(req.region, sn, used[sn.ID])
+		return x, matchesTagged(q.filters, subnetValues(x), sn.Tags)
+	})
 	if apiErr != nil {
 		return nil, apiErr
 	}
@@ -203,15 +180,9 @@ func (s *Server) describeSubnets(req *request) (any, *apiError) {
 // deleteSubnet removes a subnet no instance is in any more; a default
 // subnet can go too, as on EC2.
 func (s *Server) deleteSubnet(req *request) (any, *apiError) {
-	if apiErr := s.admit(req); apiErr != nil {
+	id, apiErr := s.targetID(req, "SubnetId", subnetIDPattern, "InvalidSubnetID.Malformed", "subnet")
+	if apiErr != nil {
 		return nil, apiErr
-	}
-	id := req.form.Get("SubnetId")
-	if id == "" {
-		return nil, missingParameter("SubnetId")
-	}
-	if !subnetIDPattern.MatchString(id) {
-		return nil, &apiError{Status: http.StatusBadRequest, Code: "InvalidSubnetID.Malformed", Message: fmt.Sprintf("Invalid id: %q (expecting \"subnet-...\")", id)}
 	}
 
 	s.mutations.Lock()

@@ -288,7 +288,7 @@ func (s *Server) describeVolumes(req *request) (any, *apiError) {
 	ids := unique(list(form, "VolumeId"))
 	for _, id := range ids {
 		if !volumeID.MatchString(id) {
-			return nil, &apiError{Status: http.StatusBadRequest, Code: "InvalidVolumeID.Malformed", Message: fmt.Sprintf("Invalid id: %q (expecting \"vol-...\")", id)}
+			return nil, malformedID("InvalidVolumeID.Malformed", id, "vol")
 		}
 	}
 	maxResults, paged, apiErr := intParam(form, "MaxResults")

@@ -129,41 +129,18 @@ func (s *Server) createVpc(req *request) (any, *apiError) {
 }
 
 func (s *Server) describeVpcs(req *request) (any, *apiError) {
-	if apiErr := s.admit(req); apiErr != nil {
-		return nil, apiErr
-	}
-	form := req.form
-	fs, apiErr := filters(form)
+	q, apiErr := s.openDescribe(req, vpcFilterNames, "vpcs")
 	if apiErr != nil {
 		return nil, apiErr
 	}
-	if apiErr := checkFilterNames(fs, vpcFilterNames); apiErr != nil {
-		return nil, apiErr
-	}
-	p, apiErr := readPage(form, "vpcs")
+	picked, apiErr := pickByID(s.vpcs(req.region), unique(list(req.form, "VpcId")), vpcRecord.id, vpcNotFound)
 	if apiErr != nil {
 		return nil, apiErr
 	}
-	ids := unique(list(form, "VpcId"))
-	all := s.vpcs(req.region)
-	var picked []vpcRecord
-	for _, id := range ids {
-		v, ok := find(all, func(v vpcRecord) bool { return v.ID == id })
-		if !ok {
-			return nil, vpcNotFound(id)
-		}
-		picked = append(picked, v)
-	}
-	if len(ids) == 0 {
-		picked = all
-	}
-	var out []vpcXML
-	for _, v := range picked {
-		if x := s.renderVPC(req.region, v, "available"); matchesTagged(fs, vpcValues(x), v.Tags) {
-			out = append(out, x)
-		}
-	}
-	vpcs, next, apiErr := cut(out, p, "vpcs")
+	vpcs, next, apiErr := selectPage(q, picked, func(v vpcRecord) (vpcXML, bool) {
+		x := s.renderVPC(req.region, v, "available")
+		return x, matchesTagged(q.filters, vpcValues(x), v.Tags)
+	})
 	if apiErr != nil {
 		return nil, apiErr
 	}
@@ -173,15 +150,9 @@ func (s *Server) describeVpcs(req *request) (any, *apiError) {
 // deleteVpc removes a VPC that has nothing left in it but its default
 // group, which goes with it.
 func (s *Server) deleteVpc(req *request) (any, *apiError) {
-	if apiErr := s.admit(req); apiErr != nil {
+	id, apiErr := s.targetID(req, "VpcId", vpcIDPattern, "InvalidVpcID.Malformed", "vpc")
+	if apiErr != nil {
 		return nil, apiErr
-	}
-	id := req.form.Get("VpcId")
-	if id == "" {
-		return nil, missingParameter("VpcId")
-	}
-	if !vpcIDPattern.MatchString(id) {
-		return nil, &apiError{Status: http.StatusBadRequest, Code: "InvalidVpcID.Malformed", Message: fmt.Sprintf("Invalid id: %q (expecting \"vpc-...\")", id)}
 	}
 
 	s.mutations.Lock()
