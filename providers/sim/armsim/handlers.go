@@ -70,20 +70,95 @@ func (s *Server) checkGroup(w http.ResponseWriter, g groupRef) bool {
 	return true
 }
 
-// changing is a stored resource with a change of its own: the types that
-// embed header.
-type changing interface{ pending() *change }
+// getNetwork, listNetwork and deleteNetwork answer the calls of the
+// top-level Network resources (virtual networks, interfaces), whose call
+// names the world's operation (Op…).
 
-func (h header) pending() *change { return h.Change }
+// getNetwork answers a GET of a top-level Network resource.
+func getNetwork[T, J any](s *Server, w http.ResponseWriter, r *http.Request, call string, id armID,
+	find func(armID) (T, bool), render func(T) J) {
+	if !s.admitSimple(w, r, call, networkContext(id, "read")) {
+		return
+	}
+	s.res.mu.RLock()
+	defer s.res.mu.RUnlock()
+	if !s.checkGroup(w, id.group()) {
+		return
+	}
+	v, ok := find(id)
+	if !ok {
+		s.writeError(w, errResourceNotFound(id))
+		return
+	}
+	writeJSON(w, http.StatusOK, render(v))
+}
+
+// listNetwork answers a listing of a group's top-level Network resources
+// of a type, named by scope (an id without a name).
+func listNetwork[T, J any](s *Server, w http.ResponseWriter, r *http.Request, call string, scope armID,
+	in func(groupRef) []T, render func(T) J) {
+	if !s.admitSimple(w, r, call, networkContext(scope, "read")) {
+		return
+	}
+	g := scope.group()
+	s.res.mu.RLock()
+	if !s.checkGroup(w, g) {
+		s.res.mu.RUnlock()
+		return
+	}
+	all := renderAll(in(g), render)
+	s.res.mu.RUnlock()
+	writePage(w, r, s, all)
+}
+
+// headed is a pointer to a stored resource, which embeds header.
+type headed[T any] interface {
+	*T
+	head() *header
+}
+
+func (h *header) head() *header { return h }
+
+// deleteNetwork answers a DELETE of a top-level Network resource of a
+// store kind: 204 when it is not there, inUse's refusal, or the deletion
+// it starts or joins.
+func deleteNetwork[T any, PT headed[T]](s *Server, w http.ResponseWriter, r *http.Request, call string, id armID, kind, namespace string,
+	find func(armID) (T, bool), inUse func(T) *armError) {
+	if !s.admitSimple(w, r, call, networkContext(id, "delete")) {
+		return
+	}
+	s.res.mu.Lock()
+	defer s.res.mu.Unlock()
+	s.sweep()
+	if !s.checkGroup(w, id.group()) {
+		return
+	}
+	v, ok := find(id)
+	if !ok {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if e := inUse(v); e != nil {
+		s.writeError(w, *e)
+		return
+	}
+	h := PT(&v).head()
+	op, started := s.deletion(namespace, id, h.Location, h.Change, s.world.Now())
+	if started != nil {
+		h.Change = started
+		s.save(kind, id.key(), h.Location, v)
+	}
+	s.writeNetworkDelete(w, r, op)
+}
 
 // storedLive lists the stored resources of a kind that keep selects (nil:
 // every one) and that exist now, in the order they were created.
-func storedLive[T changing](s *Server, kind string, keep func(sim.Resource) bool) []T {
+func storedLive[T any, PT headed[T]](s *Server, kind string, keep func(sim.Resource) bool) []T {
 	now := s.world.Now()
 	var out []T
 	for _, res := range s.world.Resources(cloud, kind, keep) {
 		var v T
-		if json.Unmarshal(res.Body, &v) == nil && !v.pending().gone(now) {
+		if json.Unmarshal(res.Body, &v) == nil && !PT(&v).head().Change.gone(now) {
 			out = append(out, v)
 		}
 	}

@@ -199,64 +199,25 @@ func (s *Server) putVNet(w http.ResponseWriter, r *http.Request, id armID) {
 }
 
 func (s *Server) getVNet(w http.ResponseWriter, r *http.Request, id armID) {
-	if !s.admitSimple(w, r, OpVNetGet, networkContext(id, "read")) {
-		return
-	}
-	s.res.mu.RLock()
-	defer s.res.mu.RUnlock()
-	if !s.checkGroup(w, id.group()) {
-		return
-	}
-	v, ok := s.findVNet(id)
-	if !ok {
-		s.writeError(w, errResourceNotFound(id))
-		return
-	}
-	writeJSON(w, http.StatusOK, s.renderVNet(v))
+	getNetwork(s, w, r, OpVNetGet, id, s.findVNet, s.renderVNet)
 }
 
 func (s *Server) deleteVNet(w http.ResponseWriter, r *http.Request, id armID) {
-	if !s.admitSimple(w, r, OpVNetDelete, networkContext(id, "delete")) {
-		return
-	}
-	s.res.mu.Lock()
-	defer s.res.mu.Unlock()
-	s.sweep()
-	if !s.checkGroup(w, id.group()) {
-		return
-	}
-	v, ok := s.findVNet(id)
-	if !ok {
-		w.WriteHeader(http.StatusNoContent)
-		return
-	}
-	now := s.world.Now()
-	for _, sn := range v.live(now) {
+	deleteNetwork(s, w, r, OpVNetDelete, id, kindVNet, vnetType.namespace, s.findVNet, s.vnetInUse)
+}
+
+// vnetInUse refuses to delete a network one of whose subnets is in use.
+func (s *Server) vnetInUse(v vnet) *armError {
+	for _, sn := range v.live(s.world.Now()) {
 		if e := s.subnetInUse(v, sn); e != nil {
-			s.writeError(w, *e)
-			return
+			return e
 		}
 	}
-	op, started := s.deletion(vnetType.namespace, id, v.Location, v.Change, now)
-	if started != nil {
-		v.Change = started
-		s.save(kindVNet, id.key(), v.Location, v)
-	}
-	s.writeNetworkDelete(w, r, op)
+	return nil
 }
 
 func (s *Server) listVNets(w http.ResponseWriter, r *http.Request, g groupRef) {
-	if !s.admitSimple(w, r, OpVNetList, networkContext(networkID(g, "virtualNetworks", ""), "read")) {
-		return
-	}
-	s.res.mu.RLock()
-	if !s.checkGroup(w, g) {
-		s.res.mu.RUnlock()
-		return
-	}
-	all := renderAll(s.vnetsIn(g), s.renderVNet)
-	s.res.mu.RUnlock()
-	writePage(w, r, s, all)
+	listNetwork(s, w, r, OpVNetList, networkID(g, "virtualNetworks", ""), s.vnetsIn, s.renderVNet)
 }
 
 // resourceLocation checks a PUT's location as ARM does for every regional

@@ -128,6 +128,9 @@ func (s *Server) nics(g *groupRef) []nic {
 	})
 }
 
+// nicsIn lists a group's interfaces that exist now.
+func (s *Server) nicsIn(g groupRef) []nic { return s.nics(&g) }
+
 // groupOfKey is the group a stored key is in.
 func groupOfKey(key string) groupRef {
 	rest := strings.TrimPrefix(key, "/subscriptions/")
@@ -301,62 +304,25 @@ func (s *Server) freeAddress(sn subnet, key string, n nic) (string, bool) {
 }
 
 func (s *Server) getNIC(w http.ResponseWriter, r *http.Request, id armID) {
-	if !s.admitSimple(w, r, OpNICGet, networkContext(id, "read")) {
-		return
-	}
-	s.res.mu.RLock()
-	defer s.res.mu.RUnlock()
-	if !s.checkGroup(w, id.group()) {
-		return
-	}
-	n, ok := s.findNIC(id)
-	if !ok {
-		s.writeError(w, errResourceNotFound(id))
-		return
-	}
-	writeJSON(w, http.StatusOK, s.renderNIC(n))
+	getNetwork(s, w, r, OpNICGet, id, s.findNIC, s.renderNIC)
 }
 
 func (s *Server) deleteNIC(w http.ResponseWriter, r *http.Request, id armID) {
-	if !s.admitSimple(w, r, OpNICDelete, networkContext(id, "delete")) {
-		return
+	deleteNetwork(s, w, r, OpNICDelete, id, kindNIC, nicType.namespace, s.findNIC, s.nicInUse)
+}
+
+// nicInUse refuses to delete an interface a VM uses.
+func (s *Server) nicInUse(n nic) *armError {
+	users := s.nicUsers(n.key())
+	if len(users) == 0 {
+		return nil
 	}
-	s.res.mu.Lock()
-	defer s.res.mu.Unlock()
-	s.sweep()
-	if !s.checkGroup(w, id.group()) {
-		return
-	}
-	n, ok := s.findNIC(id)
-	if !ok {
-		w.WriteHeader(http.StatusNoContent)
-		return
-	}
-	if users := s.nicUsers(n.key()); len(users) > 0 {
-		s.writeError(w, armError{Status: http.StatusBadRequest, Code: "NicInUse",
-			Message: fmt.Sprintf("Network Interface %s is used by existing resource %s. In order to delete the network interface, it must be dissociated from the resource. To learn more, see aka.ms/deletenic.", n.ID, users[0])})
-		return
-	}
-	op, started := s.deletion(nicType.namespace, id, n.Location, n.Change, s.world.Now())
-	if started != nil {
-		n.Change = started
-		s.save(kindNIC, id.key(), n.Location, n)
-	}
-	s.writeNetworkDelete(w, r, op)
+	return &armError{Status: http.StatusBadRequest, Code: "NicInUse",
+		Message: fmt.Sprintf("Network Interface %s is used by existing resource %s. In order to delete the network interface, it must be dissociated from the resource. To learn more, see aka.ms/deletenic.", n.ID, users[0])}
 }
 
 func (s *Server) listNICs(w http.ResponseWriter, r *http.Request, g groupRef) {
-	if !s.admitSimple(w, r, OpNICList, networkContext(networkID(g, "networkInterfaces", ""), "read")) {
-		return
-	}
-	s.res.mu.RLock()
-	if !s.checkGroup(w, g) {
-		s.res.mu.RUnlock()
-		return
-	}
-	all := renderAll(s.nics(&g), s.renderNIC)
-	s.res.mu.RUnlock()
-	writePage(w, r, s, all)
+	listNetwork(s, w, r, OpNICList, networkID(g, "networkInterfaces", ""), s.nicsIn, s.renderNIC)
 }
 
 // errReference is ARM's answer when a resource names another that is not
