@@ -69,7 +69,7 @@ func renderAccelerator(l links, project, zone string, a acceleratorType) *comput
 // getAccelerator serves acceleratorTypes.get.
 func (s *Server) getAccelerator(w http.ResponseWriter, r *http.Request, project, zone, name string) error {
 	path := acceleratorPath(project, zone, name)
-	if err := s.zoneCall(r, OpAcceleratorTypeGet, project, zone, path); err != nil {
+	if err := s.admitZone(r, OpAcceleratorTypeGet, project, zone, path); err != nil {
 		return err
 	}
 	for _, a := range s.zoneAccelerators(zone) {
@@ -84,7 +84,7 @@ func (s *Server) getAccelerator(w http.ResponseWriter, r *http.Request, project,
 func (s *Server) listAccelerators(w http.ResponseWriter, r *http.Request, project, zone string) error {
 	collection := scope(project, zone) + "/acceleratorTypes"
 	q, invalid := parseNameQuery(r, collection)
-	if err := admitted(s.zoneCall(r, OpAcceleratorTypesList, project, zone, scope(project, zone)), invalid); err != nil {
+	if err := admitted(s.admitZone(r, OpAcceleratorTypesList, project, zone, scope(project, zone)), invalid); err != nil {
 		return err
 	}
 	l := linksOf(r)
@@ -104,7 +104,7 @@ func (s *Server) listAccelerators(w http.ResponseWriter, r *http.Request, projec
 func (s *Server) aggregatedAccelerators(w http.ResponseWriter, r *http.Request, project string) error {
 	collection := "projects/" + project + "/aggregated/acceleratorTypes"
 	q, invalid := parseNameQuery(r, collection)
-	if err := admitted(s.locationCall(r, OpAcceleratorTypesAggregatedList, project, "", "", "projects/"+project), invalid); err != nil {
+	if err := admitted(s.admit(r, OpAcceleratorTypesAggregatedList, project, "", "", "projects/"+project), invalid); err != nil {
 		return err
 	}
 	zones := s.allZones()
@@ -137,16 +137,6 @@ func (s *Server) keyedAccelerators(zones []string) []keyed[acceleratorType] {
 		}
 	}
 	return out
-}
-
-// allZones lists the catalog's zones by name.
-func (s *Server) allZones() []string {
-	var zones []string
-	for _, region := range s.world.Catalog().RegionsOf(cloud) {
-		zones = append(zones, region.Zones...)
-	}
-	slices.Sort(zones)
-	return zones
 }
 
 // guestAccelerators checks the accelerators an instance names against its

@@ -36,8 +36,9 @@ func cpuPlatform(machineType string) string {
 	return "Intel Cascade Lake"
 }
 
-// locationCall intercepts a regions or zones call.
-func (s *Server) locationCall(r *http.Request, op, project, region, zone, resource string) error {
+// admit intercepts a call on a project's resources, a region's ("" zone)
+// or a zone's, and answers the fault the world injects into it, if any.
+func (s *Server) admit(r *http.Request, op, project, region, zone, resource string) error {
 	fc := faultContext{Project: project, Region: region, Zone: zone, Permission: permissions[op], Resource: resource}
 	out, err := s.intercept(r.Context(), sim.Call{Op: op, Region: region, Zone: zone})
 	if err != nil {
@@ -49,16 +50,50 @@ func (s *Server) locationCall(r *http.Request, op, project, region, zone, resour
 	return nil
 }
 
-// zoneCall intercepts a call on a zone or its collections, and answers
-// 404 for a zone the catalog does not have.
-func (s *Server) zoneCall(r *http.Request, op, project, zone, resource string) error {
-	if err := s.locationCall(r, op, project, s.region(zone), zone, resource); err != nil {
+// admitRegion admits a call on a region's resources, answering 404 for a
+// region the catalog does not have; a call with no region is global.
+func (s *Server) admitRegion(r *http.Request, op, project, region, resource string) error {
+	if err := s.admit(r, op, project, region, "", resource); err != nil {
+		return err
+	}
+	if region != "" {
+		if _, ok := s.world.Region(cloud, region); !ok {
+			return notFound(regionPath(project, region))
+		}
+	}
+	return nil
+}
+
+// admitZone admits a call on a zone's resources, answering 404 for a zone
+// the catalog does not have.
+func (s *Server) admitZone(r *http.Request, op, project, zone, resource string) error {
+	if err := s.admit(r, op, project, s.region(zone), zone, resource); err != nil {
 		return err
 	}
 	if err := s.zoneExists(project, zone); err != nil {
 		return err
 	}
 	return nil
+}
+
+// allZones lists the catalog's zones by name.
+func (s *Server) allZones() []string {
+	var zones []string
+	for _, region := range s.world.Catalog().RegionsOf(cloud) {
+		zones = append(zones, region.Zones...)
+	}
+	slices.Sort(zones)
+	return zones
+}
+
+// allRegions lists the catalog's regions by name.
+func (s *Server) allRegions() []string {
+	var regions []string
+	for _, region := range s.world.Catalog().RegionsOf(cloud) {
+		regions = append(regions, region.Name)
+	}
+	slices.Sort(regions)
+	return regions
 }
 
 // renderZone is a zone as zones.get returns it.
@@ -86,7 +121,7 @@ func (s *Server) renderZone(l links, project, zone string) *computepb.Zone {
 
 // getZone serves zones.get.
 func (s *Server) getZone(w http.ResponseWriter, r *http.Request, project, zone string) error {
-	if err := s.zoneCall(r, OpZoneGet, project, zone, scope(project, zone)); err != nil {
+	if err := s.admitZone(r, OpZoneGet, project, zone, scope(project, zone)); err != nil {
 		return err
 	}
 	return writeProto(w, s.renderZone(linksOf(r), project, zone))
@@ -96,7 +131,7 @@ func (s *Server) getZone(w http.ResponseWriter, r *http.Request, project, zone s
 func (s *Server) listZones(w http.ResponseWriter, r *http.Request, project string) error {
 	collection := "projects/" + project + "/zones"
 	q, invalid := parseNameQuery(r, collection)
-	if err := admitted(s.locationCall(r, OpZonesList, project, "", "", "projects/"+project), invalid); err != nil {
+	if err := admitted(s.admit(r, OpZonesList, project, "", "", "projects/"+project), invalid); err != nil {
 		return err
 	}
 	var zones []keyed[string]
@@ -139,7 +174,7 @@ func (s *Server) renderRegion(l links, project string, reg catalog.Region) *comp
 // getRegion serves regions.get.
 func (s *Server) getRegion(w http.ResponseWriter, r *http.Request, project, region string) error {
 	resource := regionPath(project, region)
-	if err := s.locationCall(r, OpRegionGet, project, region, "", resource); err != nil {
+	if err := s.admit(r, OpRegionGet, project, region, "", resource); err != nil {
 		return err
 	}
 	reg, ok := s.world.Region(cloud, region)
@@ -153,7 +188,7 @@ func (s *Server) getRegion(w http.ResponseWriter, r *http.Request, project, regi
 func (s *Server) listRegions(w http.ResponseWriter, r *http.Request, project string) error {
 	collection := "projects/" + project + "/regions"
 	q, invalid := parseNameQuery(r, collection)
-	if err := admitted(s.locationCall(r, OpRegionsList, project, "", "", "projects/"+project), invalid); err != nil {
+	if err := admitted(s.admit(r, OpRegionsList, project, "", "", "projects/"+project), invalid); err != nil {
 		return err
 	}
 	var regions []keyed[catalog.Region]

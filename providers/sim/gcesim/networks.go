@@ -121,25 +121,12 @@ func (s *Server) renderNetwork(l links, n networkRecord) *computepb.Network {
 	return out
 }
 
-// networkCall intercepts a networks call.
-func (s *Server) networkCall(r *http.Request, op, project, resource string) (sim.Outcome, error) {
-	fc := faultContext{Project: project, Permission: permissions[op], Resource: resource}
-	out, err := s.intercept(r.Context(), sim.Call{Op: op})
-	if err != nil {
-		return out, err
-	}
-	if out.Err != nil {
-		return out, s.syncError(out.Err, fc)
-	}
-	return out, nil
-}
-
 // insertNetwork serves networks.insert.
 func (s *Server) insertNetwork(w http.ResponseWriter, r *http.Request, project string) error {
 	_, idErr := requestIDOf(r)
 	var res computepb.Network
 	bodyErr := readResource(r, &res)
-	if _, err := s.networkCall(r, OpNetworkInsert, project, networkPath(project, res.GetName())); err != nil {
+	if err := s.admit(r, OpNetworkInsert, project, "", "", networkPath(project, res.GetName())); err != nil {
 		return err
 	}
 	if err := cmp.Or(idErr, bodyErr); err != nil {
@@ -179,7 +166,7 @@ func (s *Server) insertNetwork(w http.ResponseWriter, r *http.Request, project s
 // getNetwork serves networks.get.
 func (s *Server) getNetwork(w http.ResponseWriter, r *http.Request, project, name string) error {
 	path := networkPath(project, name)
-	if _, err := s.networkCall(r, OpNetworkGet, project, path); err != nil {
+	if err := s.admit(r, OpNetworkGet, project, "", "", path); err != nil {
 		return err
 	}
 	n, ok := s.network(project, name)
@@ -193,8 +180,7 @@ func (s *Server) getNetwork(w http.ResponseWriter, r *http.Request, project, nam
 func (s *Server) listNetworks(w http.ResponseWriter, r *http.Request, project string) error {
 	collection := "projects/" + project + "/global/networks"
 	q, invalid := parseNameQuery(r, collection)
-	_, err := s.networkCall(r, OpNetworkList, project, "projects/"+project)
-	if err := admitted(err, invalid); err != nil {
+	if err := admitted(s.admit(r, OpNetworkList, project, "", "", "projects/"+project), invalid); err != nil {
 		return err
 	}
 	var nets []keyed[networkRecord]
@@ -218,7 +204,7 @@ func (s *Server) listNetworks(w http.ResponseWriter, r *http.Request, project st
 func (s *Server) deleteNetwork(w http.ResponseWriter, r *http.Request, project, name string) error {
 	_, idErr := requestIDOf(r)
 	path := networkPath(project, name)
-	if _, err := s.networkCall(r, OpNetworkDelete, project, path); err != nil {
+	if err := s.admit(r, OpNetworkDelete, project, "", "", path); err != nil {
 		return err
 	}
 	if idErr != nil {

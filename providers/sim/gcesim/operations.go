@@ -100,30 +100,34 @@ func (s *Server) waitOperation(w http.ResponseWriter, r *http.Request, project, 
 // group.
 func (s *Server) listOperations(w http.ResponseWriter, r *http.Request, project, zone string) error {
 	collection := scope(project, zone) + "/operations"
-	q, invalid := parseListQuery(r, collection)
-	if err := s.operationCall(r, OpOperationsList, project, zone, ""); err != nil {
+	q, invalid := parseOperationQuery(r, collection)
+	if err := admitted(s.operationCall(r, OpOperationsList, project, zone, ""), invalid); err != nil {
 		return err
-	}
-	if invalid != nil {
-		return invalid
-	}
-	if !q.filter.only(operationFields...) {
-		return invalidField("filter", r.URL.Query().Get("filter"), "Invalid list filter expression.")
 	}
 	l := linksOf(r)
 	ops := s.zoneOperations(l, project, func(z string) bool { return z == zone })
 	items, next := pageBy(r, collection, q, ops, operationField)
-	resp := &computepb.OperationList{
+	return writeProto(w, &computepb.OperationList{
 		Kind:          proto.String("compute#operationList"),
 		Id:            proto.String(collection),
 		SelfLink:      proto.String(l.url(collection)),
 		NextPageToken: next,
-	}
-	for _, op := range items {
-		resp.Items = append(resp.Items, op.item)
-	}
-	return writeProto(w, resp)
+		Items:         renderAll(items, keyedOperation),
+	})
 }
+
+// parseOperationQuery reads an operation list's parameters and refuses a
+// filter on any field but operationFields.
+func parseOperationQuery(r *http.Request, collection string) (listQuery, *apiError) {
+	q, err := parseListQuery(r, collection)
+	if err == nil && !q.filter.only(operationFields...) {
+		err = invalidField("filter", r.URL.Query().Get("filter"), "Invalid list filter expression.")
+	}
+	return q, err
+}
+
+// keyedOperation is an operation of a page, rendered when it was listed.
+func keyedOperation(op keyed[*computepb.Operation]) *computepb.Operation { return op.item }
 
 // zoneOperations lists a project's zonal operations of the zones keep
 // accepts, keyed by zone and by the order they began, a bulkInsert's
@@ -186,18 +190,7 @@ func (s *Server) operationCall(r *http.Request, op, project, zone, name string) 
 	if name == "" {
 		resource = scope(project, zone)
 	}
-	fc := faultContext{Project: project, Zone: zone, Region: s.region(zone), Permission: permissions[op], Resource: resource}
-	out, err := s.intercept(r.Context(), sim.Call{Op: op, Region: fc.Region, Zone: zone})
-	if err != nil {
-		return err
-	}
-	if out.Err != nil {
-		return s.syncError(out.Err, fc)
-	}
-	if err := s.zoneExists(project, zone); err != nil {
-		return err
-	}
-	return nil
+	return s.admitZone(r, op, project, zone, resource)
 }
 
 // operation finds a GCE operation of a project's zone: the world's, or a

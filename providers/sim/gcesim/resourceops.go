@@ -134,18 +134,8 @@ func (s *Server) waitGlobalOperation(w http.ResponseWriter, r *http.Request, pro
 // operation; a wait blocks as zonal waits do.
 func (s *Server) serveResourceOp(w http.ResponseWriter, r *http.Request, call, project, region, name string, wait bool) error {
 	path := opPath(project, region, name)
-	fc := faultContext{Project: project, Region: region, Permission: permissions[call], Resource: path}
-	out, err := s.intercept(r.Context(), sim.Call{Op: call, Region: region})
-	if err != nil {
+	if err := s.admitRegion(r, call, project, region, path); err != nil {
 		return err
-	}
-	if out.Err != nil {
-		return s.syncError(out.Err, fc)
-	}
-	if region != "" {
-		if _, ok := s.world.Region(cloud, region); !ok {
-			return notFound(regionPath(project, region))
-		}
 	}
 	op, ok := s.resourceOpAt(path)
 	if !ok {
@@ -155,8 +145,7 @@ func (s *Server) serveResourceOp(w http.ResponseWriter, r *http.Request, call, p
 	if !wait {
 		return writeProto(w, s.renderResourceOp(l, op))
 	}
-	err = s.waitUntil(r, func() bool { return !s.world.Now().Before(op.Done) })
-	if err != nil {
+	if err := s.waitUntil(r, func() bool { return !s.world.Now().Before(op.Done) }); err != nil {
 		return err
 	}
 	return writeProto(w, s.renderResourceOp(l, op))

@@ -160,24 +160,6 @@ func renderSubnetwork(l links, sub subnetworkRecord) *computepb.Subnetwork {
 	return out
 }
 
-// subnetworkCall intercepts a subnetworks call and checks its region.
-func (s *Server) subnetworkCall(r *http.Request, op, project, region, resource string) error {
-	fc := faultContext{Project: project, Region: region, Permission: permissions[op], Resource: resource}
-	out, err := s.intercept(r.Context(), sim.Call{Op: op, Region: region})
-	if err != nil {
-		return err
-	}
-	if out.Err != nil {
-		return s.syncError(out.Err, fc)
-	}
-	if region != "" {
-		if _, ok := s.world.Region(cloud, region); !ok {
-			return notFound(regionPath(project, region))
-		}
-	}
-	return nil
-}
-
 // insertSubnetwork serves subnetworks.insert: a subnetwork of an existing
 // network, whose range is a private IPv4 range no other subnetwork of the
 // network overlaps.
@@ -185,7 +167,7 @@ func (s *Server) insertSubnetwork(w http.ResponseWriter, r *http.Request, projec
 	_, idErr := requestIDOf(r)
 	var res computepb.Subnetwork
 	bodyErr := readResource(r, &res)
-	if err := s.subnetworkCall(r, OpSubnetworkInsert, project, region, subnetworkPath(project, region, res.GetName())); err != nil {
+	if err := s.admitRegion(r, OpSubnetworkInsert, project, region, subnetworkPath(project, region, res.GetName())); err != nil {
 		return err
 	}
 	if err := cmp.Or(idErr, bodyErr); err != nil {
@@ -240,7 +222,7 @@ func (s *Server) insertSubnetwork(w http.ResponseWriter, r *http.Request, projec
 // getSubnetwork serves subnetworks.get.
 func (s *Server) getSubnetwork(w http.ResponseWriter, r *http.Request, project, region, name string) error {
 	path := subnetworkPath(project, region, name)
-	if err := s.subnetworkCall(r, OpSubnetworkGet, project, region, path); err != nil {
+	if err := s.admitRegion(r, OpSubnetworkGet, project, region, path); err != nil {
 		return err
 	}
 	sub, ok := s.subnetwork(project, region, name)
@@ -254,7 +236,7 @@ func (s *Server) getSubnetwork(w http.ResponseWriter, r *http.Request, project, 
 func (s *Server) listSubnetworks(w http.ResponseWriter, r *http.Request, project, region string) error {
 	collection := regionPath(project, region) + "/subnetworks"
 	q, invalid := parseNameQuery(r, collection)
-	if err := admitted(s.subnetworkCall(r, OpSubnetworkList, project, region, regionPath(project, region)), invalid); err != nil {
+	if err := admitted(s.admitRegion(r, OpSubnetworkList, project, region, regionPath(project, region)), invalid); err != nil {
 		return err
 	}
 	l := linksOf(r)
@@ -282,12 +264,8 @@ func keyedSubnetworks(subs []subnetworkRecord) []keyed[subnetworkRecord] {
 func (s *Server) aggregatedSubnetworks(w http.ResponseWriter, r *http.Request, project string) error {
 	collection := "projects/" + project + "/aggregated/subnetworks"
 	q, invalid := parseNameQuery(r, collection)
-	if err := admitted(s.subnetworkCall(r, OpSubnetworkAggregatedList, project, "", "projects/"+project), invalid); err != nil {
+	if err := admitted(s.admitRegion(r, OpSubnetworkAggregatedList, project, "", "projects/"+project), invalid); err != nil {
 		return err
-	}
-	var regions []string
-	for _, reg := range s.world.Catalog().RegionsOf(cloud) {
-		regions = append(regions, reg.Name)
 	}
 	l := linksOf(r)
 	items, next := page(r, collection, q, keyedSubnetworks(s.subnetworks(project, "", nil)))
@@ -296,7 +274,7 @@ func (s *Server) aggregatedSubnetworks(w http.ResponseWriter, r *http.Request, p
 		Id:            proto.String(collection),
 		SelfLink:      proto.String(l.url(collection)),
 		NextPageToken: next,
-		Items: aggregate(items, "regions/", regions, renderSubnetworkIn(l),
+		Items: aggregate(items, "regions/", s.allRegions(), renderSubnetworkIn(l),
 			func(subs []*computepb.Subnetwork, warning *computepb.Warning) *computepb.SubnetworksScopedList {
 				return &computepb.SubnetworksScopedList{Subnetworks: subs, Warning: warning}
 			}),
@@ -313,7 +291,7 @@ func renderSubnetworkIn(l links) func(keyed[subnetworkRecord]) *computepb.Subnet
 func (s *Server) deleteSubnetwork(w http.ResponseWriter, r *http.Request, project, region, name string) error {
 	_, idErr := requestIDOf(r)
 	path := subnetworkPath(project, region, name)
-	if err := s.subnetworkCall(r, OpSubnetworkDelete, project, region, path); err != nil {
+	if err := s.admitRegion(r, OpSubnetworkDelete, project, region, path); err != nil {
 		return err
 	}
 	if idErr != nil {
