@@ -28,7 +28,12 @@ require (
 	google.golang.org/protobuf v1.36.12
 )
 
-require github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
+require (
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
+	gitlab.com/gitlab-org/api/client-go v1.46.0
+)
+
+require golang.org/x/time v0.16.0 // indirect
 
 require (
 	cloud.google.com/go/auth v0.24.1-0.20261001053825-dbc26066f70a // indirect
@@ -66,7 +71,7 @@ require (
 	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
 	github.com/golang/groupcache v0.0.0-20241129210726-2c02b8208cf8 // indirect
 	github.com/google/go-github/v75 v75.0.0
-	github.com/google/go-querystring v1.1.0 // indirect
+	github.com/google/go-querystring v1.2.0 // indirect
 	github.com/google/s2a-go v0.1.11 // indirect
 	github.com/googleapis/enterprise-certificate-proxy v0.3.25 // indirect
 	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
