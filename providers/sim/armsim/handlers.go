@@ -70,9 +70,65 @@ func (s *Server) checkGroup(w http.ResponseWriter, g groupRef) bool {
 	return true
 }
 
-// getNetwork, listNetwork and deleteNetwork answer the calls of the
-// top-level Network resources (virtual networks, interfaces), whose call
-// names the world's operation (Op…).
+// putNetwork, getNetwork, listNetwork and deleteNetwork answer the calls
+// of the top-level Network resources (virtual networks, interfaces), whose
+// call names the world's operation (Op…).
+
+// networkType is where the front keeps a top-level Network resource type,
+// and what its writes' operations are.
+type networkType struct{ kind, resourceType, namespace string }
+
+var (
+	vnetKind = networkType{kindVNet, vnetResourceType, vnetType.namespace}
+	nicKind  = networkType{kindNIC, nicResourceType, nicType.namespace}
+)
+
+// placedRequest is what the PUT body of every top-level Network resource
+// has: where it goes and its tags.
+type placedRequest struct {
+	Location *string            `json:"location"`
+	Tags     map[string]*string `json:"tags"`
+}
+
+func (p placedRequest) placement() placedRequest { return p }
+
+// placed is a PUT body that embeds placedRequest.
+type placed interface{ placement() placedRequest }
+
+// putNetwork answers a PUT of a top-level Network resource: the checks
+// every one makes, then build's of the new version from the request, the
+// header putHeader gives it and the version it replaces (exists), then
+// the operation that carries it out.
+func putNetwork[R placed, T any, PT headed[T], J any](s *Server, w http.ResponseWriter, r *http.Request, call string, id armID, nt networkType,
+	find func(armID) (T, bool), build func(req R, h header, old T, exists bool) (T, *armError), render func(T) J) {
+	req, ok := admitPut[R](s, w, r, call, networkContext(id, "write"))
+	if !ok {
+		return
+	}
+	s.res.mu.Lock()
+	defer s.res.mu.Unlock()
+	s.sweep()
+	if !s.checkGroup(w, id.group()) {
+		return
+	}
+	old, exists := find(id)
+	p := req.placement()
+	h, e := s.putHeader(id, p.Location, p.Tags, nt.resourceType, *PT(&old).head(), exists)
+	if e != nil {
+		s.writeError(w, *e)
+		return
+	}
+	v, e := build(req, h, old, exists)
+	if e != nil {
+		s.writeError(w, *e)
+		return
+	}
+	var op asyncOp
+	vh := PT(&v).head()
+	op, vh.Change = s.startChange(nt.namespace, id, vh.Location, false)
+	s.save(nt.kind, id.key(), vh.Location, v)
+	s.writeNetworkPut(w, r, op, exists, render(v))
+}
 
 // getNetwork answers a GET of a top-level Network resource.
 func getNetwork[T, J any](s *Server, w http.ResponseWriter, r *http.Request, call string, id armID,
@@ -119,10 +175,9 @@ type headed[T any] interface {
 
 func (h *header) head() *header { return h }
 
-// deleteNetwork answers a DELETE of a top-level Network resource of a
-// store kind: 204 when it is not there, inUse's refusal, or the deletion
+// deleteNetwork answers a DELETE of a top-level Network resource: 204 when it is not there, inUse's refusal, or the deletion
 // it starts or joins.
-func deleteNetwork[T any, PT headed[T]](s *Server, w http.ResponseWriter, r *http.Request, call string, id armID, kind, namespace string,
+func deleteNetwork[T any, PT headed[T]](s *Server, w http.ResponseWriter, r *http.Request, call string, id armID, nt networkType,
 	find func(armID) (T, bool), inUse func(T) *armError) {
 	if !s.admitSimple(w, r, call, networkContext(id, "delete")) {
 		return
@@ -143,10 +198,10 @@ func deleteNetwork[T any, PT headed[T]](s *Server, w http.ResponseWriter, r *htt
 		return
 	}
 	h := PT(&v).head()
-	op, started := s.deletion(namespace, id, h.Location, h.Change, s.world.Now())
+	op, started := s.deletion(nt.namespace, id, h.Location, h.Change, s.world.Now())
 	if started != nil {
 		h.Change = started
-		s.save(kind, id.key(), h.Location, v)
+		s.save(nt.kind, id.key(), h.Location, v)
 	}
 	s.writeNetworkDelete(w, r, op)
 }

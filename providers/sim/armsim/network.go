@@ -79,8 +79,7 @@ type subResRef struct {
 // vnetRequest is a network's PUT body; subnetRequest a subnet's, alone or
 // inside its network's.
 type vnetRequest struct {
-	Location   *string            `json:"location"`
-	Tags       map[string]*string `json:"tags"`
+	placedRequest
 	Properties *struct {
 		AddressSpace *struct {
 			AddressPrefixes []string `json:"addressPrefixes"`
@@ -140,23 +139,14 @@ func (s *Server) renderVNet(v vnet) vnetJSON {
 }
 
 func (s *Server) putVNet(w http.ResponseWriter, r *http.Request, id armID) {
-	req, ok := admitPut[vnetRequest](s, w, r, OpVNetPut, networkContext(id, "write"))
-	if !ok {
-		return
-	}
-	s.res.mu.Lock()
-	defer s.res.mu.Unlock()
-	s.sweep()
-	if !s.checkGroup(w, id.group()) {
-		return
-	}
+	putNetwork(s, w, r, OpVNetPut, id, vnetKind, s.findVNet, s.buildVNet, s.renderVNet)
+}
+
+// buildVNet is the network a PUT asks for, with the subnets it lists: a
+// subnet the network had and the PUT leaves out is deleted, and must not
+// be in use.
+func (s *Server) buildVNet(req vnetRequest, h header, old vnet, exists bool) (vnet, *armError) {
 	now := s.world.Now()
-	old, exists := s.findVNet(id)
-	h, e := s.putHeader(id, req.Location, req.Tags, vnetResourceType, old.header, exists)
-	if e != nil {
-		s.writeError(w, *e)
-		return
-	}
 	v := vnet{header: h, Created: now}
 	if exists {
 		v.Created = old.Created
@@ -170,32 +160,24 @@ func (s *Server) putVNet(w http.ResponseWriter, r *http.Request, id armID) {
 	}
 	for _, prefix := range v.AddressPrefixes {
 		if _, err := netip.ParsePrefix(prefix); err != nil {
-			s.writeError(w, errRequestFormat())
-			return
+			return v, errPtr(errRequestFormat())
 		}
 	}
 	for _, sr := range asked {
 		sn := subnet{Name: deref(sr.Name), AddressPrefix: sr.prefix()}
 		if e := checkSubnet(v, sn); e != nil {
-			s.writeError(w, *e)
-			return
+			return v, e
 		}
 		v.Subnets = append(v.Subnets, sn)
 	}
-	// A PUT without a subnet it had deletes that subnet, which must not be
-	// in use.
 	for _, sn := range old.live(now) {
 		if _, kept := v.subnet(sn.Name, now); !kept {
 			if e := s.subnetInUse(old, sn); e != nil {
-				s.writeError(w, *e)
-				return
+				return v, e
 			}
 		}
 	}
-	var op asyncOp
-	op, v.Change = s.startChange(vnetType.namespace, id, v.Location, false)
-	s.save(kindVNet, id.key(), v.Location, v)
-	s.writeNetworkPut(w, r, op, exists, s.renderVNet(v))
+	return v, nil
 }
 
 func (s *Server) getVNet(w http.ResponseWriter, r *http.Request, id armID) {
@@ -203,7 +185,7 @@ func (s *Server) getVNet(w http.ResponseWriter, r *http.Request, id armID) {
 }
 
 func (s *Server) deleteVNet(w http.ResponseWriter, r *http.Request, id armID) {
-	deleteNetwork(s, w, r, OpVNetDelete, id, kindVNet, vnetType.namespace, s.findVNet, s.vnetInUse)
+	deleteNetwork(s, w, r, OpVNetDelete, id, vnetKind, s.findVNet, s.vnetInUse)
 }
 
 // vnetInUse refuses to delete a network one of whose subnets is in use.

@@ -45,8 +45,7 @@ func (n nic) ipConfigID(name string) string { return n.ID + "/ipConfigurations/"
 
 // nicRequest is a network interface's PUT body.
 type nicRequest struct {
-	Location   *string            `json:"location"`
-	Tags       map[string]*string `json:"tags"`
+	placedRequest
 	Properties *struct {
 		IPConfigurations []struct {
 			Name       *string `json:"name"`
@@ -183,24 +182,13 @@ func (s *Server) renderNIC(n nic) nicJSON {
 }
 
 func (s *Server) putNIC(w http.ResponseWriter, r *http.Request, id armID) {
-	req, ok := admitPut[nicRequest](s, w, r, OpNICPut, networkContext(id, "write"))
-	if !ok {
-		return
-	}
-	s.res.mu.Lock()
-	defer s.res.mu.Unlock()
-	s.sweep()
-	if !s.checkGroup(w, id.group()) {
-		return
-	}
-	now := s.world.Now()
-	old, exists := s.findNIC(id)
-	h, e := s.putHeader(id, req.Location, req.Tags, nicResourceType, old.header, exists)
-	if e != nil {
-		s.writeError(w, *e)
-		return
-	}
-	n := nic{header: h, Created: now}
+	putNetwork(s, w, r, OpNICPut, id, nicKind, s.findNIC, s.buildNIC, s.renderNIC)
+}
+
+// buildNIC is the interface a PUT asks for, its first IP configuration
+// the primary one unless the PUT names one.
+func (s *Server) buildNIC(req nicRequest, h header, old nic, exists bool) (nic, *armError) {
+	n := nic{header: h, Created: s.world.Now()}
 	if exists {
 		n.Created = old.Created
 	}
@@ -210,8 +198,7 @@ func (s *Server) putNIC(w http.ResponseWriter, r *http.Request, id armID) {
 		for i, rc := range p.IPConfigurations {
 			ipc, e := s.ipConfig(n, old, i, deref(rc.Name), rc.Properties)
 			if e != nil {
-				s.writeError(w, *e)
-				return
+				return n, e
 			}
 			n.IPConfigs = append(n.IPConfigs, ipc)
 		}
@@ -219,10 +206,7 @@ func (s *Server) putNIC(w http.ResponseWriter, r *http.Request, id armID) {
 	if len(n.IPConfigs) > 0 && !slices.ContainsFunc(n.IPConfigs, func(c ipConfig) bool { return c.Primary }) {
 		n.IPConfigs[0].Primary = true
 	}
-	var op asyncOp
-	op, n.Change = s.startChange(nicType.namespace, id, n.Location, false)
-	s.save(kindNIC, id.key(), n.Location, n)
-	s.writeNetworkPut(w, r, op, exists, s.renderNIC(n))
+	return n, nil
 }
 
 // ipConfig checks the i-th IP configuration of a NIC's PUT: a subnet that
@@ -308,7 +292,7 @@ func (s *Server) getNIC(w http.ResponseWriter, r *http.Request, id armID) {
 }
 
 func (s *Server) deleteNIC(w http.ResponseWriter, r *http.Request, id armID) {
-	deleteNetwork(s, w, r, OpNICDelete, id, kindNIC, nicType.namespace, s.findNIC, s.nicInUse)
+	deleteNetwork(s, w, r, OpNICDelete, id, nicKind, s.findNIC, s.nicInUse)
 }
 
 // nicInUse refuses to delete an interface a VM uses.
