@@ -54,12 +54,7 @@ func (v vnet) subnet(name string, now time.Time) (subnet, bool) {
 
 // vnetJSON and subnetJSON are Network's shapes on the wire.
 type vnetJSON struct {
-	Name       string            `json:"name"`
-	ID         string            `json:"id"`
-	Etag       string            `json:"etag"`
-	Type       string            `json:"type"`
-	Location   string            `json:"location"`
-	Tags       map[string]string `json:"tags"`
+	trackedJSON
 	Properties struct {
 		ProvisioningState string `json:"provisioningState"`
 		ResourceGUID      string `json:"resourceGuid"`
@@ -70,6 +65,31 @@ type vnetJSON struct {
 		VirtualNetworkPeerings []struct{}   `json:"virtualNetworkPeerings"`
 		EnableDdosProtection   bool         `json:"enableDdosProtection"`
 	} `json:"properties"`
+}
+
+// subResourceJSON is what Network writes first of every resource and
+// child resource; trackedJSON adds what a top-level one has.
+type subResourceJSON struct {
+	Name string `json:"name"`
+	ID   string `json:"id"`
+	Etag string `json:"etag"`
+	Type string `json:"type"`
+}
+
+type trackedJSON struct {
+	subResourceJSON
+	Location string            `json:"location"`
+	Tags     map[string]string `json:"tags"`
+}
+
+// tracked is a top-level resource's trackedJSON: its tags an object even
+// when it has none.
+func tracked(h header, typ string, created time.Time) trackedJSON {
+	out := trackedJSON{subResourceJSON{Name: h.Name, ID: h.ID, Etag: etag(h.GUID, h.Change, created), Type: typ}, h.Location, h.Tags}
+	if out.Tags == nil {
+		out.Tags = map[string]string{}
+	}
+	return out
 }
 
 type subResRef struct {
@@ -122,10 +142,7 @@ func (s *Server) vnetsIn(g groupRef) []vnet {
 
 func (s *Server) renderVNet(v vnet) vnetJSON {
 	now := s.world.Now()
-	out := vnetJSON{Name: v.Name, ID: v.ID, Etag: etag(v.GUID, v.Change, v.Created), Type: vnetResourceType, Location: v.Location, Tags: v.Tags}
-	if out.Tags == nil {
-		out.Tags = map[string]string{}
-	}
+	out := vnetJSON{trackedJSON: tracked(v.header, vnetResourceType, v.Created)}
 	p := &out.Properties
 	p.ProvisioningState = v.Change.provisioning(now, "Updating")
 	p.ResourceGUID = v.GUID

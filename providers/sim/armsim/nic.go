@@ -63,12 +63,7 @@ type nicRequest struct {
 
 // nicJSON is Network's shape of an interface on the wire.
 type nicJSON struct {
-	Name       string            `json:"name"`
-	ID         string            `json:"id"`
-	Etag       string            `json:"etag"`
-	Type       string            `json:"type"`
-	Location   string            `json:"location"`
-	Tags       map[string]string `json:"tags"`
+	trackedJSON
 	Properties struct {
 		ProvisioningState string         `json:"provisioningState"`
 		ResourceGUID      string         `json:"resourceGuid"`
@@ -89,10 +84,7 @@ type nicJSON struct {
 }
 
 type ipConfigJSON struct {
-	Name       string `json:"name"`
-	ID         string `json:"id"`
-	Etag       string `json:"etag"`
-	Type       string `json:"type"`
+	subResourceJSON
 	Properties struct {
 		ProvisioningState         string    `json:"provisioningState"`
 		PrivateIPAddress          string    `json:"privateIPAddress"`
@@ -151,16 +143,13 @@ func (s *Server) nicUsers(key string) []string {
 
 func (s *Server) renderNIC(n nic) nicJSON {
 	now := s.world.Now()
-	out := nicJSON{Name: n.Name, ID: n.ID, Etag: etag(n.GUID, n.Change, n.Created), Type: nicResourceType, Location: n.Location, Tags: n.Tags}
-	if out.Tags == nil {
-		out.Tags = map[string]string{}
-	}
+	out := nicJSON{trackedJSON: tracked(n.header, nicResourceType, n.Created)}
 	p := &out.Properties
 	p.ProvisioningState = n.Change.provisioning(now, "Updating")
 	p.ResourceGUID = n.GUID
 	p.IPConfigurations = []ipConfigJSON{}
 	for _, ipc := range n.IPConfigs {
-		j := ipConfigJSON{Name: ipc.Name, ID: n.ipConfigID(ipc.Name), Etag: etag(n.GUID, n.Change, n.Created), Type: ipConfigResourceType}
+		j := ipConfigJSON{subResourceJSON: subResourceJSON{Name: ipc.Name, ID: n.ipConfigID(ipc.Name), Etag: etag(n.GUID, n.Change, n.Created), Type: ipConfigResourceType}}
 		j.Properties.ProvisioningState = p.ProvisioningState
 		j.Properties.PrivateIPAddress = ipc.PrivateIP
 		j.Properties.PrivateIPAllocationMethod = ipc.Allocation

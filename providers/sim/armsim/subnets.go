@@ -21,10 +21,7 @@ type subnet struct {
 }
 
 type subnetJSON struct {
-	Name       string `json:"name"`
-	ID         string `json:"id"`
-	Etag       string `json:"etag"`
-	Type       string `json:"type"`
+	subResourceJSON
 	Properties struct {
 		ProvisioningState                 string      `json:"provisioningState"`
 		AddressPrefix                     string      `json:"addressPrefix"`
@@ -52,7 +49,7 @@ func (r subnetRequest) prefix() string {
 func (s *Server) renderSubnet(v vnet, sn subnet) subnetJSON {
 	now := s.world.Now()
 	id := v.subnetID(sn.Name)
-	out := subnetJSON{Name: sn.Name, ID: id.String(), Etag: etag(v.GUID+"/"+strings.ToLower(sn.Name), sn.Change, v.Created), Type: subnetResourceType}
+	out := subnetJSON{subResourceJSON: subResourceJSON{Name: sn.Name, ID: id.String(), Etag: etag(v.GUID+"/"+strings.ToLower(sn.Name), sn.Change, v.Created), Type: subnetResourceType}}
 	p := &out.Properties
 	state := sn.Change.provisioning(now, "Updating")
 	if state == "Succeeded" {
