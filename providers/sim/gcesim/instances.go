@@ -221,6 +221,35 @@ func readResource(r *http.Request, m proto.Message) *apiError {
 	return nil
 }
 
+// named is a resource an insert names in its body.
+type named interface {
+	proto.Message
+	GetName() string
+}
+
+// readInsert reads an insert's request id and resource, and admits its
+// call, which admit does knowing the name the resource gives itself. As
+// GCE does, a bad request id or body, or a missing or malformed name, is
+// answered only once the call is admitted.
+func readInsert(r *http.Request, res named, admit func(name string) error) (requestID string, err error) {
+	requestID, idErr := requestIDOf(r)
+	bodyErr := readResource(r, res)
+	if err := admit(res.GetName()); err != nil {
+		return requestID, err
+	}
+	if err := cmp.Or(idErr, bodyErr); err != nil {
+		return requestID, err
+	}
+	m := res.ProtoReflect()
+	switch {
+	case !m.Has(m.Descriptor().Fields().ByName("name")):
+		return requestID, requiredField("resource.name")
+	case !nameRE.MatchString(res.GetName()):
+		return requestID, invalidField("resource.name", res.GetName(), "Must be a match of regex '"+namePattern+"'")
+	}
+	return requestID, nil
+}
+
 // machineTypeName reads the machine type forms GCE accepts: a full URL, a
 // partial "projects/…/zones/…/machineTypes/…" or "zones/…/machineTypes/…",
 // or a bare name. A type named for another project or zone is refused,

@@ -123,21 +123,13 @@ func (s *Server) renderNetwork(l links, n networkRecord) *computepb.Network {
 
 // insertNetwork serves networks.insert.
 func (s *Server) insertNetwork(w http.ResponseWriter, r *http.Request, project string) error {
-	_, idErr := requestIDOf(r)
 	var res computepb.Network
-	bodyErr := readResource(r, &res)
-	if err := s.admit(r, OpNetworkInsert, project, "", "", networkPath(project, res.GetName())); err != nil {
+	if _, err := readInsert(r, &res, func(name string) error {
+		return s.admit(r, OpNetworkInsert, project, "", "", networkPath(project, name))
+	}); err != nil {
 		return err
 	}
-	if err := cmp.Or(idErr, bodyErr); err != nil {
-		return err
-	}
-	switch {
-	case res.Name == nil:
-		return requiredField("resource.name")
-	case !nameRE.MatchString(res.GetName()):
-		return invalidField("resource.name", res.GetName(), "Must be a match of regex '"+namePattern+"'")
-	case res.AutoCreateSubnetworks == nil:
+	if res.AutoCreateSubnetworks == nil {
 		// Without it GCE would make a legacy network, which it no
 		// longer lets new projects have.
 		return invalidField("resource.autoCreateSubnetworks", "", "Legacy networks are not supported: set autoCreateSubnetworks to make a VPC network in auto or custom mode.")

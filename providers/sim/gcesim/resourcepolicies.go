@@ -101,18 +101,14 @@ func (s *Server) policyCall(r *http.Request, op, project, region, resource strin
 
 // insertPolicy serves resourcePolicies.insert.
 func (s *Server) insertPolicy(w http.ResponseWriter, r *http.Request, project, region string) error {
-	requestID, idErr := requestIDOf(r)
 	var res computepb.ResourcePolicy
-	bodyErr := readResource(r, &res)
-	out, err := s.policyCall(r, OpPolicyInsert, project, region, policyPath(project, region, res.GetName()))
+	var out sim.Outcome
+	requestID, err := readInsert(r, &res, func(name string) (err error) {
+		out, err = s.policyCall(r, OpPolicyInsert, project, region, policyPath(project, region, name))
+		return err
+	})
 	if err != nil {
 		return err
-	}
-	if idErr != nil {
-		return idErr
-	}
-	if bodyErr != nil {
-		return bodyErr
 	}
 	if err := checkPolicy(&res); err != nil {
 		return err
@@ -141,14 +137,10 @@ func (s *Server) insertPolicy(w http.ResponseWriter, r *http.Request, project, r
 	return writeProto(w, s.renderRegionOp(linksOf(r), op, true))
 }
 
-// checkPolicy validates a policy to insert: a name, and one group placement
+// checkPolicy validates a named policy to insert: one group placement
 // policy of a known collocation.
 func checkPolicy(res *computepb.ResourcePolicy) *apiError {
 	switch {
-	case res.Name == nil:
-		return requiredField("resource.name")
-	case !nameRE.MatchString(res.GetName()):
-		return invalidField("resource.name", res.GetName(), "Must be a match of regex '"+namePattern+"'")
 	case len(res.GetDescription()) > 2048:
 		return invalidField("resource.description", "", "Must be at most 2048 characters long.")
 	case res.SnapshotSchedulePolicy != nil || res.InstanceSchedulePolicy != nil || res.DiskConsistencyGroupPolicy != nil || res.WorkloadPolicy != nil:

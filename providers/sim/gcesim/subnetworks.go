@@ -164,20 +164,13 @@ func renderSubnetwork(l links, sub subnetworkRecord) *computepb.Subnetwork {
 // network, whose range is a private IPv4 range no other subnetwork of the
 // network overlaps.
 func (s *Server) insertSubnetwork(w http.ResponseWriter, r *http.Request, project, region string) error {
-	_, idErr := requestIDOf(r)
 	var res computepb.Subnetwork
-	bodyErr := readResource(r, &res)
-	if err := s.admitRegion(r, OpSubnetworkInsert, project, region, subnetworkPath(project, region, res.GetName())); err != nil {
-		return err
-	}
-	if err := cmp.Or(idErr, bodyErr); err != nil {
+	if _, err := readInsert(r, &res, func(name string) error {
+		return s.admitRegion(r, OpSubnetworkInsert, project, region, subnetworkPath(project, region, name))
+	}); err != nil {
 		return err
 	}
 	switch {
-	case res.Name == nil:
-		return requiredField("resource.name")
-	case !nameRE.MatchString(res.GetName()):
-		return invalidField("resource.name", res.GetName(), "Must be a match of regex '"+namePattern+"'")
 	case res.Network == nil:
 		return requiredField("resource.network")
 	case res.IpCidrRange == nil:
