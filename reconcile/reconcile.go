@@ -16,6 +16,7 @@ import (
 
 	"github.com/gpufleet/gpufleet/planner"
 	"github.com/gpufleet/gpufleet/providers"
+	"github.com/gpufleet/gpufleet/reconcile/notify"
 	"github.com/gpufleet/gpufleet/reconcile/status"
 	"github.com/gpufleet/gpufleet/schema"
 	"github.com/gpufleet/gpufleet/schema/catalog"
@@ -64,6 +65,10 @@ type Options struct {
 	// a live progress display needs.
 	Applying func(round int, report *planner.Report, actions []planner.Action)
 	Applied  func(status.ActionResult)
+	// Notifier, when set, tells what gpufleet.cue's notifications ask for
+	// of how the run ended. It is shared by the runs of a process, which
+	// is how a failure repeated run after run is told once.
+	Notifier *notify.Notifier
 	// Progress, when set, is told each step that finished without error,
 	// as it finishes. A long-running agent uses it to know a repository
 	// loaded long before the run ends.
@@ -257,6 +262,7 @@ func runWith(ctx context.Context, c *Checkout, opts Options, h *hooks) (res *Res
 	if runErr == nil {
 		r.result.NotConverged = r.notConverged()
 	}
+	r.notify(context.WithoutCancel(ctx), runErr)
 	return &r.result, runErr
 }
 

@@ -26,10 +26,31 @@ func (r *Repo) Fleet(name string) (*Fleet, bool) {
 
 // Config is gpufleet.cue.
 type Config struct {
-	Clouds       Clouds        `json:"clouds"`
-	Status       StatusConfig  `json:"status"`
-	Defaults     Defaults      `json:"defaults"`
-	Reservations []Reservation `json:"reservations"`
+	Clouds        Clouds         `json:"clouds"`
+	Status        StatusConfig   `json:"status"`
+	Defaults      Defaults       `json:"defaults"`
+	Reservations  []Reservation  `json:"reservations"`
+	Notifications *Notifications `json:"notifications,omitempty"`
+}
+
+// Notifications say who is told of runs; the URLs and the signing key are
+// read from the environment variables named, never from the repository.
+type Notifications struct {
+	Slack   *SlackNotification   `json:"slack,omitempty"`
+	Webhook *WebhookNotification `json:"webhook,omitempty"`
+	// On lists what is told: "changed", "failed", "not-converged".
+	On []string `json:"on"`
+}
+
+// SlackNotification is a Slack incoming webhook.
+type SlackNotification struct {
+	URLEnv string `json:"urlEnv"`
+}
+
+// WebhookNotification is an HTTP endpoint sent signed JSON.
+type WebhookNotification struct {
+	URLEnv    string `json:"urlEnv"`
+	SecretEnv string `json:"secretEnv"`
 }
 
 // Clouds holds the per-cloud settings; a nil entry is a cloud not configured.

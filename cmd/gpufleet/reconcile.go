@@ -15,6 +15,7 @@ import (
 
 	"github.com/gpufleet/gpufleet/planner"
 	"github.com/gpufleet/gpufleet/reconcile"
+	"github.com/gpufleet/gpufleet/reconcile/notify"
 	"github.com/gpufleet/gpufleet/reconcile/render"
 )
 
@@ -131,6 +132,7 @@ func (a *app) reconcile(ctx context.Context, f runFlags, commit bool) error {
 		Parallelism: f.parallelism,
 		Lock:        reconcile.LockOptions{Holder: holder(), Wait: f.lockWait},
 		Saved:       f.saved,
+		Notifier:    notify.New(os.Getenv),
 		Fleets:      f.fleets,
 	}
 	var shown *progress

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gpufleet/gpufleet/providers/clouds"
 	"github.com/gpufleet/gpufleet/reconcile"
+	"github.com/gpufleet/gpufleet/reconcile/notify"
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
@@ -94,6 +95,9 @@ type Agent struct {
 	shuttingDown atomic.Bool
 	// deliveries are the GitHub delivery ids accepted lately.
 	deliveries *deliveries
+	// notifier tells of every repository's runs, remembering across them
+	// what it told.
+	notifier *notify.Notifier
 
 	// reconcile runs one reconciliation of a repository; tests replace it
 	// to control when runs start and end.
@@ -135,7 +139,7 @@ func New(opts Options) (*Agent, error) {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	a := &Agent{opts: opts, log: opts.Log, metrics: NewMetrics(opts.Log),
+	a := &Agent{notifier: notify.New(os.Getenv), opts: opts, log: opts.Log, metrics: NewMetrics(opts.Log),
 		deliveries: newDeliveries(deliveryWindow, maxDeliveries, time.Now)}
 	a.reconcile = a.reconcileRepo
 	seen := map[string]bool{}

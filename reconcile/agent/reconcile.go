@@ -26,6 +26,7 @@ func (a *Agent) reconcileRepo(ctx context.Context, w *worker) (*reconcile.Result
 		Catalog:     a.opts.Catalog,
 		Log:         a.log.With("repo", w.name),
 		Commit:      true,
+		Notifier:    a.notifier,
 		Parallelism: a.opts.Parallelism,
 		Lock:        reconcile.LockOptions{Holder: a.opts.Holder, Wait: a.opts.LockWait},
 		Progress: func(step reconcile.Step) {

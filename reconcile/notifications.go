@@ -1,0 +1,66 @@
+package reconcile
+
+import (
+	"cmp"
+	"context"
+
+	"github.com/gpufleet/gpufleet/planner"
+	"github.com/gpufleet/gpufleet/reconcile/notify"
+)
+
+// notify tells, as the specs ask, how the run ended. Specs that do not
+// load name nobody to tell, so such a run tells no one; a locked run did
+// nothing to tell of. A failure to deliver is logged: it never fails the
+// run it is about.
+func (r *run) notify(ctx context.Context, runErr error) {
+	if r.opts.Notifier == nil || r.repo == nil || r.repo.Config.Notifications == nil {
+		return
+	}
+	// The commit that made the specs, not the head: status commits, a
+	// failed run's included, move the head but change nothing to tell.
+	ev := notify.Event{Repository: r.repositoryName(), Revision: cmp.Or(r.specCommit(), r.result.Revision), At: r.now}
+	for _, a := range r.result.Applied {
+		switch {
+		case a.Error != "":
+			ev.Failed++
+		case a.Kind == planner.Create:
+			ev.Created++
+		default:
+			ev.Deleted++
+		}
+	}
+	if r.report != nil {
+		ev.CostMicros = r.report.Plan.NowMicros
+	}
+	if !r.result.Commit.IsZero() {
+		ev.Commit = r.result.Commit.String()
+	}
+	switch OutcomeOf(&r.result, runErr) {
+	case Locked:
+		return
+	case Failed:
+		ev.Kind = notify.Failed
+		ev.Reasons = []string{notify.Scrub(runErr.Error())}
+	case NotConverged:
+		ev.Kind = notify.NotConverged
+		for _, why := range r.result.NotConverged {
+			ev.Reasons = append(ev.Reasons, notify.Scrub(why))
+		}
+	default:
+		if len(r.result.Applied) > 0 {
+			ev.Kind = notify.Changed
+		}
+	}
+	if err := r.opts.Notifier.Notify(ctx, r.repo.Config.Notifications, ev); err != nil {
+		r.log.Warn("could not tell of the run", "err", err)
+	}
+}
+
+// repositoryName is the repository as events name it: its URL without
+// credentials, or its directory.
+func (r *run) repositoryName() string {
+	if r.c.URL != "" {
+		return redact(r.c.URL)
+	}
+	return r.c.Dir
+}
