@@ -100,9 +100,8 @@ func (s *Server) putGroup(w http.ResponseWriter, r *http.Request, ref groupRef) 
 				*req.Location, strings.Join(locations(s.world.Catalog()), ","))})
 		return
 	}
-	s.res.mu.Lock()
+	s.lockToWrite()
 	defer s.res.mu.Unlock()
-	s.sweep()
 	old, exists := s.findGroup(ref)
 	switch {
 	case exists && old.Change.running(s.world.Now()):
@@ -151,9 +150,8 @@ func (s *Server) deleteGroup(w http.ResponseWriter, r *http.Request, ref groupRe
 	if !s.admitSimple(w, r, OpGroupDelete, groupContext(ref, "delete")) {
 		return
 	}
-	s.res.mu.Lock()
+	s.lockToWrite()
 	defer s.res.mu.Unlock()
-	s.sweep()
 	g, ok := s.findGroup(ref)
 	if !ok {
 		s.writeError(w, errGroupNotFound(ref.Name))

@@ -60,6 +60,13 @@ func admitPut[T any](s *Server, w http.ResponseWriter, r *http.Request, op strin
 	return req, true
 }
 
+// lockToWrite holds the store for a write, which first removes what has
+// finished deleting; the caller unlocks s.res.mu.
+func (s *Server) lockToWrite() {
+	s.res.mu.Lock()
+	s.sweep()
+}
+
 // checkGroup answers ResourceGroupNotFound, and reports false, when the
 // group is not there. The caller holds the store.
 func (s *Server) checkGroup(w http.ResponseWriter, g groupRef) bool {
@@ -105,9 +112,8 @@ func putNetwork[R placed, T any, PT headed[T], J any](s *Server, w http.Response
 	if !ok {
 		return
 	}
-	s.res.mu.Lock()
+	s.lockToWrite()
 	defer s.res.mu.Unlock()
-	s.sweep()
 	if !s.checkGroup(w, id.group()) {
 		return
 	}
@@ -182,9 +188,8 @@ func deleteNetwork[T any, PT headed[T]](s *Server, w http.ResponseWriter, r *htt
 	if !s.admitSimple(w, r, call, networkContext(id, "delete")) {
 		return
 	}
-	s.res.mu.Lock()
+	s.lockToWrite()
 	defer s.res.mu.Unlock()
-	s.sweep()
 	if !s.checkGroup(w, id.group()) {
 		return
 	}

@@ -48,17 +48,21 @@ type nicRequest struct {
 	placedRequest
 	Properties *struct {
 		IPConfigurations []struct {
-			Name       *string `json:"name"`
-			Properties *struct {
-				Subnet                    *subResRef `json:"subnet"`
-				PrivateIPAddress          *string    `json:"privateIPAddress"`
-				PrivateIPAllocationMethod *string    `json:"privateIPAllocationMethod"`
-				Primary                   *bool      `json:"primary"`
-			} `json:"properties"`
+			Name       *string                    `json:"name"`
+			Properties *ipConfigPropertiesRequest `json:"properties"`
 		} `json:"ipConfigurations"`
 		EnableAcceleratedNetworking *bool `json:"enableAcceleratedNetworking"`
 		EnableIPForwarding          *bool `json:"enableIPForwarding"`
 	} `json:"properties"`
+}
+
+// ipConfigPropertiesRequest is an IP configuration's properties in an
+// interface's PUT body.
+type ipConfigPropertiesRequest struct {
+	Subnet                    *subResRef `json:"subnet"`
+	PrivateIPAddress          *string    `json:"privateIPAddress"`
+	PrivateIPAllocationMethod *string    `json:"privateIPAllocationMethod"`
+	Primary                   *bool      `json:"primary"`
 }
 
 // nicJSON is Network's shape of an interface on the wire.
@@ -201,12 +205,7 @@ func (s *Server) buildNIC(req nicRequest, h header, old nic, exists bool) (nic, 
 // ipConfig checks the i-th IP configuration of a NIC's PUT: a subnet that
 // exists in the interface's location, and an address in it, kept from the
 // interface's previous version when the configuration stays in its subnet.
-func (s *Server) ipConfig(n, old nic, i int, name string, p *struct {
-	Subnet                    *subResRef `json:"subnet"`
-	PrivateIPAddress          *string    `json:"privateIPAddress"`
-	PrivateIPAllocationMethod *string    `json:"privateIPAllocationMethod"`
-	Primary                   *bool      `json:"primary"`
-}) (ipConfig, *armError) {
+func (s *Server) ipConfig(n, old nic, i int, name string, p *ipConfigPropertiesRequest) (ipConfig, *armError) {
 	ipc := ipConfig{Name: name, Allocation: "Dynamic"}
 	if p == nil || p.Subnet == nil || p.Subnet.ID == "" {
 		return ipc, errPtr(errInvalid("ipConfigurations", "IP configuration %s must reference a subnet.", n.ipConfigID(name)))

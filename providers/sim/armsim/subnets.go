@@ -103,9 +103,8 @@ func (s *Server) putSubnet(w http.ResponseWriter, r *http.Request, id armID) {
 	if !ok {
 		return
 	}
-	s.res.mu.Lock()
+	s.lockToWrite()
 	defer s.res.mu.Unlock()
-	s.sweep()
 	now := s.world.Now()
 	v, ok := s.parentVNet(w, id)
 	if !ok {
@@ -168,9 +167,8 @@ func (s *Server) deleteSubnet(w http.ResponseWriter, r *http.Request, id armID) 
 	if !s.admitSimple(w, r, OpSubnetDelete, networkContext(id, "delete")) {
 		return
 	}
-	s.res.mu.Lock()
+	s.lockToWrite()
 	defer s.res.mu.Unlock()
-	s.sweep()
 	now := s.world.Now()
 	v, ok := s.parentVNet(w, id)
 	if !ok {
