@@ -44,6 +44,7 @@ func TestScripts(t *testing.T) {
 			"httppost": cmdHTTPPost,
 			"term":     cmdTerm,
 			"ghfake":   cmdGHFake,
+			"glfake":   cmdGLFake,
 			"schemaok": cmdSchemaOK,
 		},
 	})
