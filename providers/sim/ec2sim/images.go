@@ -2,7 +2,6 @@ package ec2sim
 
 import (
 	"encoding/xml"
-	"slices"
 	"strings"
 )
 
@@ -95,14 +94,9 @@ func (s *Server) describeImages(req *request) (any, *apiError) {
 	if apiErr := s.admit(req); apiErr != nil {
 		return nil, apiErr
 	}
-	fs, apiErr := filters(req.form)
+	fs, apiErr := knownFilters(req.form, imageFilters, false)
 	if apiErr != nil {
 		return nil, apiErr
-	}
-	for _, f := range fs {
-		if imageFilters[f.name] == nil {
-			return nil, invalidValue("The filter '%s' is invalid", f.name)
-		}
 	}
 	ids := unique(list(req.form, "ImageId"))
 	for _, id := range ids {
@@ -113,10 +107,9 @@ func (s *Server) describeImages(req *request) (any, *apiError) {
 	out := describeImagesResponse{Xmlns: xmlns, RequestID: req.id}
 	for _, id := range ids {
 		x := s.renderImage(id)
-		if slices.ContainsFunc(fs, func(f filter) bool { return !f.matches(imageFilters[f.name](x)) }) {
-			continue
+		if matchesTable(x, fs, imageFilters) {
+			out.Images = append(out.Images, x)
 		}
-		out.Images = append(out.Images, x)
 	}
 	return out, nil
 }

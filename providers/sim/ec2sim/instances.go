@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -167,15 +168,6 @@ func instanceValues(i *sim.Instance, name string) []string {
 	return instanceFilters[name](i)
 }
 
-func checkInstanceFilters(fs []filter) *apiError {
-	for _, f := range fs {
-		if _, ok := instanceFilters[f.name]; !ok && !strings.HasPrefix(f.name, "tag:") {
-			return invalidValue("The filter '%s' is invalid", f.name)
-		}
-	}
-	return nil
-}
-
 func checkInstanceIDs(ids []string) *apiError {
 	for _, id := range ids {
 		if !instanceID.MatchString(id) {
@@ -218,64 +210,83 @@ func (s *Server) describeInstances(req *request) (any, *apiError) {
 	}
 	form := req.form
 	ids := unique(list(form, "InstanceId"))
-	fs, apiErr := filters(form)
+	fs, apiErr := knownFilters(form, instanceFilters, true)
 	if apiErr != nil {
 		return nil, apiErr
 	}
-	if apiErr := checkInstanceFilters(fs); apiErr != nil {
-		return nil, apiErr
-	}
-	maxResults, paged, apiErr := intParam(form, "MaxResults")
+	p, apiErr := readSeqPage(form, ids, "instances")
 	if apiErr != nil {
 		return nil, apiErr
-	}
-	switch {
-	case paged && len(ids) > 0:
-		return nil, &apiError{Status: http.StatusBadRequest, Code: "InvalidParameterCombination", Message: "The parameter instancesSet cannot be used with the parameter maxResults"}
-	case paged && (maxResults < 5 || maxResults > 1000):
-		return nil, invalidValue("Value ( %d ) for parameter maxResults is invalid. Expecting a value between 5 and 1000.", maxResults)
-	}
-	// The token is the launch sequence of the last instance served, so a
-	// page never repeats or skips an instance however many launch between
-	// pages.
-	var after uint64
-	if token := form.Get("NextToken"); token != "" {
-		n, ok := decodeToken(token, "instances")
-		if !ok {
-			return nil, invalidPaginationToken()
-		}
-		after = n
 	}
 	if apiErr := checkInstanceIDs(ids); apiErr != nil {
 		return nil, apiErr
 	}
 
-	keep := func(inst *sim.Instance) bool {
-		return inst.Region == req.region && inst.Seq > after && matchesFilters(inst, fs)
-	}
-	var insts []*sim.Instance
-	if len(ids) > 0 {
-		found, apiErr := s.lookup(req.region, ids)
-		if apiErr != nil {
-			return nil, apiErr
-		}
-		for _, inst := range found {
-			if keep(inst) {
-				insts = append(insts, inst)
-			}
-		}
-		slices.SortFunc(insts, func(a, b *sim.Instance) int { return cmp.Compare(a.Seq, b.Seq) })
-	} else {
-		insts = s.world.List(cloud, keep)
+	insts, apiErr := s.listInstances(req.region, ids, func(inst *sim.Instance) bool {
+		return inst.Seq > p.after && matchesFilters(inst, fs)
+	})
+	if apiErr != nil {
+		return nil, apiErr
 	}
 
 	out := describeInstancesResponse{Xmlns: xmlns, RequestID: req.id}
-	if paged && len(insts) > maxResults {
-		insts = insts[:maxResults]
+	if p.paged && len(insts) > p.size {
+		insts = insts[:p.size]
 		out.NextToken = encodeToken("instances", insts[len(insts)-1].Seq)
 	}
 	out.Reservations = s.reservations(insts)
 	return out, nil
+}
+
+// seqPage is a page of instances in launch order: size of them at most,
+// launched after the sequence number the NextToken names. The token is the
+// launch sequence of the last instance served, so a page never repeats or
+// skips an instance however many launch between pages.
+type seqPage struct {
+	size  int
+	paged bool
+	after uint64
+}
+
+// readSeqPage reads MaxResults (5 to 1000, and not with instance ids) and
+// the NextToken of a listing of instances.
+func readSeqPage(form url.Values, ids []string, kind string) (seqPage, *apiError) {
+	size, paged, apiErr := intParam(form, "MaxResults")
+	if apiErr != nil {
+		return seqPage{}, apiErr
+	}
+	switch {
+	case paged && len(ids) > 0:
+		return seqPage{}, &apiError{Status: http.StatusBadRequest, Code: "InvalidParameterCombination", Message: "The parameter instancesSet cannot be used with the parameter maxResults"}
+	case paged && (size < 5 || size > 1000):
+		return seqPage{}, invalidValue("Value ( %d ) for parameter maxResults is invalid. Expecting a value between 5 and 1000.", size)
+	}
+	p := seqPage{size: size, paged: paged}
+	if token := form.Get("NextToken"); token != "" {
+		n, ok := decodeToken(token, kind)
+		if !ok {
+			return seqPage{}, invalidPaginationToken()
+		}
+		p.after = n
+	}
+	return p, nil
+}
+
+// listInstances is the region's instances keep lets through, in launch
+// order: those with these ids if there are any (all of which must exist),
+// else all.
+func (s *Server) listInstances(region string, ids []string, keep func(*sim.Instance) bool) ([]*sim.Instance, *apiError) {
+	inRegion := func(inst *sim.Instance) bool { return inst.Region == region && keep(inst) }
+	if len(ids) == 0 {
+		return s.world.List(cloud, inRegion), nil
+	}
+	found, apiErr := s.lookup(region, ids)
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	insts := slices.DeleteFunc(found, func(inst *sim.Instance) bool { return !inRegion(inst) })
+	slices.SortFunc(insts, func(a, b *sim.Instance) int { return cmp.Compare(a.Seq, b.Seq) })
+	return insts, nil
 }
 
 func matchesFilters(inst *sim.Instance, fs []filter) bool {

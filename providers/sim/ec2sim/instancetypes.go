@@ -382,14 +382,9 @@ func (s *Server) describeInstanceTypes(req *request) (any, *apiError) {
 	if outcome.Err != nil {
 		return nil, s.worldError(outcome.Err, launchContext{region: req.region, instanceType: single})
 	}
-	fs, apiErr := filters(form)
+	fs, apiErr := knownFilters(form, typeFilterNames, false)
 	if apiErr != nil {
 		return nil, apiErr
-	}
-	for _, f := range fs {
-		if !typeFilterNames[f.name] {
-			return nil, invalidValue("The filter '%s' is invalid", f.name)
-		}
 	}
 	maxResults, paged, apiErr := intParam(form, "MaxResults")
 	if apiErr != nil {

@@ -46,17 +46,6 @@ func specTags(form url.Values, resourceType string) (map[string]string, *apiErro
 	return tags, nil
 }
 
-// checkFilterNames refuses a filter the action does not know; tag:KEY is
-// every tagged resource's.
-func checkFilterNames(fs []filter, known map[string]bool) *apiError {
-	for _, f := range fs {
-		if !known[f.name] && !strings.HasPrefix(f.name, "tag:") {
-			return invalidValue("The filter '%s' is invalid", f.name)
-		}
-	}
-	return nil
-}
-
 // matchesTagged applies filters to a resource's values, tag:KEY and
 // tag-key to its tags.
 func matchesTagged(fs []filter, values map[string][]string, tags map[string]string) bool {
@@ -120,11 +109,8 @@ func (s *Server) openDescribe(req *request, known map[string]bool, kind string) 
 	if apiErr := s.admit(req); apiErr != nil {
 		return describeQuery{}, apiErr
 	}
-	fs, apiErr := filters(req.form)
+	fs, apiErr := knownFilters(req.form, known, true)
 	if apiErr != nil {
-		return describeQuery{}, apiErr
-	}
-	if apiErr := checkFilterNames(fs, known); apiErr != nil {
 		return describeQuery{}, apiErr
 	}
 	p, apiErr := readPage(req.form, kind)

@@ -52,10 +52,8 @@ func (s *Server) describeInstanceTypeOfferings(req *request) (any, *apiError) {
 	if outcome.Err != nil {
 		return nil, s.worldError(outcome.Err, launchContext{region: req.region, zone: zone, instanceType: instanceType})
 	}
-	for _, f := range fs {
-		if !offeringFilters[f.name] {
-			return nil, invalidValue("The filter '%s' is invalid", f.name)
-		}
+	if apiErr := checkFilters(fs, offeringFilters, false); apiErr != nil {
+		return nil, apiErr
 	}
 	locationType := form.Get("LocationType")
 	switch locationType {

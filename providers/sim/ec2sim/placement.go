@@ -197,14 +197,9 @@ func (s *Server) describePlacementGroups(req *request) (any, *apiError) {
 	form := req.form
 	names := unique(list(form, "GroupName"))
 	ids := unique(list(form, "GroupId"))
-	fs, apiErr := filters(form)
+	fs, apiErr := knownFilters(form, groupFilters, true)
 	if apiErr != nil {
 		return nil, apiErr
-	}
-	for _, f := range fs {
-		if _, ok := groupFilters[f.name]; !ok && !strings.HasPrefix(f.name, "tag:") {
-			return nil, invalidValue("The filter '%s' is invalid", f.name)
-		}
 	}
 	for _, id := range ids {
 		if !placementGroupID.MatchString(id) {

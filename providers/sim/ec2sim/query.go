@@ -93,6 +93,41 @@ func filters(form url.Values) ([]filter, *apiError) {
 	return out, nil
 }
 
+// knownFilters reads a call's filters, refusing any the action does not
+// know.
+func knownFilters[V any](form url.Values, known map[string]V, tagged bool) ([]filter, *apiError) {
+	fs, apiErr := filters(form)
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	if apiErr := checkFilters(fs, known, tagged); apiErr != nil {
+		return nil, apiErr
+	}
+	return fs, nil
+}
+
+// checkFilters refuses a filter the action does not know: one not in
+// known, unless it is tag:KEY and the action's resources are tagged.
+func checkFilters[V any](fs []filter, known map[string]V, tagged bool) *apiError {
+	for _, f := range fs {
+		if _, ok := known[f.name]; !ok && !(tagged && strings.HasPrefix(f.name, "tag:")) {
+			return invalidValue("The filter '%s' is invalid", f.name)
+		}
+	}
+	return nil
+}
+
+// matchesTable reports whether x passes every filter, each read off x by
+// the table's function for its name (which checkFilters made sure of).
+func matchesTable[X any](x X, fs []filter, table map[string]func(X) []string) bool {
+	for _, f := range fs {
+		if !f.matches(table[f.name](x)) {
+			return false
+		}
+	}
+	return true
+}
+
 // matches reports whether any value of the filter matches any of the
 // resource's values.
 func (f filter) matches(have []string) bool {

@@ -60,14 +60,9 @@ func (s *Server) describeSpotPriceHistory(req *request) (any, *apiError) {
 			return nil, invalidValue("Invalid availability zone: [%s]", zone)
 		}
 	}
-	fs, apiErr := filters(form)
+	fs, apiErr := knownFilters(form, spotPriceFilters, false)
 	if apiErr != nil {
 		return nil, apiErr
-	}
-	for _, f := range fs {
-		if !spotPriceFilters[f.name] {
-			return nil, invalidValue("The filter '%s' is invalid", f.name)
-		}
 	}
 	start, apiErr := timeParam(form.Get("StartTime"), "startTime")
 	if apiErr != nil {

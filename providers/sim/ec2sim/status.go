@@ -1,10 +1,7 @@
 package ec2sim
 
 import (
-	"cmp"
 	"encoding/xml"
-	"net/http"
-	"slices"
 	"strconv"
 
 	"github.com/gpufleet/gpufleet/providers/sim"
@@ -105,54 +102,27 @@ func (s *Server) describeInstanceStatus(req *request) (any, *apiError) {
 	}
 	form := req.form
 	ids := unique(list(form, "InstanceId"))
-	fs, apiErr := filters(form)
+	fs, apiErr := knownFilters(form, statusFilters, false)
 	if apiErr != nil {
 		return nil, apiErr
-	}
-	for _, f := range fs {
-		if statusFilters[f.name] == nil {
-			return nil, invalidValue("The filter '%s' is invalid", f.name)
-		}
 	}
 	all, apiErr := boolParam(form, "IncludeAllInstances", false)
 	if apiErr != nil {
 		return nil, apiErr
 	}
-	maxResults, paged, apiErr := intParam(form, "MaxResults")
+	p, apiErr := readSeqPage(form, ids, "status")
 	if apiErr != nil {
 		return nil, apiErr
-	}
-	switch {
-	case paged && len(ids) > 0:
-		return nil, &apiError{Status: http.StatusBadRequest, Code: "InvalidParameterCombination", Message: "The parameter instancesSet cannot be used with the parameter maxResults"}
-	case paged && (maxResults < 5 || maxResults > 1000):
-		return nil, invalidValue("Value ( %d ) for parameter maxResults is invalid. Expecting a value between 5 and 1000.", maxResults)
-	}
-	var after uint64
-	if token := form.Get("NextToken"); token != "" {
-		n, ok := decodeToken(token, "status")
-		if !ok {
-			return nil, invalidPaginationToken()
-		}
-		after = n
 	}
 	if apiErr := checkInstanceIDs(ids); apiErr != nil {
 		return nil, apiErr
 	}
 
-	keep := func(inst *sim.Instance) bool {
-		return inst.Region == req.region && inst.Seq > after && (all || inst.State == sim.StateRunning)
-	}
-	var insts []*sim.Instance
-	if len(ids) > 0 {
-		found, apiErr := s.lookup(req.region, ids)
-		if apiErr != nil {
-			return nil, apiErr
-		}
-		insts = slices.DeleteFunc(found, func(inst *sim.Instance) bool { return !keep(inst) })
-		slices.SortFunc(insts, func(a, b *sim.Instance) int { return cmp.Compare(a.Seq, b.Seq) })
-	} else {
-		insts = s.world.List(cloud, keep)
+	insts, apiErr := s.listInstances(req.region, ids, func(inst *sim.Instance) bool {
+		return inst.Seq > p.after && (all || inst.State == sim.StateRunning)
+	})
+	if apiErr != nil {
+		return nil, apiErr
 	}
 	out := describeInstanceStatusResponse{Xmlns: xmlns, RequestID: req.id}
 	// The token is the launch sequence of the last instance served, as
@@ -160,10 +130,10 @@ func (s *Server) describeInstanceStatus(req *request) (any, *apiError) {
 	var last uint64
 	for _, inst := range insts {
 		x := s.renderStatus(inst)
-		if !matchesStatus(x, fs) {
+		if !matchesTable(x, fs, statusFilters) {
 			continue
 		}
-		if paged && len(out.Statuses) == maxResults {
+		if p.paged && len(out.Statuses) == p.size {
 			out.NextToken = encodeToken("status", last)
 			break
 		}
@@ -171,13 +141,4 @@ func (s *Server) describeInstanceStatus(req *request) (any, *apiError) {
 		last = inst.Seq
 	}
 	return out, nil
-}
-
-func matchesStatus(x instanceStatusXML, fs []filter) bool {
-	for _, f := range fs {
-		if !f.matches(statusFilters[f.name](x)) {
-			return false
-		}
-	}
-	return true
 }

@@ -276,14 +276,9 @@ func (s *Server) describeVolumes(req *request) (any, *apiError) {
 		return nil, apiErr
 	}
 	form := req.form
-	fs, apiErr := filters(form)
+	fs, apiErr := knownFilters(form, volumeFilters, true)
 	if apiErr != nil {
 		return nil, apiErr
-	}
-	for _, f := range fs {
-		if volumeFilters[f.name] == nil && !strings.HasPrefix(f.name, "tag:") {
-			return nil, invalidValue("The filter '%s' is invalid", f.name)
-		}
 	}
 	ids := unique(list(form, "VolumeId"))
 	for _, id := range ids {

@@ -153,14 +153,9 @@ func (s *Server) describeAvailabilityZones(req *request) (any, *apiError) {
 		return nil, apiErr
 	}
 	form := req.form
-	fs, apiErr := filters(form)
+	fs, apiErr := knownFilters(form, zoneFilters, false)
 	if apiErr != nil {
 		return nil, apiErr
-	}
-	for _, f := range fs {
-		if zoneFilters[f.name] == nil {
-			return nil, invalidValue("The filter '%s' is invalid", f.name)
-		}
 	}
 	if _, apiErr := boolParam(form, "AllAvailabilityZones", false); apiErr != nil {
 		return nil, apiErr
@@ -181,20 +176,11 @@ func (s *Server) describeAvailabilityZones(req *request) (any, *apiError) {
 	for _, zone := range r.Zones {
 		z := s.renderZone(req.region, zone)
 		named := len(names) == 0 && len(ids) == 0 || slices.Contains(names, zone) || slices.Contains(ids, z.ZoneID)
-		if named && matchesZone(z, fs) {
+		if named && matchesTable(z, fs, zoneFilters) {
 			out.Zones = append(out.Zones, z)
 		}
 	}
 	return out, nil
-}
-
-func matchesZone(z availabilityZoneXML, fs []filter) bool {
-	for _, f := range fs {
-		if !f.matches(zoneFilters[f.name](z)) {
-			return false
-		}
-	}
-	return true
 }
 
 var regionFilters = map[string]func(r regionXML) []string{
@@ -211,14 +197,9 @@ func (s *Server) describeRegions(req *request) (any, *apiError) {
 		return nil, apiErr
 	}
 	form := req.form
-	fs, apiErr := filters(form)
+	fs, apiErr := knownFilters(form, regionFilters, false)
 	if apiErr != nil {
 		return nil, apiErr
-	}
-	for _, f := range fs {
-		if regionFilters[f.name] == nil {
-			return nil, invalidValue("The filter '%s' is invalid", f.name)
-		}
 	}
 	if _, apiErr := boolParam(form, "AllRegions", false); apiErr != nil {
 		return nil, apiErr
@@ -235,11 +216,7 @@ func (s *Server) describeRegions(req *request) (any, *apiError) {
 		if len(names) > 0 && !slices.Contains(names, r.Name) {
 			continue
 		}
-		keep := true
-		for _, f := range fs {
-			keep = keep && f.matches(regionFilters[f.name](x))
-		}
-		if keep {
+		if matchesTable(x, fs, regionFilters) {
 			out.Regions = append(out.Regions, x)
 		}
 	}
