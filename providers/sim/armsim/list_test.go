@@ -148,13 +148,7 @@ func TestListStableAcrossChanges(t *testing.T) {
 	}
 	// Between pages: a listed VM and an unlisted one go, a new one comes.
 	for _, n := range []string{"a", "c"} {
-		poller, err := f.vms.BeginDelete(context.Background(), testRG, n, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := poller.PollUntilDone(context.Background(), pollFast); err != nil {
-			t.Fatal(err)
-		}
+		f.delete(t, n)
 	}
 	f.mustCreate(t, "e", vmRequest("eastus", t4, inZone("1")))
 	got := names(first.Value)

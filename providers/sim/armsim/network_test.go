@@ -10,7 +10,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
 
 	"github.com/gpufleet/gpufleet/providers/sim"
-	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 const (
@@ -202,10 +201,7 @@ func TestNetworkInterfaces(t *testing.T) {
 // location; an interface a VM uses, or a subnet its own interfaces are in,
 // cannot be deleted until the VM is gone.
 func TestVMReferences(t *testing.T) {
-	cat := catalog.Default()
-	cat.Offers = append(cat.Offers, catalog.Offer{Cloud: catalog.Azure, Region: "eastus", InstanceType: nv6, Market: catalog.OnDemand,
-		GPUModel: "M60", GPUs: 1, VCPUs: 6, MemoryGiB: 56, PriceMicros: 1_140_000})
-	f := newFront(t, frontConfig{world: sim.Config{Catalog: cat}})
+	f := newFront(t, frontConfig{world: sim.Config{Catalog: withNV6()}})
 	nic := netPath + "networkInterfaces/"
 	f.call(t, "PUT", nic+"east"+netQ, nicBody("eastus", fixtureSubnetID("eastus"))).want(t, "nic", 201, "")
 	accel := nicBody("eastus", fixtureSubnetID("eastus"))
@@ -252,13 +248,7 @@ func TestVMReferences(t *testing.T) {
 	f.mustCreate(t, "own", vmRequest("westus3", a100))
 	f.call(t, "DELETE", fixtureSubnetID("westus3")+netQ, nil).want(t, "a subnet a VM's own interface is in", http.StatusBadRequest, "InUseSubnetCannotBeDeleted")
 	for _, name := range []string{"attached", "own"} {
-		poller, err := f.vms.BeginDelete(t.Context(), testRG, name, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := poller.PollUntilDone(t.Context(), pollFast); err != nil {
-			t.Fatal(err)
-		}
+		f.delete(t, name)
 	}
 	f.call(t, "DELETE", nic+"east"+netQ, nil).want(t, "the interface once its VM is gone", http.StatusAccepted, "")
 	f.call(t, "DELETE", fixtureSubnetID("westus3")+netQ, nil).want(t, "the subnet once its VM is gone", http.StatusAccepted, "")

@@ -324,14 +324,20 @@ func TestIdentity(t *testing.T) {
 	}
 }
 
+// withNV6 is the default catalog and an NV6 on demand in eastus, a size
+// that does not support accelerated networking.
+func withNV6() *catalog.Catalog {
+	cat := catalog.Default()
+	cat.Offers = append(cat.Offers, catalog.Offer{Cloud: catalog.Azure, Region: "eastus", InstanceType: nv6, Market: catalog.OnDemand,
+		GPUModel: "M60", GPUs: 1, VCPUs: 6, MemoryGiB: 56, PriceMicros: 1_140_000})
+	return cat
+}
+
 // Accelerated networking is taken on the NICs of the sizes that support
 // it and refused, as ARM refuses it, on the others; Resource SKUs says
 // which are which.
 func TestAcceleratedNetworking(t *testing.T) {
-	cat := catalog.Default()
-	cat.Offers = append(cat.Offers, catalog.Offer{Cloud: catalog.Azure, Region: "eastus", InstanceType: nv6, Market: catalog.OnDemand,
-		GPUModel: "M60", GPUs: 1, VCPUs: 6, MemoryGiB: 56, PriceMicros: 1_140_000})
-	f := newFront(t, frontConfig{world: sim.Config{Catalog: cat}})
+	f := newFront(t, frontConfig{world: sim.Config{Catalog: withNV6()}})
 
 	vm := f.mustCreate(t, "fast", vmRequest("eastus", t4, inZone("1"), acceleratedNIC(true)))
 	if nic := vm.Properties.NetworkProfile.NetworkInterfaceConfigurations[0].Properties; !deref(nic.EnableAcceleratedNetworking) {
