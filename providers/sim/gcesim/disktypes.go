@@ -52,7 +52,7 @@ func renderDiskType(l links, project, zone, name string) *computepb.DiskType {
 // getDiskType serves diskTypes.get.
 func (s *Server) getDiskType(w http.ResponseWriter, r *http.Request, project, zone, name string) error {
 	path := diskTypePath(project, zone, name)
-	if err := s.zoneCall(r, OpDiskTypeGet, project, zone, path); err != nil {
+	if err := s.admitZone(r, OpDiskTypeGet, project, zone, path); err != nil {
 		return err
 	}
 	if _, ok := diskTypeInfos[name]; !ok {
@@ -65,7 +65,7 @@ func (s *Server) getDiskType(w http.ResponseWriter, r *http.Request, project, zo
 func (s *Server) listDiskTypes(w http.ResponseWriter, r *http.Request, project, zone string) error {
 	collection := scope(project, zone) + "/diskTypes"
 	q, invalid := parseNameQuery(r, collection)
-	if err := admitted(s.zoneCall(r, OpDiskTypesList, project, zone, scope(project, zone)), invalid); err != nil {
+	if err := admitted(s.admitZone(r, OpDiskTypesList, project, zone, scope(project, zone)), invalid); err != nil {
 		return err
 	}
 	l := linksOf(r)
@@ -83,7 +83,7 @@ func (s *Server) listDiskTypes(w http.ResponseWriter, r *http.Request, project, 
 func (s *Server) aggregatedDiskTypes(w http.ResponseWriter, r *http.Request, project string) error {
 	collection := "projects/" + project + "/aggregated/diskTypes"
 	q, invalid := parseNameQuery(r, collection)
-	if err := admitted(s.locationCall(r, OpDiskTypesAggregatedList, project, "", "", "projects/"+project), invalid); err != nil {
+	if err := admitted(s.admit(r, OpDiskTypesAggregatedList, project, "", "", "projects/"+project), invalid); err != nil {
 		return err
 	}
 	zones := s.allZones()

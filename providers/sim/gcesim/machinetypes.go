@@ -51,7 +51,7 @@ func (s *Server) getMachineType(w http.ResponseWriter, r *http.Request, project,
 func (s *Server) listMachineTypes(w http.ResponseWriter, r *http.Request, project, zone string) error {
 	// Page tokens are tied to the request's path, not the collection.
 	q, invalid := parseNameQuery(r, r.URL.Path)
-	if err := admitted(s.zoneCall(r, OpMachineTypesList, project, zone, ""), invalid); err != nil {
+	if err := admitted(s.admitZone(r, OpMachineTypesList, project, zone, ""), invalid); err != nil {
 		return err
 	}
 	collection := scope(project, zone) + "/machineTypes"
@@ -72,7 +72,7 @@ func (s *Server) listMachineTypes(w http.ResponseWriter, r *http.Request, projec
 // page.
 func (s *Server) aggregatedMachineTypes(w http.ResponseWriter, r *http.Request, project string) error {
 	q, invalid := parseNameQuery(r, r.URL.Path)
-	if err := admitted(s.locationCall(r, OpMachineTypesAggregatedList, project, "", "", ""), invalid); err != nil {
+	if err := admitted(s.admit(r, OpMachineTypesAggregatedList, project, "", "", ""), invalid); err != nil {
 		return err
 	}
 	zones := s.allZones()
