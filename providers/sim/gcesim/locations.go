@@ -134,12 +134,7 @@ func (s *Server) listZones(w http.ResponseWriter, r *http.Request, project strin
 	if err := admitted(s.admit(r, OpZonesList, project, "", "", "projects/"+project), invalid); err != nil {
 		return err
 	}
-	var zones []keyed[string]
-	for _, region := range s.world.Catalog().RegionsOf(cloud) {
-		for _, z := range region.Zones {
-			zones = append(zones, keyed[string]{scope: "global", name: z, item: z})
-		}
-	}
+	zones := keyedBy(s.allZones(), func(z string) (string, string) { return "global", z })
 	l := linksOf(r)
 	items, next := page(r, collection, q, zones)
 	return writeProto(w, &computepb.ZoneList{
@@ -191,10 +186,7 @@ func (s *Server) listRegions(w http.ResponseWriter, r *http.Request, project str
 	if err := admitted(s.admit(r, OpRegionsList, project, "", "", "projects/"+project), invalid); err != nil {
 		return err
 	}
-	var regions []keyed[catalog.Region]
-	for _, reg := range s.world.Catalog().RegionsOf(cloud) {
-		regions = append(regions, keyed[catalog.Region]{scope: "global", name: reg.Name, item: reg})
-	}
+	regions := keyedBy(s.world.Catalog().RegionsOf(cloud), func(reg catalog.Region) (string, string) { return "global", reg.Name })
 	l := linksOf(r)
 	items, next := page(r, collection, q, regions)
 	return writeProto(w, &computepb.RegionList{

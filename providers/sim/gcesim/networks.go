@@ -175,10 +175,7 @@ func (s *Server) listNetworks(w http.ResponseWriter, r *http.Request, project st
 	if err := admitted(s.admit(r, OpNetworkList, project, "", "", "projects/"+project), invalid); err != nil {
 		return err
 	}
-	var nets []keyed[networkRecord]
-	for _, n := range s.networks(project) {
-		nets = append(nets, keyed[networkRecord]{scope: "global", name: n.Name, item: n})
-	}
+	nets := keyedBy(s.networks(project), func(n networkRecord) (string, string) { return "global", n.Name })
 	l := linksOf(r)
 	items, next := page(r, collection, q, nets)
 	return writeProto(w, &computepb.NetworkList{

@@ -22,6 +22,17 @@ type keyed[T any] struct {
 	item        T
 }
 
+// keyedBy keys a collection's items with the scope and name key gives
+// each.
+func keyedBy[T any](items []T, key func(T) (scope, name string)) []keyed[T] {
+	out := make([]keyed[T], len(items))
+	for i, it := range items {
+		scope, name := key(it)
+		out[i] = keyed[T]{scope: scope, name: name, item: it}
+	}
+	return out
+}
+
 // parseNameQuery reads a list's parameters and refuses a filter on any
 // field but the name.
 func parseNameQuery(r *http.Request, collection string) (listQuery, *apiError) {

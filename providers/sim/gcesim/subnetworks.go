@@ -244,11 +244,7 @@ func (s *Server) listSubnetworks(w http.ResponseWriter, r *http.Request, project
 }
 
 func keyedSubnetworks(subs []subnetworkRecord) []keyed[subnetworkRecord] {
-	out := make([]keyed[subnetworkRecord], len(subs))
-	for i, sub := range subs {
-		out[i] = keyed[subnetworkRecord]{scope: sub.Region, name: sub.Name, item: sub}
-	}
-	return out
+	return keyedBy(subs, func(sub subnetworkRecord) (string, string) { return sub.Region, sub.Name })
 }
 
 // aggregatedSubnetworks serves subnetworks.aggregatedList: every region's
