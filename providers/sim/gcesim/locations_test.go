@@ -125,15 +125,7 @@ func TestAcceleratorTypes(t *testing.T) {
 	}
 
 	seen := map[string]int{}
-	it := accels.AggregatedList(ctx, &computepb.AggregatedListAcceleratorTypesRequest{Project: project, MaxResults: proto.Uint32(7)})
-	for {
-		pair, err := it.Next()
-		if err == iterator.Done {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, pair := range all(t, accels.AggregatedList(ctx, &computepb.AggregatedListAcceleratorTypesRequest{Project: project, MaxResults: proto.Uint32(7)}).Next) {
 		for _, a := range pair.Value.GetAcceleratorTypes() {
 			seen[pair.Key+" "+a.GetName()]++
 		}
@@ -217,15 +209,7 @@ func TestDiskTypes(t *testing.T) {
 		t.Errorf("%d disk types listed, want %d", n, len(diskTypes))
 	}
 	n := 0
-	it := types.AggregatedList(ctx, &computepb.AggregatedListDiskTypesRequest{Project: project, MaxResults: proto.Uint32(50)})
-	for {
-		pair, err := it.Next()
-		if err == iterator.Done {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, pair := range all(t, types.AggregatedList(ctx, &computepb.AggregatedListDiskTypesRequest{Project: project, MaxResults: proto.Uint32(50)}).Next) {
 		n += len(pair.Value.GetDiskTypes())
 	}
 	var zones int

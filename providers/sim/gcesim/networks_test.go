@@ -13,7 +13,6 @@ import (
 
 	compute "cloud.google.com/go/compute/apiv1"
 	"cloud.google.com/go/compute/apiv1/computepb"
-	"google.golang.org/api/iterator"
 	"google.golang.org/api/option"
 	"google.golang.org/protobuf/proto"
 
@@ -182,15 +181,7 @@ func TestNetworksAndSubnetworks(t *testing.T) {
 		t.Errorf("us-central1's subnetworks %v", names)
 	}
 	count := 0
-	it := subnets.AggregatedList(ctx, &computepb.AggregatedListSubnetworksRequest{Project: project, MaxResults: proto.Uint32(3)})
-	for {
-		pair, err := it.Next()
-		if err == iterator.Done {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, pair := range all(t, subnets.AggregatedList(ctx, &computepb.AggregatedListSubnetworksRequest{Project: project, MaxResults: proto.Uint32(3)}).Next) {
 		for _, s := range pair.Value.GetSubnetworks() {
 			if !strings.HasSuffix(s.GetRegion(), "/"+strings.TrimPrefix(pair.Key, "regions/")) {
 				t.Errorf("%s listed under %s", s.GetSelfLink(), pair.Key)

@@ -10,7 +10,6 @@ import (
 
 	compute "cloud.google.com/go/compute/apiv1"
 	"cloud.google.com/go/compute/apiv1/computepb"
-	"google.golang.org/api/iterator"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gpufleet/gpufleet/providers/sim"
@@ -123,15 +122,7 @@ func TestAggregatedOperations(t *testing.T) {
 	}
 	globalOps := client(t, f, compute.NewGlobalOperationsRESTClient)
 	seen := map[string][]string{}
-	it := globalOps.AggregatedList(ctx, &computepb.AggregatedListGlobalOperationsRequest{Project: project, MaxResults: proto.Uint32(1)})
-	for {
-		pair, err := it.Next()
-		if err == iterator.Done {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, pair := range all(t, globalOps.AggregatedList(ctx, &computepb.AggregatedListGlobalOperationsRequest{Project: project, MaxResults: proto.Uint32(1)}).Next) {
 		for _, op := range pair.Value.GetOperations() {
 			seen[pair.Key] = append(seen[pair.Key], op.GetOperationType()+" "+lastSegment(op.GetTargetLink()))
 		}

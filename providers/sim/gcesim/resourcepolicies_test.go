@@ -146,16 +146,8 @@ func TestResourcePolicyLifecycle(t *testing.T) {
 	for _, name := range []string{"c", "a", "b"} {
 		makePolicy(t, policies, name, "COLLOCATED")
 	}
-	it := policies.List(ctx, &computepb.ListResourcePoliciesRequest{Project: project, Region: region, MaxResults: proto.Uint32(1)})
 	var names []string
-	for {
-		p, err := it.Next()
-		if err == iterator.Done {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, p := range all(t, policies.List(ctx, &computepb.ListResourcePoliciesRequest{Project: project, Region: region, MaxResults: proto.Uint32(1)}).Next) {
 		names = append(names, p.GetName())
 	}
 	if want := []string{"a", "b", "c", "gang"}; !slices.Equal(names, want) {
