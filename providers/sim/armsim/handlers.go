@@ -181,8 +181,9 @@ type headed[T any] interface {
 
 func (h *header) head() *header { return h }
 
-// deleteNetwork answers a DELETE of a top-level Network resource: 204 when it is not there, inUse's refusal, or the deletion
-// it starts or joins.
+// deleteNetwork answers a DELETE of a top-level Network resource: 204
+// when it is not there, inUse's refusal, or the deletion it starts or
+// joins.
 func deleteNetwork[T any, PT headed[T]](s *Server, w http.ResponseWriter, r *http.Request, call string, id armID, nt networkType,
 	find func(armID) (T, bool), inUse func(T) *armError) {
 	if !s.admitSimple(w, r, call, networkContext(id, "delete")) {
