@@ -261,15 +261,11 @@ func readSeqPage(form url.Values, ids []string, kind string) (seqPage, *apiError
 	case paged && (size < 5 || size > 1000):
 		return seqPage{}, invalidValue("Value ( %d ) for parameter maxResults is invalid. Expecting a value between 5 and 1000.", size)
 	}
-	p := seqPage{size: size, paged: paged}
-	if token := form.Get("NextToken"); token != "" {
-		n, ok := decodeToken(token, kind)
-		if !ok {
-			return seqPage{}, invalidPaginationToken()
-		}
-		p.after = n
+	after, apiErr := nextToken(form, kind)
+	if apiErr != nil {
+		return seqPage{}, apiErr
 	}
-	return p, nil
+	return seqPage{size: size, paged: paged, after: after}, nil
 }
 
 // listInstances is the region's instances keep lets through, in launch

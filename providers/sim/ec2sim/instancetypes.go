@@ -396,14 +396,11 @@ func (s *Server) describeInstanceTypes(req *request) (any, *apiError) {
 	case maxResults < 5 || maxResults > maxTypeResults:
 		return nil, invalidValue("Value ( %d ) for parameter maxResults is invalid. Expecting a value between 5 and %d.", maxResults, maxTypeResults)
 	}
-	offset := 0
-	if token := form.Get("NextToken"); token != "" {
-		n, ok := decodeToken(token, "types")
-		if !ok {
-			return nil, invalidPaginationToken()
-		}
-		offset = int(n)
+	n, apiErr := nextToken(form, "types")
+	if apiErr != nil {
+		return nil, apiErr
 	}
+	offset := int(n)
 	others, apiErr := boolParam(form, "IncludeUnsupportedInRegion", false)
 	if apiErr != nil {
 		return nil, apiErr

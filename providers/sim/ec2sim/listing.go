@@ -83,15 +83,11 @@ func readPage(form url.Values, kind string) (page, *apiError) {
 	if paged && (size < 5 || size > 1000) {
 		return page{}, invalidValue("Value ( %d ) for parameter maxResults is invalid. Expecting a value between 5 and 1000.", size)
 	}
-	p := page{size: size, paged: paged}
-	if token := form.Get("NextToken"); token != "" {
-		n, ok := decodeToken(token, kind)
-		if !ok {
-			return page{}, invalidPaginationToken()
-		}
-		p.offset = int(n)
+	n, apiErr := nextToken(form, kind)
+	if apiErr != nil {
+		return page{}, apiErr
 	}
-	return p, nil
+	return page{offset: int(n), size: size, paged: paged}, nil
 }
 
 // describeQuery is what a Describe call of the network model reads

@@ -72,14 +72,11 @@ func (s *Server) describeInstanceTypeOfferings(req *request) (any, *apiError) {
 	if paged && (maxResults < 5 || maxResults > 1000) {
 		return nil, invalidValue("Value ( %d ) for parameter maxResults is invalid. Expecting a value between 5 and 1000.", maxResults)
 	}
-	offset := 0
-	if token := form.Get("NextToken"); token != "" {
-		n, ok := decodeToken(token, "offerings")
-		if !ok {
-			return nil, invalidPaginationToken()
-		}
-		offset = int(n)
+	n, apiErr := nextToken(form, "offerings")
+	if apiErr != nil {
+		return nil, apiErr
 	}
+	offset := int(n)
 
 	var offerings []instanceTypeOfferingXML
 	for _, o := range s.offerings(req.region, locationType) {

@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -85,14 +86,11 @@ func (s *Server) describeSpotPriceHistory(req *request) (any, *apiError) {
 	if !hasMax || maxResults == 0 {
 		maxResults = 1000
 	}
-	offset := 0
-	if token := form.Get("NextToken"); token != "" {
-		n, ok := decodeToken(token, "spot")
-		if !ok {
-			return nil, invalidPaginationToken()
-		}
-		offset = int(n)
+	n, apiErr := nextToken(form, "spot")
+	if apiErr != nil {
+		return nil, apiErr
 	}
+	offset := int(n)
 
 	products := list(form, "ProductDescription")
 	stamp := s.priceTime()
@@ -217,6 +215,20 @@ func timeParam(raw, name string) (time.Time, *apiError) {
 // token of one action is refused by another.
 func encodeToken(kind string, position uint64) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(kind + ":" + strconv.FormatUint(position, 10)))
+}
+
+// nextToken reads a call's NextToken, a position in a listing of this
+// kind; none is the start, 0.
+func nextToken(form url.Values, kind string) (uint64, *apiError) {
+	token := form.Get("NextToken")
+	if token == "" {
+		return 0, nil
+	}
+	n, ok := decodeToken(token, kind)
+	if !ok {
+		return 0, invalidPaginationToken()
+	}
+	return n, nil
 }
 
 func decodeToken(token, kind string) (uint64, bool) {

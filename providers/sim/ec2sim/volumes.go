@@ -297,14 +297,11 @@ func (s *Server) describeVolumes(req *request) (any, *apiError) {
 		return nil, invalidValue("Value ( %d ) for parameter maxResults is invalid. Expecting a value greater than 5.", maxResults)
 	}
 	maxResults = min(maxResults, maxVolumeResults)
-	offset := 0
-	if token := form.Get("NextToken"); token != "" {
-		n, ok := decodeToken(token, "volumes")
-		if !ok {
-			return nil, invalidPaginationToken()
-		}
-		offset = int(n)
+	n, apiErr := nextToken(form, "volumes")
+	if apiErr != nil {
+		return nil, apiErr
 	}
+	offset := int(n)
 
 	all := s.volumes(req.region)
 	var vols []volumeXML
