@@ -89,12 +89,9 @@ func (s *Server) listAccelerators(w http.ResponseWriter, r *http.Request, projec
 	}
 	l := linksOf(r)
 	items, next := page(r, collection, q, s.keyedAccelerators([]string{zone}))
-	return writeProto(w, &computepb.AcceleratorTypeList{
-		Kind:          proto.String("compute#acceleratorTypeList"),
-		Id:            proto.String(collection),
-		SelfLink:      proto.String(l.url(collection)),
-		NextPageToken: next,
-		Items:         renderAll(items, renderAcceleratorIn(l, project)),
+	return writeList(w, l, collection, next, &computepb.AcceleratorTypeList{
+		Kind:  proto.String("compute#acceleratorTypeList"),
+		Items: renderAll(items, renderAcceleratorIn(l, project)),
 	})
 }
 
@@ -110,11 +107,8 @@ func (s *Server) aggregatedAccelerators(w http.ResponseWriter, r *http.Request, 
 	zones := s.allZones()
 	l := linksOf(r)
 	items, next := page(r, collection, q, s.keyedAccelerators(zones))
-	return writeProto(w, &computepb.AcceleratorTypeAggregatedList{
-		Kind:          proto.String("compute#acceleratorTypeAggregatedList"),
-		Id:            proto.String(collection),
-		SelfLink:      proto.String(l.url(collection)),
-		NextPageToken: next,
+	return writeList(w, l, collection, next, &computepb.AcceleratorTypeAggregatedList{
+		Kind: proto.String("compute#acceleratorTypeAggregatedList"),
 		Items: aggregate(items, "zones/", zones, renderAcceleratorIn(l, project),
 			func(types []*computepb.AcceleratorType, warning *computepb.Warning) *computepb.AcceleratorTypesScopedList {
 				return &computepb.AcceleratorTypesScopedList{AcceleratorTypes: types, Warning: warning}

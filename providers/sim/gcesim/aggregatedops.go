@@ -46,11 +46,8 @@ func (s *Server) aggregatedOperations(w http.ResponseWriter, r *http.Request, pr
 	for _, z := range s.allZones() {
 		scopes = append(scopes, "zones/"+z)
 	}
-	return writeProto(w, &computepb.OperationAggregatedList{
-		Kind:          proto.String("compute#operationAggregatedList"),
-		Id:            proto.String(collection),
-		SelfLink:      proto.String(l.url(collection)),
-		NextPageToken: next,
+	return writeList(w, l, collection, next, &computepb.OperationAggregatedList{
+		Kind: proto.String("compute#operationAggregatedList"),
 		// An operation's scope is its key already.
 		Items: aggregate(items, "", scopes, keyedOperation,
 			func(ops []*computepb.Operation, warning *computepb.Warning) *computepb.OperationsScopedList {

@@ -70,12 +70,9 @@ func (s *Server) listDiskTypes(w http.ResponseWriter, r *http.Request, project, 
 	}
 	l := linksOf(r)
 	items, next := page(r, collection, q, keyedDiskTypes([]string{zone}))
-	return writeProto(w, &computepb.DiskTypeList{
-		Kind:          proto.String("compute#diskTypeList"),
-		Id:            proto.String(collection),
-		SelfLink:      proto.String(l.url(collection)),
-		NextPageToken: next,
-		Items:         renderAll(items, renderDiskTypeIn(l, project)),
+	return writeList(w, l, collection, next, &computepb.DiskTypeList{
+		Kind:  proto.String("compute#diskTypeList"),
+		Items: renderAll(items, renderDiskTypeIn(l, project)),
 	})
 }
 
@@ -89,11 +86,8 @@ func (s *Server) aggregatedDiskTypes(w http.ResponseWriter, r *http.Request, pro
 	zones := s.allZones()
 	l := linksOf(r)
 	items, next := page(r, collection, q, keyedDiskTypes(zones))
-	return writeProto(w, &computepb.DiskTypeAggregatedList{
-		Kind:          proto.String("compute#diskTypeAggregatedList"),
-		Id:            proto.String(collection),
-		SelfLink:      proto.String(l.url(collection)),
-		NextPageToken: next,
+	return writeList(w, l, collection, next, &computepb.DiskTypeAggregatedList{
+		Kind: proto.String("compute#diskTypeAggregatedList"),
 		Items: aggregate(items, "zones/", zones, renderDiskTypeIn(l, project),
 			func(types []*computepb.DiskType, warning *computepb.Warning) *computepb.DiskTypesScopedList {
 				return &computepb.DiskTypesScopedList{DiskTypes: types, Warning: warning}

@@ -137,12 +137,9 @@ func (s *Server) listZones(w http.ResponseWriter, r *http.Request, project strin
 	zones := keyedBy(s.allZones(), func(z string) (string, string) { return "global", z })
 	l := linksOf(r)
 	items, next := page(r, collection, q, zones)
-	return writeProto(w, &computepb.ZoneList{
-		Kind:          proto.String("compute#zoneList"),
-		Id:            proto.String(collection),
-		SelfLink:      proto.String(l.url(collection)),
-		NextPageToken: next,
-		Items:         renderAll(items, func(z keyed[string]) *computepb.Zone { return s.renderZone(l, project, z.item) }),
+	return writeList(w, l, collection, next, &computepb.ZoneList{
+		Kind:  proto.String("compute#zoneList"),
+		Items: renderAll(items, func(z keyed[string]) *computepb.Zone { return s.renderZone(l, project, z.item) }),
 	})
 }
 
@@ -189,11 +186,8 @@ func (s *Server) listRegions(w http.ResponseWriter, r *http.Request, project str
 	regions := keyedBy(s.world.Catalog().RegionsOf(cloud), func(reg catalog.Region) (string, string) { return "global", reg.Name })
 	l := linksOf(r)
 	items, next := page(r, collection, q, regions)
-	return writeProto(w, &computepb.RegionList{
-		Kind:          proto.String("compute#regionList"),
-		Id:            proto.String(collection),
-		SelfLink:      proto.String(l.url(collection)),
-		NextPageToken: next,
-		Items:         renderAll(items, func(reg keyed[catalog.Region]) *computepb.Region { return s.renderRegion(l, project, reg.item) }),
+	return writeList(w, l, collection, next, &computepb.RegionList{
+		Kind:  proto.String("compute#regionList"),
+		Items: renderAll(items, func(reg keyed[catalog.Region]) *computepb.Region { return s.renderRegion(l, project, reg.item) }),
 	})
 }

@@ -57,12 +57,9 @@ func (s *Server) listMachineTypes(w http.ResponseWriter, r *http.Request, projec
 	collection := scope(project, zone) + "/machineTypes"
 	l := linksOf(r)
 	items, next := page(r, r.URL.Path, q, s.keyedMachineTypes([]string{zone}))
-	return writeProto(w, &computepb.MachineTypeList{
-		Kind:          proto.String("compute#machineTypeList"),
-		Id:            proto.String(collection),
-		SelfLink:      proto.String(l.url(collection)),
-		NextPageToken: next,
-		Items:         renderAll(items, renderMachineTypeIn(l, project)),
+	return writeList(w, l, collection, next, &computepb.MachineTypeList{
+		Kind:  proto.String("compute#machineTypeList"),
+		Items: renderAll(items, renderMachineTypeIn(l, project)),
 	})
 }
 
@@ -79,11 +76,8 @@ func (s *Server) aggregatedMachineTypes(w http.ResponseWriter, r *http.Request, 
 	collection := "projects/" + project + "/aggregated/machineTypes"
 	l := linksOf(r)
 	items, next := page(r, r.URL.Path, q, s.keyedMachineTypes(zones))
-	return writeProto(w, &computepb.MachineTypeAggregatedList{
-		Kind:          proto.String("compute#machineTypeAggregatedList"),
-		Id:            proto.String(collection),
-		SelfLink:      proto.String(l.url(collection)),
-		NextPageToken: next,
+	return writeList(w, l, collection, next, &computepb.MachineTypeAggregatedList{
+		Kind: proto.String("compute#machineTypeAggregatedList"),
 		Items: aggregate(items, "zones/", zones, renderMachineTypeIn(l, project),
 			func(types []*computepb.MachineType, warning *computepb.Warning) *computepb.MachineTypesScopedList {
 				return &computepb.MachineTypesScopedList{MachineTypes: types, Warning: warning}

@@ -178,12 +178,9 @@ func (s *Server) listNetworks(w http.ResponseWriter, r *http.Request, project st
 	nets := keyedBy(s.networks(project), func(n networkRecord) (string, string) { return "global", n.Name })
 	l := linksOf(r)
 	items, next := page(r, collection, q, nets)
-	return writeProto(w, &computepb.NetworkList{
-		Kind:          proto.String("compute#networkList"),
-		Id:            proto.String(collection),
-		SelfLink:      proto.String(l.url(collection)),
-		NextPageToken: next,
-		Items:         renderAll(items, func(n keyed[networkRecord]) *computepb.Network { return s.renderNetwork(l, n.item) }),
+	return writeList(w, l, collection, next, &computepb.NetworkList{
+		Kind:  proto.String("compute#networkList"),
+		Items: renderAll(items, func(n keyed[networkRecord]) *computepb.Network { return s.renderNetwork(l, n.item) }),
 	})
 }
 

@@ -107,12 +107,9 @@ func (s *Server) listOperations(w http.ResponseWriter, r *http.Request, project,
 	l := linksOf(r)
 	ops := s.zoneOperations(l, project, func(z string) bool { return z == zone })
 	items, next := pageBy(r, collection, q, ops, operationField)
-	return writeProto(w, &computepb.OperationList{
-		Kind:          proto.String("compute#operationList"),
-		Id:            proto.String(collection),
-		SelfLink:      proto.String(l.url(collection)),
-		NextPageToken: next,
-		Items:         renderAll(items, keyedOperation),
+	return writeList(w, l, collection, next, &computepb.OperationList{
+		Kind:  proto.String("compute#operationList"),
+		Items: renderAll(items, keyedOperation),
 	})
 }
 

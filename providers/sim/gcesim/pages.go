@@ -7,6 +7,7 @@ import (
 
 	"cloud.google.com/go/compute/apiv1/computepb"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // The catalog collections (zones, regions, accelerator and disk types,
@@ -119,4 +120,18 @@ func aggregate[T, R, S any](items []keyed[T], prefix string, scopes []string, re
 		}
 	}
 	return out
+}
+
+// writeList writes a list or aggregatedList response, which has its kind
+// and items: every such response of GCE's also has its collection as its
+// id and, as a URL, its selfLink, and the next page's token, if any.
+func writeList(w http.ResponseWriter, l links, collection string, next *string, resp proto.Message) error {
+	m := resp.ProtoReflect()
+	fields := m.Descriptor().Fields()
+	m.Set(fields.ByName("id"), protoreflect.ValueOfString(collection))
+	m.Set(fields.ByName("self_link"), protoreflect.ValueOfString(l.url(collection)))
+	if next != nil {
+		m.Set(fields.ByName("next_page_token"), protoreflect.ValueOfString(*next))
+	}
+	return writeProto(w, resp)
 }

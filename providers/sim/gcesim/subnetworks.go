@@ -234,12 +234,9 @@ func (s *Server) listSubnetworks(w http.ResponseWriter, r *http.Request, project
 	}
 	l := linksOf(r)
 	items, next := page(r, collection, q, keyedSubnetworks(s.subnetworks(project, region, nil)))
-	return writeProto(w, &computepb.SubnetworkList{
-		Kind:          proto.String("compute#subnetworkList"),
-		Id:            proto.String(collection),
-		SelfLink:      proto.String(l.url(collection)),
-		NextPageToken: next,
-		Items:         renderAll(items, renderSubnetworkIn(l)),
+	return writeList(w, l, collection, next, &computepb.SubnetworkList{
+		Kind:  proto.String("compute#subnetworkList"),
+		Items: renderAll(items, renderSubnetworkIn(l)),
 	})
 }
 
@@ -258,11 +255,8 @@ func (s *Server) aggregatedSubnetworks(w http.ResponseWriter, r *http.Request, p
 	}
 	l := linksOf(r)
 	items, next := page(r, collection, q, keyedSubnetworks(s.subnetworks(project, "", nil)))
-	return writeProto(w, &computepb.SubnetworkAggregatedList{
-		Kind:          proto.String("compute#subnetworkAggregatedList"),
-		Id:            proto.String(collection),
-		SelfLink:      proto.String(l.url(collection)),
-		NextPageToken: next,
+	return writeList(w, l, collection, next, &computepb.SubnetworkAggregatedList{
+		Kind: proto.String("compute#subnetworkAggregatedList"),
 		Items: aggregate(items, "regions/", s.allRegions(), renderSubnetworkIn(l),
 			func(subs []*computepb.Subnetwork, warning *computepb.Warning) *computepb.SubnetworksScopedList {
 				return &computepb.SubnetworksScopedList{Subnetworks: subs, Warning: warning}
