@@ -37,13 +37,6 @@ type terminateInstancesResponse struct {
 	Instances []stateChangeXML `xml:"instancesSet>item"`
 }
 
-type createTagsResponse struct {
-	XMLName   xml.Name `xml:"CreateTagsResponse"`
-	Xmlns     string   `xml:"xmlns,attr"`
-	RequestID string   `xml:"requestId"`
-	Return    bool     `xml:"return"`
-}
-
 var instanceID = regexp.MustCompile(`^i-([0-9a-f]{8}|[0-9a-f]{17})$`)
 
 // instanceFilters gives, for each filter DescribeInstances understands, an
@@ -399,5 +392,5 @@ func (s *Server) createTags(req *request) (any, *apiError) {
 	for _, apply := range tagNetwork {
 		apply()
 	}
-	return createTagsResponse{Xmlns: xmlns, RequestID: req.id, Return: true}, nil
+	return s.done(req), nil
 }

@@ -81,13 +81,6 @@ type describePlacementGroupsResponse struct {
 	Groups    []placementGroupXML `xml:"placementGroupSet>item"`
 }
 
-type deletePlacementGroupResponse struct {
-	XMLName   xml.Name `xml:"DeletePlacementGroupResponse"`
-	Xmlns     string   `xml:"xmlns,attr"`
-	RequestID string   `xml:"requestId"`
-	Return    bool     `xml:"return"`
-}
-
 // groupFilters gives, for each filter DescribePlacementGroups understands,
 // a group's values for it; tag:KEY is handled apart.
 var groupFilters = map[string]func(s *Server, region string, g *placementGroup) []string{
@@ -281,7 +274,7 @@ func (s *Server) deletePlacementGroup(req *request) (any, *apiError) {
 		return nil, &apiError{Status: http.StatusBadRequest, Code: "InvalidPlacementGroup.InUse", Message: fmt.Sprintf("The placement group '%s' is in use and may not be deleted.", name)}
 	}
 	s.world.DeleteResource(cloud, kindPlacementGroup, g.id)
-	return deletePlacementGroupResponse{Xmlns: xmlns, RequestID: req.id, Return: true}, nil
+	return s.done(req), nil
 }
 
 // groupMembers are the instances in a group that hold a place in it: all
