@@ -192,21 +192,28 @@ func stockOutMessage(project, zone string) string {
 	return fmt.Sprintf("The zone '%s' does not have enough resources available to fulfill the request. Try a different zone, or try again later.", scope(project, zone))
 }
 
+// exceededQuota is the quota an error says ran out: its own, or for a
+// fault's error, which names none, the first quota the type counts
+// against; false if the type counts against none.
+func (s *Server) exceededQuota(e *sim.Error, fc faultContext) (name, region string, limit int, ok bool) {
+	if e.Quota != "" {
+		return e.Quota, e.Region, e.Limit, true
+	}
+	market := catalog.OnDemand
+	if fc.Spot {
+		market = catalog.Spot
+	}
+	q, ok := s.world.QuotaFor(cloud, fc.Region, fc.Type.Name, market)
+	return q.Name, q.Region, q.Limit, ok
+}
+
 // quotaMessage names the quota as GCE does, e.g. "Quota 'NVIDIA_H100_GPUS'
 // exceeded. Limit: 8.0 in region us-central1." A fault's error names none;
 // it reads as the first quota the type counts against.
 func (s *Server) quotaMessage(e *sim.Error, fc faultContext) string {
-	name, region, limit := e.Quota, e.Region, e.Limit
-	if name == "" {
-		market := catalog.OnDemand
-		if fc.Spot {
-			market = catalog.Spot
-		}
-		q, ok := s.world.QuotaFor(cloud, fc.Region, fc.Type.Name, market)
-		if !ok {
-			return "Quota exceeded."
-		}
-		name, region, limit = q.Name, q.Region, q.Limit
+	name, region, limit, ok := s.exceededQuota(e, fc)
+	if !ok {
+		return "Quota exceeded."
 	}
 	if region == "" {
 		return fmt.Sprintf("Quota '%s' exceeded. Limit: %d.0 globally.", name, limit)
@@ -220,17 +227,9 @@ func (s *Server) quotaMessage(e *sim.Error, fc faultContext) string {
 // ("NVIDIA-L4-GPUS-per-project-region"), the limit, and the region for a
 // regional quota.
 func (s *Server) quotaDetails(e *sim.Error, fc faultContext) []*computepb.ErrorDetails {
-	name, region, limit := e.Quota, e.Region, e.Limit
-	if name == "" {
-		market := catalog.OnDemand
-		if fc.Spot {
-			market = catalog.Spot
-		}
-		q, ok := s.world.QuotaFor(cloud, fc.Region, fc.Type.Name, market)
-		if !ok {
-			return nil
-		}
-		name, region, limit = q.Name, q.Region, q.Limit
+	name, region, limit, ok := s.exceededQuota(e, fc)
+	if !ok {
+		return nil
 	}
 	info := &computepb.QuotaExceededInfo{
 		MetricName: proto.String("compute.googleapis.com/" + strings.ToLower(name)),

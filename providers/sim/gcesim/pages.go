@@ -10,8 +10,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// The catalog collections (zones, regions, accelerator and disk types,
-// images, networks, subnetworks) page alike: in order of scope, then name,
+// The catalog collections (zones, regions, machine, accelerator and disk
+// types, images, networks, subnetworks) page alike: in order of scope, then name,
 // resuming after the last item of the previous page, filtered on the name
 // alone, which is the only field their lists are filtered on here.
 
