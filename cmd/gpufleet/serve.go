@@ -23,6 +23,8 @@ type serveFlags struct {
 	jitter                  float64
 	maxPayload              int64
 	parallelism             int
+	replicas, ordinal       int
+	peerURL                 string
 	emulated                bool
 	simState                string
 }
@@ -69,6 +71,9 @@ lock), waits for them, and exits 0.`,
 	flags.DurationVar(&f.shutdownDelay, "shutdown-delay", 0, "how long to keep serving, with /readyz failing, after SIGTERM before stopping [GPUFLEET_SHUTDOWN_DELAY]")
 	flags.Int64Var(&f.maxPayload, "max-payload", agent.DefaultMaxPayload, "largest webhook or trigger body accepted, in bytes; larger ones get 413")
 	flags.IntVar(&f.parallelism, "parallelism", 16, "cloud calls in flight while applying")
+	flags.IntVar(&f.replicas, "replicas", 1, "how many replicas share the repositories; each reconciles its shard [GPUFLEET_REPLICAS]")
+	flags.IntVar(&f.ordinal, "ordinal", -1, "this replica's number, from 0; read from the host name's -N suffix (a StatefulSet pod's) when not given [GPUFLEET_ORDINAL]")
+	flags.StringVar(&f.peerURL, "peer-url", "", "replica N's base URL with %d for N, e.g. http://gpufleet-%d.gpufleet-replicas:8080: webhooks for another shard's repository are passed on there [GPUFLEET_PEER_URL]")
 	flags.BoolVar(&f.emulated, "sim", false, "run against the embedded cloud emulator instead of real clouds")
 	flags.StringVar(&f.simState, "sim-state", envOr("GPUFLEET_SIM_STATE", ".gpufleet/sim-state.json"), "the emulator's state file, with --sim [GPUFLEET_SIM_STATE]")
 	return cmd
@@ -91,7 +96,20 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 	}
 	// Closing saves the emulated clouds, after the last run is over.
 	defer closeClouds()
+	shard, err := shardOf(f.ordinal, f.replicas)
+	if err != nil {
+		return err
+	}
+	var peer func(int) string
+	if f.peerURL != "" {
+		if strings.Count(f.peerURL, "%d") != 1 {
+			return fmt.Errorf("--peer-url must hold %%d once, for the replica's number: %q", f.peerURL)
+		}
+		peer = func(n int) string { return fmt.Sprintf(f.peerURL, n) }
+	}
 	ag, err := agent.New(agent.Options{
+		Shard:         shard,
+		Peer:          peer,
 		Repos:         repos,
 		Interval:      f.interval,
 		Jitter:        f.jitter,
@@ -140,4 +158,20 @@ func splitList(v string) []string {
 		}
 	}
 	return out
+}
+
+// shardOf is this replica's shard: the ordinal given, or the host name's.
+func shardOf(ordinal, replicas int) (agent.Shard, error) {
+	if replicas <= 1 {
+		return agent.Shard{}, nil
+	}
+	if ordinal < 0 {
+		host, _ := os.Hostname()
+		n, err := agent.OrdinalFromHostname(host)
+		if err != nil {
+			return agent.Shard{}, err
+		}
+		ordinal = n
+	}
+	return agent.Shard{Ordinal: ordinal, Replicas: replicas}, nil
 }

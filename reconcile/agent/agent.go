@@ -84,6 +84,13 @@ type Options struct {
 	// ShutdownTimeout bounds waiting for requests in flight at shutdown.
 	ShutdownTimeout time.Duration
 	Log             *slog.Logger
+	// Shard, when it has several replicas, keeps the repositories of this
+	// replica's shard and leaves the others to theirs.
+	Shard Shard
+	// Peer, when set, is replica n's base URL (a StatefulSet pod's, through
+	// its headless Service): a webhook for another shard's repository is
+	// passed on there. Without it such a webhook is ignored.
+	Peer func(ordinal int) string
 }
 
 // Agent reconciles repositories on a schedule and on triggers.
@@ -98,6 +105,8 @@ type Agent struct {
 	// notifier tells of every repository's runs, remembering across them
 	// what it told.
 	notifier *notify.Notifier
+	// others are the repositories other replicas' shards hold.
+	others []*worker
 
 	// reconcile runs one reconciliation of a repository; tests replace it
 	// to control when runs start and end.
@@ -142,6 +151,9 @@ func New(opts Options) (*Agent, error) {
 	a := &Agent{notifier: notify.New(os.Getenv), opts: opts, log: opts.Log, metrics: NewMetrics(opts.Log),
 		deliveries: newDeliveries(deliveryWindow, maxDeliveries, time.Now)}
 	a.reconcile = a.reconcileRepo
+	if err := opts.Shard.check(); err != nil {
+		return nil, err
+	}
 	seen := map[string]bool{}
 	for _, repo := range opts.Repos {
 		if repo.URL == "" {
@@ -152,6 +164,10 @@ func New(opts Options) (*Agent, error) {
 			return nil, fmt.Errorf("%s is configured twice", w.name)
 		}
 		seen[w.id] = true
+		if !opts.Shard.owns(w.id) {
+			a.others = append(a.others, w)
+			continue
+		}
 		w.workDir = filepath.Join(opts.WorkDir, workDirName(repo))
 		a.workers = append(a.workers, w)
 		a.metrics.addRepo(w.name, time.Now())
@@ -200,6 +216,13 @@ func (a *Agent) Serve(ctx context.Context, l net.Listener) error {
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
+	if a.opts.Shard.Replicas > 1 {
+		var mine []string
+		for _, w := range a.workers {
+			mine = append(mine, w.name)
+		}
+		a.log.Info("sharded", "replica", a.opts.Shard.Ordinal, "of", a.opts.Shard.Replicas, "repos", mine, "left to other replicas", len(a.others))
+	}
 	a.log.Info("serving", "addr", l.Addr().String(), "repos", len(a.workers),
 		"interval", a.opts.Interval, "jitter", a.opts.Jitter, "webhooks", len(a.opts.Secret) > 0)
 	if len(a.opts.Secret) == 0 {

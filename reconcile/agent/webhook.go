@@ -37,7 +37,7 @@ func (a *Agent) githubWebhook(w http.ResponseWriter, r *http.Request) {
 		replyError(w, http.StatusServiceUnavailable, "shutting down")
 		return
 	}
-	body, err := readGitHubPayload(w, r, a.opts.Secret, a.opts.MaxPayload)
+	body, raw, err := readGitHubPayload(w, r, a.opts.Secret, a.opts.MaxPayload)
 	if err != nil {
 		code := refuse(w, err)
 		log.Warn("webhook refused", "status", code, "reason", err, "remote", r.RemoteAddr)
@@ -78,6 +78,10 @@ func (a *Agent) githubWebhook(w http.ResponseWriter, r *http.Request) {
 	}
 	workers := a.matchPush(push)
 	if len(workers) == 0 {
+		if owner, ok := a.othersOwner(push); ok {
+			a.forwardPush(w, r, raw, owner, log.With("repository", push.Repository.FullName))
+			return
+		}
 		log.Info("webhook for a repository not configured here", "repository", push.Repository.FullName)
 		ignore(w, "no configured repository matches "+push.Repository.FullName)
 		return
@@ -107,26 +111,26 @@ func (a *Agent) githubWebhook(w http.ResponseWriter, r *http.Request) {
 // webhook can be set to send — JSON as it is, or form-encoded with the JSON
 // in its payload field — and checks X-Hub-Signature-256 over the body as
 // sent, in constant time (go-github's ValidatePayloadFromBody).
-func readGitHubPayload(w http.ResponseWriter, r *http.Request, secret []byte, limit int64) ([]byte, error) {
+func readGitHubPayload(w http.ResponseWriter, r *http.Request, secret []byte, limit int64) (payload, raw []byte, err error) {
 	body, err := readLimited(w, r, limit)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// GitHub always says; a sender that does not is taken to send JSON.
 	mediaType := "application/json"
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		if mediaType, _, err = mime.ParseMediaType(ct); err != nil {
-			return nil, errContentType
+			return nil, nil, errContentType
 		}
 	}
 	if mediaType != "application/json" && mediaType != "application/x-www-form-urlencoded" {
-		return nil, errContentType
+		return nil, nil, errContentType
 	}
-	payload, err := github.ValidatePayloadFromBody(mediaType, bytes.NewReader(body), r.Header.Get(github.SHA256SignatureHeader), secret)
+	payload, err = github.ValidatePayloadFromBody(mediaType, bytes.NewReader(body), r.Header.Get(github.SHA256SignatureHeader), secret)
 	if err != nil {
-		return nil, errBadSignature
+		return nil, nil, errBadSignature
 	}
-	return payload, nil
+	return payload, body, nil
 }
 
 // matchPush finds the configured repositories a push event is about, by
