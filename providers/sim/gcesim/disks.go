@@ -121,15 +121,7 @@ func bootDiskType(l links, field, project, zone, machineType string, bulk bool, 
 // its source URL only; its type is the disk's own.
 func (s *Server) getDisk(w http.ResponseWriter, r *http.Request, project, zone, name string) error {
 	resource := scope(project, zone) + "/disks/" + name
-	fc := faultContext{Project: project, Zone: zone, Region: s.region(zone), Permission: permissions[OpDiskGet], Resource: resource}
-	out, err := s.intercept(r.Context(), sim.Call{Op: OpDiskGet, Region: fc.Region, Zone: zone})
-	if err != nil {
-		return err
-	}
-	if out.Err != nil {
-		return s.syncError(out.Err, fc)
-	}
-	if err := s.zoneExists(project, zone); err != nil {
+	if err := s.admitZone(r, OpDiskGet, project, zone, resource); err != nil {
 		return err
 	}
 	inst, ok := s.world.ByName(cloud, scope(project, zone), name)

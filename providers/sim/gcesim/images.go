@@ -6,8 +6,6 @@ import (
 
 	"cloud.google.com/go/compute/apiv1/computepb"
 	"google.golang.org/protobuf/proto"
-
-	"github.com/gpufleet/gpufleet/providers/sim"
 )
 
 // The public images of Google's image projects, a fixture: the current
@@ -171,15 +169,7 @@ func licensePath(img publicImage) string {
 
 // imageCall intercepts an images call.
 func (s *Server) imageCall(r *http.Request, op, project, resource string) error {
-	fc := faultContext{Project: project, Permission: permissions[op], Resource: resource}
-	out, err := s.intercept(r.Context(), sim.Call{Op: op})
-	if err != nil {
-		return err
-	}
-	if out.Err != nil {
-		return s.syncError(out.Err, fc)
-	}
-	return nil
+	return s.admit(r, op, project, "", "", resource)
 }
 
 // getImage serves images.get.

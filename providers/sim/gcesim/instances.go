@@ -86,12 +86,9 @@ func (s *Server) interceptOn(r *http.Request, op, project, zone, name string) (s
 	if inst != nil {
 		call.InstanceType = inst.InstanceType
 	}
-	out, err := s.intercept(r.Context(), call)
+	out, err := s.interceptSync(r, call, fc)
 	if err != nil {
 		return out, err
-	}
-	if out.Err != nil {
-		return out, s.syncError(out.Err, fc)
 	}
 	return out, s.checkTarget(project, zone, name)
 }

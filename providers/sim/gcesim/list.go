@@ -44,15 +44,8 @@ type cursor struct {
 // the page.
 func (s *Server) aggregatedList(w http.ResponseWriter, r *http.Request, project string) error {
 	q, invalid := parseInstanceQuery(r, project)
-	out, err := s.intercept(r.Context(), sim.Call{Op: OpAggregatedList})
-	if err != nil {
+	if err := admitted(s.admit(r, OpAggregatedList, project, "", "", ""), invalid); err != nil {
 		return err
-	}
-	if out.Err != nil {
-		return s.syncError(out.Err, faultContext{Project: project, Permission: permissions[OpAggregatedList]})
-	}
-	if invalid != nil {
-		return invalid
 	}
 
 	prefix := "projects/" + project + "/zones/"
@@ -113,15 +106,9 @@ func (s *Server) aggregatedList(w http.ResponseWriter, r *http.Request, project 
 func (s *Server) zoneList(w http.ResponseWriter, r *http.Request, project, zone string) error {
 	collection := scope(project, zone) + "/instances"
 	q, invalid := parseInstanceQuery(r, collection)
-	out, err := s.intercept(r.Context(), sim.Call{Op: OpList, Zone: zone})
-	if err != nil {
+	// The call names no region.
+	if err := admitted(s.admit(r, OpList, project, "", zone, ""), invalid); err != nil {
 		return err
-	}
-	if out.Err != nil {
-		return s.syncError(out.Err, faultContext{Project: project, Zone: zone, Permission: permissions[OpList]})
-	}
-	if invalid != nil {
-		return invalid
 	}
 	if _, ok := s.world.ZoneRegion(cloud, zone); !ok {
 		return notFound(scope(project, zone))

@@ -39,15 +39,22 @@ func cpuPlatform(machineType string) string {
 // admit intercepts a call on a project's resources, a region's ("" zone)
 // or a zone's, and answers the fault the world injects into it, if any.
 func (s *Server) admit(r *http.Request, op, project, region, zone, resource string) error {
-	fc := faultContext{Project: project, Region: region, Zone: zone, Permission: permissions[op], Resource: resource}
-	out, err := s.intercept(r.Context(), sim.Call{Op: op, Region: region, Zone: zone})
+	_, err := s.interceptSync(r, sim.Call{Op: op, Region: region, Zone: zone},
+		faultContext{Project: project, Region: region, Zone: zone, Permission: permissions[op], Resource: resource})
+	return err
+}
+
+// interceptSync intercepts a call that is answered at once, so that a
+// fault's error is answered as GCE answers it for fc.
+func (s *Server) interceptSync(r *http.Request, call sim.Call, fc faultContext) (sim.Outcome, error) {
+	out, err := s.intercept(r.Context(), call)
 	if err != nil {
-		return err
+		return out, err
 	}
 	if out.Err != nil {
-		return s.syncError(out.Err, fc)
+		return out, s.syncError(out.Err, fc)
 	}
-	return nil
+	return out, nil
 }
 
 // admitRegion admits a call on a region's resources, answering 404 for a

@@ -28,12 +28,9 @@ const (
 func (s *Server) getMachineType(w http.ResponseWriter, r *http.Request, project, zone, name string) error {
 	resource := scope(project, zone) + "/machineTypes/" + name
 	fc := faultContext{Project: project, Zone: zone, Region: s.region(zone), Permission: permissions[OpMachineTypeGet], Resource: resource}
-	out, err := s.intercept(r.Context(), sim.Call{Op: OpMachineTypeGet, Region: fc.Region, Zone: zone, InstanceType: name})
-	if err != nil {
+	// Faults may name the machine type.
+	if _, err := s.interceptSync(r, sim.Call{Op: OpMachineTypeGet, Region: fc.Region, Zone: zone, InstanceType: name}, fc); err != nil {
 		return err
-	}
-	if out.Err != nil {
-		return s.syncError(out.Err, fc)
 	}
 	if err := s.zoneExists(project, zone); err != nil {
 		return err

@@ -9,7 +9,6 @@ import (
 	"cloud.google.com/go/compute/apiv1/computepb"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
@@ -29,13 +28,8 @@ var projectCreatedAt = time.Date(2024, 1, 1, 8, 0, 0, 0, time.UTC)
 // getProject serves projects.get: the project with its global quotas.
 func (s *Server) getProject(w http.ResponseWriter, r *http.Request, project string) error {
 	resource := "projects/" + project
-	fc := faultContext{Project: project, Permission: permissions[OpProjectGet], Resource: resource}
-	out, err := s.intercept(r.Context(), sim.Call{Op: OpProjectGet})
-	if err != nil {
+	if err := s.admit(r, OpProjectGet, project, "", "", resource); err != nil {
 		return err
-	}
-	if out.Err != nil {
-		return s.syncError(out.Err, fc)
 	}
 	if !nameRE.MatchString(project) {
 		// Project ids are lower-case words like instance names; a path

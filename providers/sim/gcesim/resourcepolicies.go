@@ -85,13 +85,10 @@ func regionOpPath(project, region, name string) string {
 
 // policyCall intercepts a resource policy call and checks its region.
 func (s *Server) policyCall(r *http.Request, op, project, region, resource string) (sim.Outcome, error) {
-	fc := faultContext{Project: project, Region: region, Permission: permissions[op], Resource: resource}
-	out, err := s.intercept(r.Context(), sim.Call{Op: op, Region: region})
+	out, err := s.interceptSync(r, sim.Call{Op: op, Region: region},
+		faultContext{Project: project, Region: region, Permission: permissions[op], Resource: resource})
 	if err != nil {
 		return out, err
-	}
-	if out.Err != nil {
-		return out, s.syncError(out.Err, fc)
 	}
 	if _, ok := s.world.Region(cloud, region); !ok {
 		return out, notFound(regionPath(project, region))
