@@ -24,7 +24,7 @@ const canary = "canary-5f3a9c1e"
 // credentialEnv is every environment variable gpufleet, or an SDK it
 // drives, reads a secret from.
 var credentialEnv = []string{
-	"GITHUB_TOKEN", "GPUFLEET_GIT_TOKEN", "GPUFLEET_GIT_SSH_KEY_PASSPHRASE", "GPUFLEET_WEBHOOK_SECRET", "GPUFLEET_GCP_API_KEY",
+	"GITHUB_TOKEN", "GITLAB_TOKEN", "CI_JOB_TOKEN", "GPUFLEET_NOTIFY_WEBHOOK_SECRET", "GPUFLEET_GIT_TOKEN", "GPUFLEET_GIT_SSH_KEY_PASSPHRASE", "GPUFLEET_WEBHOOK_SECRET", "GPUFLEET_GCP_API_KEY",
 	"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
 	"AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET", "AZURE_TENANT_ID", "AZURE_CLIENT_CERTIFICATE_PASSWORD",
 	// The secrets the example's bootstrap files use.
@@ -60,6 +60,8 @@ func TestCredentialsNeverLeak(t *testing.T) {
 	if !bytes.Contains(cfg, []byte(canary+"-ssh")) {
 		t.Fatal("the example's SSH key is not where the test puts the canary")
 	}
+	// Runs tell a webhook and Slack, whose URLs are secrets too.
+	cfg = append(cfg, []byte("\ngpufleet: notifications: {slack: {}, webhook: {}}\n")...)
 	if err := os.WriteFile(filepath.Join(repo, "gpufleet.cue"), cfg, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -72,6 +74,8 @@ func TestCredentialsNeverLeak(t *testing.T) {
 	srv := httptest.NewServer(gh)
 	defer srv.Close()
 	t.Setenv("GITHUB_API_URL", srv.URL+"/")
+	t.Setenv("GPUFLEET_SLACK_WEBHOOK_URL", srv.URL+"/slack/"+canary+"-slack-url")
+	t.Setenv("GPUFLEET_NOTIFY_WEBHOOK_URL", srv.URL+"/hook/"+canary+"-hook-url")
 
 	var traces bytes.Buffer
 	runCLI := func(stdin string, args ...string) {
@@ -99,12 +103,21 @@ func TestCredentialsNeverLeak(t *testing.T) {
 	}
 	traces.Write(md.Bytes())
 	runCLI(md.String(), "comment", "github", "--pr", "7", "--repo-slug", "acme/fleets")
+	runCLI(md.String(), "comment", "gitlab", "--project", "4242", "--mr", "7", "--api-url", srv.URL+"/api/v4")
+	var review bytes.Buffer
+	run(context.Background(), []string{"plan", "--repo", repo, "--base", "HEAD~1", "-o", "json"}, &review, &traces)
+	reviewFile := filepath.Join(dir, "review.json")
+	os.WriteFile(reviewFile, review.Bytes(), 0o644)
+	runCLI("", "check", "github", "--repo-slug", "acme/fleets", "--sha", "0123456789abcdef0123456789abcdef01234567", "--review", reviewFile)
 
 	gh.mu.Lock()
-	comments := gh.bodies
+	comments, requests := gh.bodies, gh.requests
 	gh.mu.Unlock()
-	if len(comments) == 0 {
-		t.Fatal("no comment reached the fake GitHub")
+	if len(comments) < 2 {
+		t.Fatalf("%d comments reached the fake GitHub and GitLab, want one each", len(comments))
+	}
+	if !strings.Contains(requests, `"kind":"changed"`) {
+		t.Fatal("no notification reached the fake webhook")
 	}
 	var committed bytes.Buffer
 	// What gpufleet committed: the user's own commit holds the config.
@@ -119,6 +132,7 @@ func TestCredentialsNeverLeak(t *testing.T) {
 	for name, text := range map[string]string{
 		"output and logs":  traces.String(),
 		"comments":         strings.Join(comments, "\n"),
+		"request bodies":   requests,
 		"commits":          committed.String(),
 		"status directory": readTree(t, filepath.Join(repo, "status")),
 	} {
@@ -162,16 +176,21 @@ func readTree(t *testing.T, dir string) string {
 type recordingGitHub struct {
 	mu     sync.Mutex
 	bodies []string
+	// requests holds every request body, notifications and checks too.
+	requests string
 }
 
 func (g *recordingGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	body, _ := io.ReadAll(r.Body)
-	switch r.Method {
-	case http.MethodGet:
+	g.requests += string(body) + "\n"
+	switch {
+	case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/check-runs"):
+		w.Write([]byte(`{"total_count": 0, "check_runs": []}`))
+	case r.Method == http.MethodGet:
 		w.Write([]byte("[]"))
-	case http.MethodPost:
+	case r.Method == http.MethodPost:
 		var c struct {
 			Body string `json:"body"`
 		}
