@@ -270,14 +270,7 @@ func serviceAccounts(props map[string]string) []*computepb.ServiceAccount {
 // renderOperation is an operation as the zonal operations API returns it.
 func (s *Server) renderOperation(l links, op *sim.Operation) *computepb.Operation {
 	project := projectOf(op.Scope)
-	now := s.world.Now()
-	status := computepb.Operation_RUNNING
-	switch {
-	case op.Done:
-		status = computepb.Operation_DONE
-	case !now.After(op.StartedAt):
-		status = computepb.Operation_PENDING
-	}
+	status := operationStatus(op.Done, op.StartedAt, s.world.Now())
 	out := &computepb.Operation{
 		Kind:          proto.String("compute#operation"),
 		Id:            proto.Uint64(operationID(op.ID)),

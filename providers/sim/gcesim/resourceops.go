@@ -87,13 +87,7 @@ func (s *Server) resourceOpAt(path string) (resourceOp, bool) {
 // regionOperations return it.
 func (s *Server) renderResourceOp(l links, op resourceOp) *computepb.Operation {
 	now := s.world.Now()
-	status := computepb.Operation_RUNNING
-	switch {
-	case !now.Before(op.Done):
-		status = computepb.Operation_DONE
-	case !now.After(op.Started):
-		status = computepb.Operation_PENDING
-	}
+	status := operationStatus(!now.Before(op.Done), op.Started, now)
 	out := &computepb.Operation{
 		Kind:          proto.String("compute#operation"),
 		Id:            proto.Uint64(operationID(op.Name)),
@@ -118,6 +112,18 @@ func (s *Server) renderResourceOp(l links, op resourceOp) *computepb.Operation {
 		out.EndTime = proto.String(timestamp(op.Done))
 	}
 	return out
+}
+
+// operationStatus is an operation's status: DONE once done, PENDING until
+// it has started, RUNNING in between.
+func operationStatus(done bool, started, now time.Time) computepb.Operation_Status {
+	switch {
+	case done:
+		return computepb.Operation_DONE
+	case !now.After(started):
+		return computepb.Operation_PENDING
+	}
+	return computepb.Operation_RUNNING
 }
 
 // getGlobalOperation serves globalOperations.get.
