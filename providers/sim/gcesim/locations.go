@@ -44,19 +44,6 @@ func (s *Server) admit(r *http.Request, op, project, region, zone, resource stri
 	return err
 }
 
-// interceptSync intercepts a call that is answered at once, so that a
-// fault's error is answered as GCE answers it for fc.
-func (s *Server) interceptSync(r *http.Request, call sim.Call, fc faultContext) (sim.Outcome, error) {
-	out, err := s.intercept(r.Context(), call)
-	if err != nil {
-		return out, err
-	}
-	if out.Err != nil {
-		return out, s.syncError(out.Err, fc)
-	}
-	return out, nil
-}
-
 // admitRegion admits a call on a region's resources, answering 404 for a
 // region the catalog does not have; a call with no region is global.
 func (s *Server) admitRegion(r *http.Request, op, project, region, resource string) error {

@@ -120,7 +120,9 @@ type handler func(s *Server, w http.ResponseWriter, r *http.Request, args []stri
 // project and then none, one or two of the path's variable segments, so
 // that the table names the methods it routes to.
 func serve0(serve func(*Server, http.ResponseWriter, *http.Request, string) error) handler {
-	return func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error { return serve(s, w, r, a[0]) }
+	return func(s *Server, w http.ResponseWriter, r *http.Request, a []string) error {
+		return serve(s, w, r, a[0])
+	}
 }
 
 func serve1(serve func(*Server, http.ResponseWriter, *http.Request, string, string) error) handler {

@@ -125,6 +125,19 @@ func (s *Server) intercept(ctx context.Context, call sim.Call) (sim.Outcome, err
 	return out, nil
 }
 
+// interceptSync intercepts a call that is answered at once, so that a
+// fault's error is answered as GCE answers it for fc.
+func (s *Server) interceptSync(r *http.Request, call sim.Call, fc faultContext) (sim.Outcome, error) {
+	out, err := s.intercept(r.Context(), call)
+	if err != nil {
+		return out, err
+	}
+	if out.Err != nil {
+		return out, s.syncError(out.Err, fc)
+	}
+	return out, nil
+}
+
 // region is the region of a catalog zone, or "" for a zone that does not
 // exist.
 func (s *Server) region(zone string) string {
