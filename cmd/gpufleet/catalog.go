@@ -52,6 +52,9 @@ type refreshFlags struct {
 	// format is what -o was given: refused, with where the file goes.
 	format   string
 	emulated bool
+	// history is the price history file a refresh appends to.
+	history         string
+	historyExplicit bool
 }
 
 func (a *app) catalogRefreshCommand() *cobra.Command {
@@ -83,6 +86,10 @@ and GPUFLEET_GCP_BILLING_ENDPOINT.`,
 	cmd.Flags().MarkHidden("output")
 	cmd.Flags().BoolVar(&f.emulated, "sim", false, "read the embedded emulator's price APIs instead of the real ones")
 	cmd.Flags().StringVar(&f.faults, "faults", "", "with --sim, a JSON file of faults to inject into the emulator")
+	cmd.Flags().StringVar(&f.history, "history", envOr("GPUFLEET_HISTORY", defaultHistoryPath), "price history file to append the prices that changed to (with --sim, only when given) [GPUFLEET_HISTORY]")
+	cmd.PreRun = func(cmd *cobra.Command, _ []string) {
+		f.historyExplicit = cmd.Flags().Changed("history") || os.Getenv("GPUFLEET_HISTORY") != ""
+	}
 	return cmd
 }
 
@@ -175,7 +182,12 @@ func (a *app) refreshCatalog(ctx context.Context, f refreshFlags) error {
 		return fmt.Errorf("writing %s, %w", f.output, err)
 	}
 	fmt.Fprintf(a.stdout, "Wrote %s: %s, %d offers, prices as of %s\n", f.output, merged.Source, len(merged.Offers), merged.FetchedAt.Format(time.RFC3339))
-	return nil
+	// Emulated prices go into a history only when asked: the default one
+	// is the team's record of the clouds' prices.
+	if f.emulated && !f.historyExplicit {
+		return nil
+	}
+	return appendHistory(a.stdout, f.history, merged)
 }
 
 // refreshScope checks the clouds and regions asked for and sorts the
