@@ -63,14 +63,7 @@ func (f *fakeChecks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // refused or whose specs do not load; reporting again updates the run.
 func TestPlansAsCheckRuns(t *testing.T) {
 	dir := t.TempDir()
-	repo := filepath.Join(dir, "repo")
-	if err := os.CopyFS(repo, os.DirFS("../../examples/fleet-repo")); err != nil {
-		t.Fatal(err)
-	}
-	git := gitIn(t, repo)
-	git("init", "-q", "-b", "main")
-	git("add", ".")
-	git("commit", "-q", "-m", "base")
+	repo, git := exampleCheckout(t, dir)
 	cli := func(args ...string) (string, int) {
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), args, &stdout, &stderr)

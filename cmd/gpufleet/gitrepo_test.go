@@ -1,7 +1,9 @@
 package main
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 )
 
@@ -19,4 +21,19 @@ func gitIn(t *testing.T, repo string) func(args ...string) {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}
+}
+
+// exampleCheckout is a Git checkout of the example fleet repository in
+// dir/repo, its files in one commit, with the git runner for it.
+func exampleCheckout(t *testing.T, dir string) (string, func(args ...string)) {
+	t.Helper()
+	repo := filepath.Join(dir, "repo")
+	if err := os.CopyFS(repo, os.DirFS("../../examples/fleet-repo")); err != nil {
+		t.Fatal(err)
+	}
+	git := gitIn(t, repo)
+	git("init", "-q", "-b", "main")
+	git("add", ".")
+	git("commit", "-q", "-m", "base")
+	return repo, git
 }

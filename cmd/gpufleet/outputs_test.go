@@ -20,14 +20,7 @@ import (
 // covered.
 func TestEveryJSONOutputMatchesItsSchema(t *testing.T) {
 	dir := t.TempDir()
-	repo := filepath.Join(dir, "repo")
-	if err := os.CopyFS(repo, os.DirFS("../../examples/fleet-repo")); err != nil {
-		t.Fatal(err)
-	}
-	git := gitIn(t, repo)
-	git("init", "-q", "-b", "main")
-	git("add", ".")
-	git("commit", "-q", "-m", "base")
+	repo, _ := exampleCheckout(t, dir)
 	state := filepath.Join(dir, "clouds.json")
 	broken := filepath.Join(dir, "broken")
 	os.MkdirAll(filepath.Join(broken, "fleets"), 0o755)
