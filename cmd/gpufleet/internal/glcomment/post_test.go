@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/gpufleet/gpufleet/cmd/gpufleet/internal/glcomment/glfake"
 )
 
 const (
@@ -41,15 +43,15 @@ func TestTheFirstRunCreatesAndTheSecondUpdatesTheSameNote(t *testing.T) {
 	for _, paging := range []string{"both", "offset", "link"} {
 		t.Run(paging, func(t *testing.T) {
 			f, url := newFake(t)
-			f.paging = paging
+			f.Paging = paging
 			// Plenty of people talk on the merge request, and GitLab adds
 			// its own notes: the search pages through, and skips those.
 			for i := range 250 {
-				f.notes = append(f.notes, &fakeNote{ID: int64(i + 1), Body: fmt.Sprintf("LGTM %d", i), MR: mr.String()})
+				f.Notes = append(f.Notes, &glfake.Note{ID: int64(i + 1), Body: fmt.Sprintf("LGTM %d", i), MR: mr.String()})
 			}
-			f.notes = append(f.notes, &fakeNote{ID: 300, Body: marker + " added 2 commits", System: true, MR: mr.String()})
+			f.Notes = append(f.Notes, &glfake.Note{ID: 300, Body: marker + " added 2 commits", System: true, MR: mr.String()})
 			// The same plan marker on another merge request is not ours here.
-			f.notes = append(f.notes, &fakeNote{ID: 301, Body: marker + "\nother", MR: "acme/fleets!8"})
+			f.Notes = append(f.Notes, &glfake.Note{ID: 301, Body: marker + "\nother", MR: "acme/fleets!8"})
 
 			first := post(t, url, marker+"\n**Plan: 1 to create, 0 to delete**\n")
 			if len(first.Created) != 1 || len(first.Updated) != 0 || len(first.Deleted) != 0 {
@@ -61,7 +63,7 @@ func TestTheFirstRunCreatesAndTheSecondUpdatesTheSameNote(t *testing.T) {
 				"GET /api/v4/projects/acme%2Ffleets/merge_requests/7/notes?page=3 200",
 				"POST /api/v4/projects/acme%2Ffleets/merge_requests/7/notes 201",
 			}
-			if got := f.takeCalls(); !slices.Equal(got, want) {
+			if got := f.TakeCalls(); !slices.Equal(got, want) {
 				t.Errorf("first run's calls:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
 
@@ -70,15 +72,15 @@ func TestTheFirstRunCreatesAndTheSecondUpdatesTheSameNote(t *testing.T) {
 				t.Fatalf("second run: %+v, want an update of %d", second, first.Created[0])
 			}
 			want[3] = fmt.Sprintf("PUT /api/v4/projects/acme%%2Ffleets/merge_requests/7/notes/%d 200", first.Created[0])
-			if got := f.takeCalls(); !slices.Equal(got, want) {
+			if got := f.TakeCalls(); !slices.Equal(got, want) {
 				t.Errorf("second run's calls:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
-			ours := f.ours(mr.String())
+			ours := f.Ours(mr.String(), marker)
 			if len(ours) != 1 || !strings.Contains(ours[0].Body, "2 to create") || strings.Count(ours[0].Body, marker) != 1 {
 				t.Fatalf("plan notes: %+v", ours)
 			}
-			if len(f.notes) != 253 {
-				t.Errorf("%d notes in all; the others were touched", len(f.notes))
+			if len(f.Notes) != 253 {
+				t.Errorf("%d notes in all; the others were touched", len(f.Notes))
 			}
 		})
 	}
@@ -91,7 +93,7 @@ func TestAProjectByID(t *testing.T) {
 	if _, err := c.Post(context.Background(), MergeRequest{Project: "4242", IID: 3}, marker, marker+"\nplan\n"); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.takeCalls(); len(got) != 2 || got[1] != "POST /api/v4/projects/4242/merge_requests/3/notes 201" {
+	if got := f.TakeCalls(); len(got) != 2 || got[1] != "POST /api/v4/projects/4242/merge_requests/3/notes 201" {
 		t.Errorf("calls: %q", got)
 	}
 }
@@ -145,7 +147,7 @@ func TestALongPlanIsSplitIntoValidParts(t *testing.T) {
 		t.Fatalf("the plan is only %d characters", n)
 	}
 	res := post(t, url, plan)
-	ours := f.ours(mr.String())
+	ours := f.Ours(mr.String(), marker)
 	if res.Parts < 4 || len(ours) != res.Parts || len(res.Created) != res.Parts {
 		t.Fatalf("%d parts posted as %d notes: %+v", res.Parts, len(ours), res)
 	}
@@ -180,16 +182,16 @@ func TestALongPlanIsSplitIntoValidParts(t *testing.T) {
 	}
 
 	// A short plan at last: the first part is updated, the rest deleted.
-	f.takeCalls()
+	f.TakeCalls()
 	short := post(t, url, marker+"\nNo changes\n")
 	if len(short.Updated) != 1 || short.Updated[0] != res.Created[0] || !slices.Equal(short.Deleted, res.Created[1:]) {
 		t.Errorf("after a short plan: %+v, want %d updated and %v deleted", short, res.Created[0], res.Created[1:])
 	}
-	if left := f.ours(mr.String()); len(left) != 1 || strings.Contains(left[0].Body, "<!-- part") || !strings.Contains(left[0].Body, "No changes") {
+	if left := f.Ours(mr.String(), marker); len(left) != 1 || strings.Contains(left[0].Body, "<!-- part") || !strings.Contains(left[0].Body, "No changes") {
 		t.Errorf("%d plan notes left: %+v", len(left), left)
 	}
 	deletes := 0
-	for _, c := range f.takeCalls() {
+	for _, c := range f.TakeCalls() {
 		if strings.HasPrefix(c, "DELETE ") && strings.HasSuffix(c, " 204") {
 			deletes++
 		}
@@ -203,7 +205,7 @@ func TestALongPlanIsSplitIntoValidParts(t *testing.T) {
 // run keeps the oldest and deletes the copy.
 func TestADuplicatePartIsDeleted(t *testing.T) {
 	f, url := newFake(t)
-	f.notes = []*fakeNote{
+	f.Notes = []*glfake.Note{
 		{ID: 10, Body: marker + "\nold plan\n", MR: mr.String()},
 		{ID: 11, Body: "LGTM", MR: mr.String()},
 		{ID: 12, Body: marker + "\nold plan\n", MR: mr.String()},
@@ -216,8 +218,8 @@ func TestADuplicatePartIsDeleted(t *testing.T) {
 
 func TestServerErrorsAreRetried(t *testing.T) {
 	f, url := newFake(t)
-	f.failNext[http.MethodGet] = []int{http.StatusInternalServerError}
-	f.failNext[http.MethodPost] = []int{http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusTooManyRequests}
+	f.FailNext[http.MethodGet] = []int{http.StatusInternalServerError}
+	f.FailNext[http.MethodPost] = []int{http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusTooManyRequests}
 	start := time.Now()
 	res := post(t, url, marker+"\nplan\n")
 	if len(res.Created) != 1 {
@@ -231,27 +233,27 @@ func TestServerErrorsAreRetried(t *testing.T) {
 		"POST /api/v4/projects/acme%2Ffleets/merge_requests/7/notes 429",
 		"POST /api/v4/projects/acme%2Ffleets/merge_requests/7/notes 201",
 	}
-	if got := f.takeCalls(); !slices.Equal(got, want) {
+	if got := f.TakeCalls(); !slices.Equal(got, want) {
 		t.Errorf("calls:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	// The 429 asked for a second; the test's Retry caps the wait.
 	if d := time.Since(start); d > 800*time.Millisecond {
 		t.Errorf("the retries took %s", d)
 	}
-	if len(f.ours(mr.String())) != 1 {
-		t.Errorf("%d plan notes", len(f.ours(mr.String())))
+	if len(f.Ours(mr.String(), marker)) != 1 {
+		t.Errorf("%d plan notes", len(f.Ours(mr.String(), marker)))
 	}
 }
 
 // Retries end: a server that keeps failing is an error naming what failed.
 func TestRetriesGiveUp(t *testing.T) {
 	f, url := newFake(t)
-	f.failNext[http.MethodGet] = slices.Repeat([]int{http.StatusBadGateway}, 10)
+	f.FailNext[http.MethodGet] = slices.Repeat([]int{http.StatusBadGateway}, 10)
 	_, err := client(t, url, Token{value: testToken, Source: EnvToken}).Post(context.Background(), mr, marker, marker+"\nplan\n")
 	if err == nil || !strings.Contains(err.Error(), "listing the notes of acme/fleets!7") || !strings.Contains(err.Error(), "502") {
 		t.Fatalf("err = %v", err)
 	}
-	if n := len(f.takeCalls()); n != fastRetry.Max+1 {
+	if n := len(f.TakeCalls()); n != fastRetry.Max+1 {
 		t.Errorf("%d calls, want %d", n, fastRetry.Max+1)
 	}
 }
@@ -282,7 +284,7 @@ func TestRefusedTokensAreClearErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f, url := newFake(t)
-			f.tokens = tt.accept
+			f.Tokens = tt.accept
 			_, err := client(t, url, tt.token).Post(context.Background(), mr, marker, marker+"\nplan\n")
 			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.message) {
 				t.Fatalf("err = %v, want %v saying %q", err, tt.want, tt.message)
@@ -290,12 +292,12 @@ func TestRefusedTokensAreClearErrors(t *testing.T) {
 			if strings.Contains(err.Error(), tt.token.value) || strings.Contains(err.Error(), testToken) {
 				t.Errorf("the error shows the token: %v", err)
 			}
-			if got := f.takeCalls(); len(got) != 1 {
+			if got := f.TakeCalls(); len(got) != 1 {
 				t.Errorf("a refused token was retried: %q", got)
 			}
 			for header := range tt.accept {
-				if f.headers[header] != 1 {
-					t.Errorf("the token was not sent as %s: %v", header, f.headers)
+				if f.Headers[header] != 1 {
+					t.Errorf("the token was not sent as %s: %v", header, f.Headers)
 				}
 			}
 		})
@@ -306,20 +308,20 @@ func TestRefusedTokensAreClearErrors(t *testing.T) {
 // works like any other.
 func TestAJobToken(t *testing.T) {
 	f, url := newFake(t)
-	f.tokens = map[string]string{"JOB-TOKEN": testToken}
+	f.Tokens = map[string]string{"JOB-TOKEN": testToken}
 	c := client(t, url, Token{value: testToken, Source: EnvJobToken, Job: true})
 	if _, err := c.Post(context.Background(), mr, marker, marker+"\nplan\n"); err != nil {
 		t.Fatal(err)
 	}
-	if f.headers["JOB-TOKEN"] != 2 || len(f.ours(mr.String())) != 1 {
-		t.Errorf("headers %v, %d plan notes", f.headers, len(f.ours(mr.String())))
+	if f.Headers["JOB-TOKEN"] != 2 || len(f.Ours(mr.String(), marker)) != 1 {
+		t.Errorf("headers %v, %d plan notes", f.Headers, len(f.Ours(mr.String(), marker)))
 	}
 }
 
 func TestAForbiddenJobTokenSaysWhatToDo(t *testing.T) {
 	f, url := newFake(t)
-	f.failNext[http.MethodPost] = []int{http.StatusForbidden}
-	f.tokens = map[string]string{"JOB-TOKEN": testToken}
+	f.FailNext[http.MethodPost] = []int{http.StatusForbidden}
+	f.Tokens = map[string]string{"JOB-TOKEN": testToken}
 	_, err := client(t, url, Token{value: testToken, Source: EnvJobToken, Job: true}).Post(context.Background(), mr, marker, marker+"\nplan\n")
 	if !errors.Is(err, ErrForbidden) || !strings.Contains(err.Error(), "set GITLAB_TOKEN") {
 		t.Fatalf("err = %v", err)
@@ -331,13 +333,13 @@ func TestAForbiddenJobTokenSaysWhatToDo(t *testing.T) {
 
 func TestAMissingMergeRequest(t *testing.T) {
 	f, url := newFake(t)
-	f.missing["acme/fleets!99"] = true
+	f.Missing["acme/fleets!99"] = true
 	c := client(t, url, Token{value: testToken, Source: EnvToken})
 	_, err := c.Post(context.Background(), MergeRequest{Project: "acme/fleets", IID: 99}, marker, marker+"\nplan\n")
 	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "acme/fleets!99") {
 		t.Fatalf("err = %v", err)
 	}
-	if got := f.takeCalls(); len(got) != 1 {
+	if got := f.TakeCalls(); len(got) != 1 {
 		t.Errorf("a 404 was retried, or more was tried: %q", got)
 	}
 }
