@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpufleet/gpufleet/planner"
+	"github.com/gpufleet/gpufleet/planner/backtest"
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/reconcile"
 	"github.com/gpufleet/gpufleet/reconcile/render"
@@ -28,6 +29,7 @@ var jsonOutputs = []jsonOutput{
 	{"run", "gpufleet reconcile -o json and apply -o json: what a run did", runOutput{}},
 	{"validation", "gpufleet validate -o json: whether a repository's specs load", validation{}},
 	{"catalog", "gpufleet catalog show -o json: what a price catalog holds", catalogSummary{}},
+	{"backtest", "gpufleet backtest -o json: what a policy would have cost over a price history", backtest.Report{}},
 	{"capacity", "gpufleet capacity -o json: quotas and offerings as the clouds report them", capacityView{}},
 	{"status", "gpufleet status -o json: the committed status of a repository's fleets", statusOutput{}},
 	{"emulator", "gpufleet sim inspect -o json: the emulated clouds' own view of their instances", simInstances{}},

@@ -41,6 +41,7 @@ func TestEveryJSONOutputMatchesItsSchema(t *testing.T) {
 		{kind: "validation", args: []string{"validate", "--repo", repo, "-o", "json"}},
 		{kind: "validation", args: []string{"validate", "--repo", broken, "-o", "json"}},
 		{kind: "catalog", args: []string{"catalog", "show", "-o", "json"}},
+		{kind: "backtest", args: []string{"backtest", "--repo", repo, "--history", "../../examples/price-history.json", "--to", "2026-11-03T00:00:00Z", "--set", "defaults.migrationThreshold=0.2", "-o", "json"}},
 		{kind: "capacity", args: []string{"capacity", "--repo", repo, "--sim", "--sim-state", state, "-o", "json"}},
 		{kind: "status", args: []string{"status", "--repo", repo, "-o", "json"}},
 		{kind: "emulator", args: []string{"sim", "inspect", "--state", state, "-o", "json"}},
