@@ -8,7 +8,7 @@
 // DescribeInstanceAttribute, DescribeImages, DescribeVolumes), discovery
 // from the world's catalog (DescribeInstanceTypes, DescribeRegions,
 // DescribeAvailabilityZones, DescribeInstanceTypeOfferings,
-// DescribeSpotPriceHistory), placement groups, and a minimal network model
+// DescribeSpotPriceHistory, with Options.SpotHistory a seeded past), placement groups, and a minimal network model
 // (VPCs, subnets, security groups: every account's defaults computed, what
 // clients make kept in the world's resource store) against which each
 // launch's references are checked with EC2's errors. On the same endpoint,

@@ -33,6 +33,8 @@ type Options struct {
 	// AccountID is the ownerId of every reservation; empty means
 	// 123456789012.
 	AccountID string
+	// SpotHistory, when set, gives every spot price a seeded past.
+	SpotHistory *SpotHistory
 }
 
 // Server is the EC2 front, an http.Handler for the EC2 Query API. It never

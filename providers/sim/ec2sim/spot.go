@@ -35,11 +35,12 @@ type spotPriceHistoryResponse struct {
 // EC2's older name for the same price.
 const linuxProduct = "Linux/UNIX"
 
-var spotPriceFilters = map[string]bool{"availability-zone": true, "instance-type": true, "product-description": true}
+var spotPriceFilters = map[string]bool{"availability-zone": true, "instance-type": true, "product-description": true, "spot-price": true, "timestamp": true}
 
-// describeSpotPriceHistory answers with the latest spot price per zone and
-// type from the catalog, which holds one price per place: a zone's own row,
-// else its region's.
+// describeSpotPriceHistory answers with the spot prices per zone and type
+// in force over a window, from the catalog, which holds one price per
+// place (a zone's own row, else its region's), and with Options.SpotHistory
+// from a seeded past before it. A StartTime of now is the latest price.
 func (s *Server) describeSpotPriceHistory(req *request) (any, *apiError) {
 	form := req.form
 	types := list(form, "InstanceType")
@@ -86,37 +87,40 @@ func (s *Server) describeSpotPriceHistory(req *request) (any, *apiError) {
 	if !hasMax || maxResults == 0 {
 		maxResults = 1000
 	}
-	n, apiErr := nextToken(form, "spot")
+	offset, asOf, apiErr := decodeSpotToken(form.Get("NextToken"), s.world.Now().UTC())
 	if apiErr != nil {
 		return nil, apiErr
 	}
-	offset := int(n)
+	// Without a start, everything EC2 keeps; without an end, up to now.
+	if start.IsZero() {
+		start = asOf.Add(-spotHistoryKept)
+	}
+	if end.IsZero() || end.After(asOf) {
+		end = asOf
+	}
 
 	products := list(form, "ProductDescription")
-	stamp := s.priceTime()
 	var prices []spotPriceXML
-	for _, q := range s.spotQuotes(req.region) {
-		switch {
-		case zone != "" && q.zone != zone,
-			len(types) > 0 && !slices.Contains(types, q.instanceType),
-			len(products) > 0 && !slices.ContainsFunc(products, isLinuxProduct),
-			!end.IsZero() && end.Before(stamp):
-			continue
+	if len(products) == 0 || slices.ContainsFunc(products, isLinuxProduct) {
+		for _, p := range s.spotHistoryPoints(req.region, spotWindow{start: start, end: end, zone: zone, types: types}, asOf) {
+			price := dollars(p.micros)
+			if !matchesAll(fs, map[string][]string{
+				"availability-zone":   {p.zone},
+				"instance-type":       {p.instanceType},
+				"product-description": {linuxProduct},
+				"spot-price":          {price},
+				"timestamp":           spotTimestamps(p.at),
+			}) {
+				continue
+			}
+			prices = append(prices, spotPriceXML{
+				AvailabilityZone:   p.zone,
+				InstanceType:       p.instanceType,
+				ProductDescription: linuxProduct,
+				SpotPrice:          price,
+				Timestamp:          p.at.Format(spotTimeFormat),
+			})
 		}
-		if !matchesAll(fs, map[string][]string{
-			"availability-zone":   {q.zone},
-			"instance-type":       {q.instanceType},
-			"product-description": {linuxProduct},
-		}) {
-			continue
-		}
-		prices = append(prices, spotPriceXML{
-			AvailabilityZone:   q.zone,
-			InstanceType:       q.instanceType,
-			ProductDescription: linuxProduct,
-			SpotPrice:          dollars(q.micros),
-			Timestamp:          stamp.Format("2006-01-02T15:04:05.000Z"),
-		})
 	}
 
 	out := spotPriceHistoryResponse{Xmlns: xmlns, RequestID: req.id}
@@ -126,7 +130,7 @@ func (s *Server) describeSpotPriceHistory(req *request) (any, *apiError) {
 	page := prices[offset:]
 	if len(page) > maxResults {
 		page = page[:maxResults]
-		out.NextToken = encodeToken("spot", uint64(offset+maxResults))
+		out.NextToken = encodeSpotToken(offset+maxResults, asOf)
 	}
 	out.Prices = page
 	return out, nil
@@ -187,12 +191,7 @@ func (s *Server) spotPrice(region, zone, instanceType string) (int64, bool) {
 // priceTime is when the catalog's prices took effect: when they were
 // fetched, unless the world's clock is earlier.
 func (s *Server) priceTime() time.Time {
-	now := s.world.Now().UTC()
-	fetched := s.world.Catalog().FetchedAt
-	if fetched.IsZero() || fetched.After(now) {
-		return now.Truncate(time.Second)
-	}
-	return fetched.UTC()
+	return priceTimeAt(s.world.Now(), s.world.Catalog().FetchedAt)
 }
 
 // dollars writes micro-dollars as EC2 writes prices, "30.330000".
