@@ -42,7 +42,7 @@ func (a *app) catalogCommand() *cobra.Command {
 snapshot; refresh reads each cloud's own price API and writes a newer
 catalog, which plans use while it is not older than the snapshot.`,
 	}
-	cmd.AddCommand(a.catalogRefreshCommand(), a.catalogShowCommand())
+	cmd.AddCommand(a.catalogRefreshCommand(), a.catalogShowCommand(), a.catalogHistoryCommand())
 	return cmd
 }
 
