@@ -8,10 +8,11 @@
 // DescribeInstanceAttribute, DescribeImages, DescribeVolumes), discovery
 // from the world's catalog (DescribeInstanceTypes, DescribeRegions,
 // DescribeAvailabilityZones, DescribeInstanceTypeOfferings,
-// DescribeSpotPriceHistory, with Options.SpotHistory a seeded past), placement groups, and a minimal network model
-// (VPCs, subnets, security groups: every account's defaults computed, what
-// clients make kept in the world's resource store) against which each
-// launch's references are checked with EC2's errors. On the same endpoint,
+// DescribeSpotPriceHistory, with Options.SpotHistory over a seeded past),
+// placement groups, and a minimal network model (VPCs, subnets, security
+// groups: every account's defaults computed, what clients make kept in
+// the world's resource store) against which each launch's references are
+// checked with EC2's errors. On the same endpoint,
 // told apart by the X-Amz-Target header of the JSON protocol, it serves
 // Service Quotas' GetServiceQuota and ListServiceQuotas for EC2's quotas.
 // The world's rate limits meter each region's mutating and non-mutating
