@@ -188,12 +188,6 @@ func (s *Server) spotPrice(region, zone, instanceType string) (int64, bool) {
 	return 0, false
 }
 
-// priceTime is when the catalog's prices took effect: when they were
-// fetched, unless the world's clock is earlier.
-func (s *Server) priceTime() time.Time {
-	return priceTimeAt(s.world.Now(), s.world.Catalog().FetchedAt)
-}
-
 // dollars writes micro-dollars as EC2 writes prices, "30.330000".
 func dollars(micros int64) string {
 	return fmt.Sprintf("%d.%06d", micros/1_000_000, micros%1_000_000)
