@@ -224,17 +224,54 @@ func (s *Series) priceAt(at time.Time) (int64, bool) {
 // At returns a copy of base with each offer priced as the history says it
 // was at a time. Offers the history knows nothing of by then keep base's
 // price: a history that starts later than the catalog's offers, or covers
-// only spot, still reprices what it has.
+// only spot, still reprices what it has. An offer priced for its whole
+// region takes, when the history has no series of its own but has its
+// zones' (EC2 reports spot prices by zone), the mean of their prices then.
 func (h *History) At(base *catalog.Catalog, at time.Time) *catalog.Catalog {
 	out := *base
 	out.Offers = slices.Clone(base.Offers)
+	var zones map[string][]int
 	for i := range out.Offers {
-		if p, ok := h.PriceAt(Key(out.Offers[i]), at); ok {
-			out.Offers[i].PriceMicros = p
+		o := &out.Offers[i]
+		if p, ok := h.PriceAt(Key(*o), at); ok {
+			o.PriceMicros = p
+			continue
+		}
+		if o.Zone != "" {
+			continue
+		}
+		if zones == nil {
+			zones = h.byRegion()
+		}
+		var sum, n int64
+		for _, si := range zones[regionKey(o.Cloud, o.Region, o.InstanceType, string(o.Market))] {
+			if p, ok := h.Series[si].priceAt(at); ok {
+				sum, n = sum+p, n+1
+			}
+		}
+		if n > 0 {
+			o.PriceMicros = (sum + n/2) / n
 		}
 	}
 	out.FetchedAt = at
 	return &out
+}
+
+// byRegion indexes the zone series by region, type and market.
+func (h *History) byRegion() map[string][]int {
+	out := map[string][]int{}
+	for i, s := range h.Series {
+		parts := strings.Split(s.Offer, "/")
+		if len(parts) == 5 && parts[2] != "" {
+			k := regionKey(parts[0], parts[1], parts[3], parts[4])
+			out[k] = append(out[k], i)
+		}
+	}
+	return out
+}
+
+func regionKey(cloud, region, instanceType, market string) string {
+	return cloud + "/" + region + "/" + instanceType + "/" + market
 }
 
 // Changes returns, sorted and without repeats, every time in [from, to) at

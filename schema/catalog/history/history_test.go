@@ -173,3 +173,35 @@ func TestAtRepricesACopyAndChangesListsEpochs(t *testing.T) {
 		t.Fatalf("span %v %v", first, last)
 	}
 }
+
+// EC2 reports spot prices by zone while a catalog may price a spot offer
+// for its whole region: the regional offer then takes the mean of its
+// zones' prices at the time, of the zones that have one; a regional
+// series of its own, when there is one, wins.
+func TestARegionalOfferTakesItsZonesMean(t *testing.T) {
+	base := &catalog.Catalog{Offers: []catalog.Offer{
+		offer("g4dn.xlarge", catalog.Spot, 500),
+		offer("g6.xlarge", catalog.Spot, 900),
+		{Cloud: "aws", Region: "us-west-2", InstanceType: "g4dn.xlarge", Market: catalog.Spot, PriceMicros: 700},
+	}}
+	h := &History{}
+	h.Add("aws/us-east-1/us-east-1a/g4dn.xlarge/spot", hour(0), 100)
+	h.Add("aws/us-east-1/us-east-1b/g4dn.xlarge/spot", hour(0), 201)
+	h.Add("aws/us-east-1/us-east-1c/g4dn.xlarge/spot", hour(3), 999)
+	h.Add("aws/us-east-1/us-east-1a/g6.xlarge/spot", hour(0), 400)
+	h.Add(Key(base.Offers[1]), hour(0), 800)
+	for _, tt := range []struct {
+		at   time.Time
+		want []int64
+	}{
+		{hour(1), []int64{151, 800, 700}}, // (100+201)/2 rounded; g6's own series; us-west-2 untouched
+		{hour(4), []int64{433, 800, 700}}, // (100+201+999)/3 rounded
+	} {
+		cat := h.At(base, tt.at)
+		for i, want := range tt.want {
+			if got := cat.Offers[i].PriceMicros; got != want {
+				t.Errorf("at %v, %s in %s: %d, want %d", tt.at, cat.Offers[i].InstanceType, cat.Offers[i].Region, got, want)
+			}
+		}
+	}
+}
