@@ -84,21 +84,15 @@ func NewAWS(ctx context.Context, opts AWSOptions) (*AWS, error) {
 	if err != nil {
 		return nil, err
 	}
-	load := []func(*config.LoadOptions) error{
-		config.WithRetryer(func() awssdk.Retryer { return newAWSRetryer(b.retry) }),
-	}
-	if opts.Credentials != nil {
-		load = append(load, config.WithCredentialsProvider(opts.Credentials))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, load...)
+	cfg, err := awsConfig(ctx, b, opts)
 	if err != nil {
-		return nil, fmt.Errorf("aws prices, loading the SDK configuration, %w", err)
+		return nil, fmt.Errorf("aws prices, %w", err)
 	}
 	pricingRegion := opts.PricingRegion
 	if pricingRegion == "" {
 		pricingRegion = "us-east-1"
 	}
-	a := &AWS{b: b, spot: map[string]*ec2.Client{}}
+	a := &AWS{b: b, spot: ec2Clients(cfg, b, opts)}
 	a.pricing = pricing.NewFromConfig(cfg, func(o *pricing.Options) {
 		o.Region = pricingRegion
 		if opts.Endpoint != "" {
@@ -108,8 +102,31 @@ func NewAWS(ctx context.Context, opts AWSOptions) (*AWS, error) {
 			o.HTTPClient = opts.HTTPClient
 		}
 	})
+	return a, nil
+}
+
+// awsConfig is the SDK configuration the AWS loaders share: the standard
+// chain's credentials unless opts gives some, and gpufleet's retryer.
+func awsConfig(ctx context.Context, b *base, opts AWSOptions) (awssdk.Config, error) {
+	load := []func(*config.LoadOptions) error{
+		config.WithRetryer(func() awssdk.Retryer { return newAWSRetryer(b.retry) }),
+	}
+	if opts.Credentials != nil {
+		load = append(load, config.WithCredentialsProvider(opts.Credentials))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, load...)
+	if err != nil {
+		return cfg, fmt.Errorf("loading the SDK configuration, %w", err)
+	}
+	return cfg, nil
+}
+
+// ec2Clients are an EC2 client for each region the loader reads, at
+// opts.SpotEndpoint when set.
+func ec2Clients(cfg awssdk.Config, b *base, opts AWSOptions) map[string]*ec2.Client {
+	out := map[string]*ec2.Client{}
 	for _, r := range b.regions {
-		a.spot[r.Name] = ec2.NewFromConfig(cfg, func(o *ec2.Options) {
+		out[r.Name] = ec2.NewFromConfig(cfg, func(o *ec2.Options) {
 			o.Region = r.Name
 			if opts.SpotEndpoint != "" {
 				o.BaseEndpoint = awssdk.String(opts.SpotEndpoint)
@@ -119,7 +136,7 @@ func NewAWS(ctx context.Context, opts AWSOptions) (*AWS, error) {
 			}
 		})
 	}
-	return a, nil
+	return out
 }
 
 // newAWSRetryer retries what the SDK's standard retryer does (throttling,

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"golang.org/x/sync/errgroup"
@@ -49,29 +48,11 @@ func NewAWSSpotHistory(ctx context.Context, opts AWSOptions) (*AWSSpotHistory, e
 	if err != nil {
 		return nil, err
 	}
-	load := []func(*config.LoadOptions) error{
-		config.WithRetryer(func() awssdk.Retryer { return newAWSRetryer(b.retry) }),
-	}
-	if opts.Credentials != nil {
-		load = append(load, config.WithCredentialsProvider(opts.Credentials))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, load...)
+	cfg, err := awsConfig(ctx, b, opts)
 	if err != nil {
-		return nil, fmt.Errorf("aws spot history, loading the SDK configuration, %w", err)
+		return nil, fmt.Errorf("aws spot history, %w", err)
 	}
-	s := &AWSSpotHistory{b: b, clients: map[string]*ec2.Client{}}
-	for _, r := range b.regions {
-		s.clients[r.Name] = ec2.NewFromConfig(cfg, func(o *ec2.Options) {
-			o.Region = r.Name
-			if opts.SpotEndpoint != "" {
-				o.BaseEndpoint = awssdk.String(opts.SpotEndpoint)
-			}
-			if opts.HTTPClient != nil {
-				o.HTTPClient = opts.HTTPClient
-			}
-		})
-	}
-	return s, nil
+	return &AWSSpotHistory{b: b, clients: ec2Clients(cfg, b, opts)}, nil
 }
 
 // Regions are the regions Import reads, sorted.
