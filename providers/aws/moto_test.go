@@ -88,9 +88,7 @@ var motoDifferences = map[string]string{
 
 	// The emulator's catalog, not EC2, decides EFA (catalog.EFAInterfaces)
 	// and the markets a type is sold on in a region; moto's data is EC2's.
-	"instance type g5.12xlarge": "EC2 gives g5.12xlarge one EFA; the catalog gives it none, and the emulator follows the catalog, as its RunInstances does",
-	"instance type g6.12xlarge": "EC2 gives g6.12xlarge one EFA and sells it on spot; the catalog gives it no EFA and prices it on-demand only in us-east-1",
-	"instance type g6.24xlarge": "EC2 gives g6.24xlarge one EFA; the catalog gives it none, and the emulator follows the catalog, as its RunInstances does",
+	"instance type g6.12xlarge": "EC2 sells g6.12xlarge on spot in us-east-1; the catalog prices it on-demand only there, and the emulator sells what the catalog prices",
 	// EC2 maps zone names to ids apart for each account.
 	"zone ids of us-east-1": "moto maps zone names to ids as one real account does; the emulator's one account maps them in the catalog's order",
 	// Where moto lets pass what EC2 refuses, with the codes EC2 documents.

@@ -10,6 +10,9 @@ var efaInterfaces = map[string]int{
 	"p4d.24xlarge":  4,
 	"p4de.24xlarge": 4,
 	"g6e.48xlarge":  4,
+	"g5.12xlarge":   1,
+	"g6.12xlarge":   1,
+	"g6.24xlarge":   1,
 }
 
 // EFAInterfaces is how many Elastic Fabric Adapters an AWS instance type

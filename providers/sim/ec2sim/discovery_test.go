@@ -57,7 +57,7 @@ func TestDescribeInstanceTypes(t *testing.T) {
 		{name: "pages of five", in: &ec2.DescribeInstanceTypesInput{MaxResults: aws.Int32(5)}, want: all, wantPages: (len(all) + 4) / 5},
 		{name: "by name, sorted", in: &ec2.DescribeInstanceTypesInput{InstanceTypes: []types.InstanceType{"p5.48xlarge", "g4dn.xlarge"}}, want: []string{"g4dn.xlarge", "p5.48xlarge"}, wantPages: 1},
 		{name: "with EFA", in: &ec2.DescribeInstanceTypesInput{Filters: filter("network-info.efa-supported", "true")},
-			want: []string{"g6e.48xlarge", "p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5en.48xlarge"}, wantPages: 1},
+			want: []string{"g5.12xlarge", "g6.12xlarge", "g6.24xlarge", "g6e.48xlarge", "p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5en.48xlarge"}, wantPages: 1},
 		{name: "by vCPUs", in: &ec2.DescribeInstanceTypesInput{Filters: filter("vcpu-info.default-vcpus", "192")},
 			want: []string{"g6e.48xlarge", "p5.48xlarge", "p5en.48xlarge"}, wantPages: 1},
 		// The catalog sells g6.12xlarge on-demand only in us-east-1.
