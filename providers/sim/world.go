@@ -755,7 +755,9 @@ func (w *World) newID(cloud string) string {
 	w.seq++
 	switch cloud {
 	case catalog.AWS:
-		return fmt.Sprintf("i-%017x", w.rng.Uint64()&0xfffffffffffffff)
+		// "i-0" and 16 random hex digits, as EC2 has named instances since
+		// its ids grew to 17 characters.
+		return fmt.Sprintf("i-0%016x", w.rng.Uint64())
 	case catalog.GCP:
 		// GCE ids are unsigned 64-bit decimals.
 		return fmt.Sprintf("%d", w.rng.Uint64()>>1|1<<61)
