@@ -94,40 +94,6 @@ func checkBootstrap(b *providers.Bootstrap) error {
 	return nil
 }
 
-// acceleratedSeries are the size series whose Azure documentation says
-// Accelerated Networking is supported: every GPU series of the catalog. A
-// size is named prefix, vCPU count, suffix ("Standard_NC" 4 "as_T4_v3").
-var acceleratedSeries = []struct{ prefix, suffix string }{
-	{"standard_nc", "as_t4_v3"},
-	{"standard_nc", "ads_a100_v4"},
-	{"standard_nc", "ads_h100_v5"},
-	{"standard_nc", "adis_h100_v5"},
-	{"standard_nd", "asr_v4"},
-	{"standard_nd", "asr_a100_v4"},
-	{"standard_nd", "amsr_a100_v4"},
-	{"standard_nd", "isr_h100_v5"},
-	{"standard_nd", "isr_h200_v5"},
-	{"standard_nv", "ads_a10_v5"},
-	{"standard_nv", "adms_a10_v5"},
-}
-
-// acceleratedNetworking reports whether a VM size supports Accelerated
-// Networking. ARM refuses it on a size that does not, so a size not
-// listed is created without it.
-func acceleratedNetworking(size string) bool {
-	size = strings.ToLower(size)
-	for _, s := range acceleratedSeries {
-		rest, ok := strings.CutPrefix(size, s.prefix)
-		if !ok {
-			continue
-		}
-		if suffix := strings.TrimLeft(rest, "0123456789"); len(suffix) < len(rest) && suffix == s.suffix {
-			return true
-		}
-	}
-	return false
-}
-
 // vmFor is the PUT body of the VM a create asks for. armZone is the zone's
 // number within the region, "" for a regional VM.
 func (l launchSpec) vmFor(name, armZone string, req providers.CreateRequest) armcompute.VirtualMachine {
@@ -161,7 +127,7 @@ func (l launchSpec) vmFor(name, armZone string, req providers.CreateRequest) arm
 				Properties: &armcompute.VirtualMachineNetworkInterfaceConfigurationProperties{
 					Primary:                     to.Ptr(true),
 					DeleteOption:                to.Ptr(armcompute.DeleteOptionsDelete),
-					EnableAcceleratedNetworking: to.Ptr(acceleratedNetworking(req.Offer.InstanceType)),
+					EnableAcceleratedNetworking: to.Ptr(catalog.AcceleratedNetworking(req.Offer.InstanceType)),
 					IPConfigurations: []*armcompute.VirtualMachineNetworkInterfaceIPConfiguration{{
 						Name:       to.Ptr(name + "-ip"),
 						Properties: &armcompute.VirtualMachineNetworkInterfaceIPConfigurationProperties{Primary: to.Ptr(true)},

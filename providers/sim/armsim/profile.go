@@ -11,6 +11,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
+
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // maxCustomData is the most base64 Compute takes in osProfile.customData:
@@ -96,46 +98,11 @@ func checkOSDisk(st *armcompute.StorageProfile) *armError {
 	return nil
 }
 
-// acceleratedSeries are the size series Azure documents with Accelerated
-// Networking supported: every GPU series the catalog has. A size is named
-// prefix, vCPU count, suffix. The front keeps this list itself rather
-// than trust its clients, so a client asking for accelerated networking on
-// another size is refused as Azure refuses it.
-var acceleratedSeries = []struct{ prefix, suffix string }{
-	{"standard_nc", "as_t4_v3"},
-	{"standard_nc", "ads_a100_v4"},
-	{"standard_nc", "ads_h100_v5"},
-	{"standard_nc", "adis_h100_v5"},
-	{"standard_nd", "asr_v4"},
-	{"standard_nd", "asr_a100_v4"},
-	{"standard_nd", "amsr_a100_v4"},
-	{"standard_nd", "isr_h100_v5"},
-	{"standard_nd", "isr_h200_v5"},
-	{"standard_nv", "ads_a10_v5"},
-	{"standard_nv", "adms_a10_v5"},
-}
-
-// acceleratedNetworking reports whether a size supports Accelerated
-// Networking.
-func acceleratedNetworking(size string) bool {
-	size = strings.ToLower(size)
-	for _, s := range acceleratedSeries {
-		rest, ok := strings.CutPrefix(size, s.prefix)
-		if !ok {
-			continue
-		}
-		if suffix := strings.TrimLeft(rest, "0123456789"); len(suffix) < len(rest) && suffix == s.suffix {
-			return true
-		}
-	}
-	return false
-}
-
 // checkNICs refuses accelerated networking on the NICs a VM creates for a
 // size that does not support it, as Compute does, listing the sizes of the
 // region that do.
 func (s *Server) checkNICs(np *armcompute.NetworkProfile, ref vmRef, spec vmSpec) *armError {
-	if acceleratedNetworking(spec.size) {
+	if catalog.AcceleratedNetworking(spec.size) {
 		return nil
 	}
 	for _, nic := range np.NetworkInterfaceConfigurations {

@@ -381,21 +381,6 @@ func TestAcceleratedNetworking(t *testing.T) {
 	}
 }
 
-// Every GPU series of the catalog supports Accelerated Networking, per
-// its page in the Azure documentation.
-func TestAcceleratedSeries(t *testing.T) {
-	for _, o := range catalog.Default().Offers {
-		if o.Cloud == catalog.Azure && !acceleratedNetworking(o.InstanceType) {
-			t.Errorf("%s: no accelerated networking", o.InstanceType)
-		}
-	}
-	for _, size := range []string{nv6, "Standard_NC6s_v3", "Standard_NCas_T4_v3", "Standard_D4s_v5", ""} {
-		if acceleratedNetworking(size) {
-			t.Errorf("%s: accelerated networking", size)
-		}
-	}
-}
-
 // The OS disk's type and size are kept and returned; a type Compute does
 // not know, or one for data disks only, is refused.
 func TestOSDisk(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
+
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // Keys of sim.Instance.Properties that record what a VM's network uses,
@@ -51,7 +53,7 @@ func (s *Server) checkNetwork(np *armcompute.NetworkProfile, ref vmRef, spec vmS
 		if !ok || n.Location != spec.region.Name {
 			return out, errPtr(errReference(id, ref.id()))
 		}
-		if n.AcceleratedNetworking && !acceleratedNetworking(spec.size) {
+		if n.AcceleratedNetworking && !catalog.AcceleratedNetworking(spec.size) {
 			return out, errPtr(s.errAccelerated(spec, n.ID))
 		}
 		out.nics = append(out.nics, nid.key())
@@ -98,7 +100,7 @@ func (n vmNetwork) store(props map[string]string) {
 func (s *Server) errAccelerated(spec vmSpec, nicID string) armError {
 	var allowed []string
 	for _, size := range s.sizesIn(spec.region.Name) {
-		if acceleratedNetworking(size) {
+		if catalog.AcceleratedNetworking(size) {
 			allowed = append(allowed, size)
 		}
 	}

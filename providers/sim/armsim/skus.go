@@ -156,7 +156,7 @@ func (s *Server) vmSKU(region catalog.Region, sz *sizeInRegion) *armcompute.Reso
 			"LowPriorityCapable", pascalBool(sz.spot),
 			"vCPUsAvailable", strconv.Itoa(o.VCPUs),
 			"CpuArchitectureType", "x64",
-			"AcceleratedNetworkingEnabled", pascalBool(acceleratedNetworking(name)),
+			"AcceleratedNetworkingEnabled", pascalBool(catalog.AcceleratedNetworking(name)),
 		),
 		Restrictions: restrictions,
 	}
