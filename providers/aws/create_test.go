@@ -146,14 +146,7 @@ func TestStockOutCostsOneCall(t *testing.T) {
 // subnet and groups, the spot market, the zone.
 func TestCreateLaunchesAsConfigured(t *testing.T) {
 	b := emulator(t, catalog.Default())
-	subnet, group := b.network(t, testSpot.Region, testSpot.Zone)
-	cfg := b.config()
-	cfg.Launch.SubnetByZone = map[string]string{testSpot.Zone: subnet}
-	cfg.Launch.SecurityGroups = []string{group}
-	p, err := New(context.Background(), cfg, catalog.Default(), b.options())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, subnet, group := b.providerInNetwork(t, testSpot)
 	inst, err := p.Create(context.Background(), request(testSpot, "gf1-configured"))
 	if err != nil {
 		t.Fatal(err)

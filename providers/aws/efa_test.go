@@ -60,14 +60,7 @@ func (b backend) interfacesOf(t *testing.T, region, id string) []types.InstanceN
 func TestCreateWithEFAReadsBackItsInterfaces(t *testing.T) {
 	b := emulator(t, catalog.Default())
 	offer := b.offerIn(t, "p5.48xlarge")
-	subnet, group := b.network(t, offer.Region, offer.Zone)
-	cfg := b.config()
-	cfg.Launch.SubnetByZone = map[string]string{offer.Zone: subnet}
-	cfg.Launch.SecurityGroups = []string{group}
-	p, err := New(context.Background(), cfg, catalog.Default(), b.options())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, subnet, group := b.providerInNetwork(t, offer)
 	req := request(offer, planner.Token("f", "w", offer, "rev", 0))
 	req.EFA = 32
 	inst, err := p.Create(context.Background(), req)
@@ -174,20 +167,13 @@ func TestCreateWithEFARefused(t *testing.T) {
 // instance level, no interfaces; and the node has EC2's one interface.
 func TestCreateWithoutEFAIsUnchanged(t *testing.T) {
 	b := emulator(t, catalog.Default())
-	subnet, group := b.network(t, testOffer.Region, testOffer.Zone)
-	cfg := b.config()
-	cfg.Launch.SubnetByZone = map[string]string{testOffer.Zone: subnet}
-	cfg.Launch.SecurityGroups = []string{group}
-	p, err := New(context.Background(), cfg, catalog.Default(), b.options())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, subnet, group := b.providerInNetwork(t, testOffer)
 	req := request(testOffer, planner.Token("f", "w", testOffer, "rev", 0))
 	in, err := p.runInput(req, 1, "/dev/xvda")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in.NetworkInterfaces != nil || awssdk.ToString(in.SubnetId) != subnet || !slices.Equal(in.SecurityGroupIds, cfg.Launch.SecurityGroups) {
+	if in.NetworkInterfaces != nil || awssdk.ToString(in.SubnetId) != subnet || !slices.Equal(in.SecurityGroupIds, []string{group}) {
 		t.Errorf("interfaces %v, subnet %q, groups %v", in.NetworkInterfaces, awssdk.ToString(in.SubnetId), in.SecurityGroupIds)
 	}
 	inst, err := p.Create(context.Background(), req)

@@ -172,3 +172,18 @@ func (b backend) network(t testing.TB, region, zone string) (subnet, group strin
 	}
 	return awssdk.ToString(sn.Subnet.SubnetId), awssdk.ToString(g.GroupId)
 }
+
+// providerInNetwork is a provider configured to launch offer's nodes into
+// a network made for them (see network), with that subnet and group.
+func (b backend) providerInNetwork(t testing.TB, offer planner.OfferKey) (p *Provider, subnet, group string) {
+	t.Helper()
+	subnet, group = b.network(t, offer.Region, offer.Zone)
+	cfg := b.config()
+	cfg.Launch.SubnetByZone = map[string]string{offer.Zone: subnet}
+	cfg.Launch.SecurityGroups = []string{group}
+	p, err := New(context.Background(), cfg, catalog.Default(), b.options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, subnet, group
+}
