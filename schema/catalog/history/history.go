@@ -100,9 +100,26 @@ func Load(name string) (*History, error) {
 	}
 	h, err := Read(bytes.NewReader(data))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s%s: %w", name, lineOf(data, err), err)
 	}
 	return h, nil
+}
+
+// lineOf is ":LINE" of where in data a JSON error is, "" when it says no
+// place.
+func lineOf(data []byte, err error) string {
+	var offset int64
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		offset = syntax.Offset
+	case errors.As(err, &typ):
+		offset = typ.Offset
+	default:
+		return ""
+	}
+	return fmt.Sprintf(":%d", 1+bytes.Count(data[:min(int(offset), len(data))], []byte("\n")))
 }
 
 // Write encodes the history with one offer a line, so that appending to it

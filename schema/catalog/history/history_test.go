@@ -205,3 +205,13 @@ func TestARegionalOfferTakesItsZonesMean(t *testing.T) {
 		}
 	}
 }
+
+// A history that does not parse is named with the line where it breaks.
+func TestLoadNamesTheLineOfABrokenHistory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "h.json")
+	os.WriteFile(path, []byte("{\"formatVersion\": 1, \"kind\": \"price-history\", \"series\": [\n{\"offer\": \"aws/us-east-1//g6.xlarge/spot\",\n \"points\": [[1, \"cheap\"]]}]}\n"), 0o644)
+	_, err := Load(path)
+	if err == nil || !strings.HasPrefix(err.Error(), path+":3: ") {
+		t.Errorf("got %v, want it to name %s:3", err, path)
+	}
+}
