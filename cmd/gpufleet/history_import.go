@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/gpufleet/gpufleet/providers/prices"
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/providers/sim/ec2sim"
+	"github.com/gpufleet/gpufleet/providers/sim/emulator"
 	"github.com/gpufleet/gpufleet/schema/catalog"
 	"github.com/gpufleet/gpufleet/schema/catalog/history"
 )
@@ -94,12 +93,16 @@ func (a *app) importHistory(ctx context.Context, f historyImportFlags) error {
 		SpotEndpoint: os.Getenv("GPUFLEET_AWS_ENDPOINT"),
 	}
 	if f.emulated {
-		world, endpoint, stop, err := startSpotHistoryEC2()
+		// The emulated clouds sell at the embedded catalog's prices, so the
+		// past they keep ends on its date: their clock runs from there.
+		cat := catalog.Default()
+		emu, err := a.startEmulator(sim.Config{Seed: 1, Catalog: cat, Clock: runningClock{start: cat.FetchedAt, wall: time.Now()}},
+			ruleFiles{}, emulator.Options{SpotHistory: &ec2sim.SpotHistory{Seed: 1}})
 		if err != nil {
 			return err
 		}
-		defer stop()
-		opts.SpotEndpoint, opts.Now = endpoint, world.Now
+		defer emu.Close(context.WithoutCancel(ctx))
+		opts.SpotEndpoint, opts.Now = emu.Endpoints.EC2, emu.World.Now
 	}
 	if loopback(opts.SpotEndpoint) {
 		opts.Credentials = credentials.NewStaticCredentialsProvider("gpufleet-emulator", "gpufleet-emulator", "")
@@ -128,33 +131,6 @@ func (a *app) importHistory(ctx context.Context, f historyImportFlags) error {
 	}
 	fmt.Fprintf(a.stdout, "Added %d AWS spot prices of the last %d days to %s\n", total, f.days, f.history)
 	return nil
-}
-
-// startSpotHistoryEC2 serves, on loopback, an emulated EC2 whose spot
-// prices have a seeded past. Its clock runs from the embedded catalog's
-// date: the emulated clouds sell at the catalog's prices, so the history
-// they keep ends there, and the last days are the days before them. (The
-// emulator that `sim serve` and the other --sim start serves no past.)
-func startSpotHistoryEC2() (*sim.World, string, func(), error) {
-	cat := catalog.Default()
-	world, err := sim.New(sim.Config{Seed: 1, Catalog: cat, Clock: runningClock{start: cat.FetchedAt, wall: time.Now()}})
-	if err != nil {
-		return nil, "", nil, err
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, "", nil, fmt.Errorf("starting the emulated EC2, %w", err)
-	}
-	srv := &http.Server{Handler: ec2sim.New(world, ec2sim.Options{SpotHistory: &ec2sim.SpotHistory{Seed: 1}}), ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(l)
-	stop := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 250*time.Millisecond)
-		defer cancel()
-		if srv.Shutdown(ctx) != nil {
-			srv.Close()
-		}
-	}
-	return world, "http://" + l.Addr().String(), stop, nil
 }
 
 // runningClock is the wall clock's time since wall, from start.

@@ -52,6 +52,9 @@ type Options struct {
 	SaveEvery time.Duration
 	// Log receives a line per failed save; nil discards.
 	Log *slog.Logger
+	// SpotHistory, when set, gives EC2's spot prices a seeded past (see
+	// ec2sim.SpotHistory), for importing price history.
+	SpotHistory *ec2sim.SpotHistory
 	// TLSDir, when set, makes every front serve https with a certificate
 	// signed by a CA kept in this directory (see simtls), made on the
 	// first start and kept after, so clients told once to trust it keep
@@ -105,7 +108,7 @@ func Start(world *sim.World, opts Options) (*Emulator, error) {
 		port    int
 		url     *string
 	}{
-		{ec2sim.New(world, ec2sim.Options{}), opts.EC2Port, &e.Endpoints.EC2},
+		{ec2sim.New(world, ec2sim.Options{SpotHistory: opts.SpotHistory}), opts.EC2Port, &e.Endpoints.EC2},
 		{armsim.New(world, armsim.Options{}), opts.ARMPort, &e.Endpoints.ARM},
 		{gcesim.New(world, gcesim.Options{}), opts.GCEPort, &e.Endpoints.GCE},
 		{pricesim.NewAWS(world, opts.Prices), opts.AWSPricingPort, &e.Endpoints.AWSPricing},
