@@ -1,19 +1,22 @@
 package schema
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"text/template"
-	"text/template/parse"
+	"unicode/utf8"
 
 	"cuelang.org/go/cue"
 
 	"github.com/gpufleet/gpufleet/schema/catalog"
+	"github.com/gpufleet/gpufleet/schema/redact"
 )
 
 // MaxBootstrap is, per cloud, the most a node's bootstrap may hold, as the
@@ -27,7 +30,7 @@ var MaxBootstrap = map[string]int{
 
 // SecretEnvPrefix is how a bootstrap's secrets are found in the
 // environment: GPUFLEET_SECRET_<NAME>.
-const SecretEnvPrefix = "GPUFLEET_SECRET_"
+const SecretEnvPrefix = redact.SecretEnvPrefix
 
 // BootstrapData is what a bootstrap file is rendered with, for one node.
 type BootstrapData struct {
@@ -35,8 +38,16 @@ type BootstrapData struct {
 }
 
 // bootstrapFuncs are the template's functions; secret is replaced at
-// render time, and at load only marks where secrets are used.
+// render time.
 var bootstrapFuncs = template.FuncMap{"secret": func(string) (string, error) { return "", nil }}
+
+// MaxTokenLen is the longest create token a node's .Token can be (the
+// planner's tokens are at most 34 characters), for the bound on what a
+// bootstrap renders to.
+const MaxTokenLen = 34
+
+// maxNameLen is the longest fleet or workload name (nameRE).
+const maxNameLen = 40
 
 // BootstrapFor is the bootstrap a workload's nodes run on a cloud: the
 // workload's own, or the cloud's launch default, or nil.
@@ -59,61 +70,126 @@ func (c *Config) cloudBootstrap(cloud string) *Bootstrap {
 	return nil
 }
 
-// loadBootstrap reads a bootstrap's file through the repository's root,
-// checks it parses as a template whose secrets are all declared, and that
-// it fits every cloud it may go to, and fills its Source and Digest. v is
-// the value holding the bootstrap, at its path there.
+// loadBootstrap reads a bootstrap's file through the repository's root — a
+// regular file, inside the repository and outside .git, in UTF-8 — checks
+// it is a template of the bootstrap language whose secrets are all
+// declared, and that what it can render to fits every cloud it may go to,
+// and fills its Source and Digest. v is the value holding the bootstrap,
+// at its path there.
 func (l *loader) loadBootstrap(b *Bootstrap, v cue.Value, at, base string, clouds []string) {
-	fail := func(field, format string, args ...any) {
-		pos := valuePosition(v, at+"."+field)
-		p := base + "." + at + "." + field
-		l.errs.add(pos, p, format, args...)
+	field := base + "." + at + ".file"
+	fail := func(format string, args ...any) {
+		l.errs.add(valuePosition(v, at+".file"), field, format, args...)
+	}
+	inFile := func(offset int, format string, args ...any) {
+		line, col := lineCol(b.Source, offset)
+		l.errs.add(Position{File: b.File, Line: line, Column: col}, field, format, args...)
 	}
 	b.Pos = valuePosition(v, at)
 	root, err := os.OpenRoot(l.dir)
 	if err != nil {
-		fail("file", "cannot open the repository: %v", unwrapPathError(err))
+		fail("cannot open the repository: %v", unwrapPathError(err))
 		return
 	}
 	defer root.Close()
-	src, err := readFile(root, b.File)
+	src, resolved, err := readFile(root, b.File)
 	if err != nil {
-		fail("file", "%s: %v", b.File, err)
+		fail("%s: %v", b.File, err)
 		return
 	}
+	l.noteRead(b.File, resolved, src)
 	b.Source = src
 	sum := sha256.Sum256(src)
 	b.Digest = "sha256:" + hex.EncodeToString(sum[:])[:12]
-	for _, cloud := range clouds {
-		if limit := MaxBootstrap[cloud]; len(src) > limit {
-			fail("file", "%s is %d bytes; %s takes at most %d bytes of %s", b.File, len(src), cloud, limit, bootstrapKind(cloud))
-		}
+	if !utf8.Valid(src) {
+		line, col := firstInvalidUTF8(src)
+		l.errs.add(Position{File: b.File, Line: line, Column: col}, field, "file is not valid UTF-8")
+		return
 	}
-	tmpl, err := template.New(b.File).Funcs(bootstrapFuncs).Option("missingkey=error").Parse(string(src))
+	tmpl, err := parseBootstrap(b.File, src)
 	if err != nil {
 		// The template package says "template: FILE:LINE: message".
 		pos, msg := bootstrapPosition(b.File, strings.TrimPrefix(err.Error(), "template: "))
-		l.errs.add(pos, base+"."+at+".file", "%s", msg)
+		l.errs.add(pos, field, "%s", msg)
 		return
 	}
-	for _, use := range bootstrapUses(tmpl) {
+	uses, problems := checkTemplate(tmpl)
+	for _, p := range problems {
+		inFile(p.offset(src), "%s", p.msg)
+	}
+	if len(problems) > 0 {
+		return
+	}
+	for _, use := range uses {
 		switch {
 		case use.secret != "" && !slices.Contains(b.Secrets, use.secret):
 			line, col := lineCol(src, int(use.pos))
 			l.errs.add(Position{File: b.File, Line: line, Column: col}, base+"."+at+".secrets",
 				"secret %q is not declared: add it to %s.secrets", use.secret, at)
-		case use.strict && !slices.Contains(bootstrapFields, use.field):
-			line, col := lineCol(src, int(use.pos))
-			l.errs.add(Position{File: b.File, Line: line, Column: col}, base+"."+at+".file",
-				"unknown field .%s: a bootstrap knows %s", use.field, "."+strings.Join(bootstrapFields, ", ."))
-		case use.all || use.field == "Token":
+		case use.field == "Token":
 			// The node's own token makes the bootstrap differ per node.
 			b.PerNode = true
 		}
 	}
+	for _, cloud := range clouds {
+		limit := MaxBootstrap[cloud]
+		bound := renderedBound(tmpl.Tree.Root, l.fieldLen(cloud), secretLen)
+		switch {
+		case bound <= limit:
+		case len(uses) == 0:
+			fail("%s is %d bytes; %s takes at most %d bytes of %s", b.File, bound, cloud, limit, bootstrapKind(cloud))
+		default:
+			fail("%s renders to as many as %d bytes (its text, each field at its longest, the secrets set in the environment); %s takes at most %d bytes of %s",
+				b.File, bound, cloud, limit, bootstrapKind(cloud))
+		}
+	}
 }
 
-var bootstrapFields = []string{"Fleet", "Workload", "Cloud", "Region", "Zone", "InstanceType", "Market", "Token"}
+// parseBootstrap parses a bootstrap file as a template.
+func parseBootstrap(name string, src []byte) (*template.Template, error) {
+	return template.New(name).Funcs(bootstrapFuncs).Option("missingkey=error").Parse(string(src))
+}
+
+// fieldLen is, for a cloud, the longest each field of a node's data can
+// be: names at their limit, places and types at the longest the catalog
+// has.
+func (l *loader) fieldLen(cloud string) func(string) int {
+	var region, zone, instanceType int
+	for _, r := range l.cat.RegionsOf(cloud) {
+		region = max(region, len(r.Name))
+		for _, z := range r.Zones {
+			zone = max(zone, len(z))
+		}
+	}
+	for _, o := range l.cat.Offers {
+		if o.Cloud == cloud {
+			instanceType = max(instanceType, len(o.InstanceType))
+		}
+	}
+	return func(field string) int {
+		switch field {
+		case "Fleet", "Workload":
+			return maxNameLen
+		case "Cloud":
+			return len(cloud)
+		case "Region":
+			return region
+		case "Zone":
+			return zone
+		case "InstanceType":
+			return instanceType
+		case "Market":
+			return len("on-demand")
+		case "Token":
+			return MaxTokenLen
+		}
+		return 0
+	}
+}
+
+// secretLen is a secret's length as the environment has it, 0 when it is
+// not set there (as in CI, where plans are made without secrets).
+func secretLen(name string) int { return len(os.Getenv(SecretEnvPrefix + name)) }
 
 func bootstrapKind(cloud string) string {
 	switch cloud {
@@ -154,145 +230,69 @@ func lineCol(src []byte, offset int) (line, col int) {
 	return line, col
 }
 
-// bootstrapUse is a field or a secret a template refers to. all marks a
-// use of the whole data ({{.}} or {{$}}), which reads every field; strict
-// marks a field that surely names one of the data's, so an unknown name
-// is an error (a field of another value, or in a template defined apart
-// whose dot is not known, counts only towards what the template may read).
-type bootstrapUse struct {
-	field, secret string
-	all, strict   bool
-	pos           parse.Pos
+// errTooLarge is what a render that outgrows its cloud's limit stops on.
+var errTooLarge = errors.New("too large")
+
+// limitedBuffer is a buffer that refuses to grow past limit bytes.
+type limitedBuffer struct {
+	bytes.Buffer
+	limit int
 }
 
-// bootstrapUses walks a template, and every template it defines, for the
-// fields of the data it reads and the secrets it asks for.
-func bootstrapUses(tmpl *template.Template) []bootstrapUse {
-	var out []bootstrapUse
-	for _, t := range tmpl.Templates() {
-		if t.Tree == nil {
-			continue
-		}
-		main := t.Name() == tmpl.Name()
-		w := usesWalker{out: &out, main: main}
-		// A template defined apart sees whatever dot its caller passes;
-		// taking it for the data can only find more fields read.
-		w.walk(t.Tree.Root, true)
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > b.limit {
+		return 0, errTooLarge
 	}
-	return out
-}
-
-type usesWalker struct {
-	out  *[]bootstrapUse
-	main bool
-}
-
-func (w usesWalker) add(u bootstrapUse) { *w.out = append(*w.out, u) }
-
-// walk visits n; dotIsData says whether dot is the bootstrap's data there
-// (it is not inside range and with, which rebind it).
-func (w usesWalker) walk(n parse.Node, dotIsData bool) {
-	switch n := n.(type) {
-	case nil:
-	case *parse.ListNode:
-		if n == nil {
-			return
-		}
-		for _, c := range n.Nodes {
-			w.walk(c, dotIsData)
-		}
-	case *parse.ActionNode:
-		w.walk(n.Pipe, dotIsData)
-	case *parse.PipeNode:
-		if n == nil {
-			return
-		}
-		for _, c := range n.Cmds {
-			w.walk(c, dotIsData)
-		}
-	case *parse.CommandNode:
-		if len(n.Args) == 2 {
-			if id, ok := n.Args[0].(*parse.IdentifierNode); ok && id.Ident == "secret" {
-				if s, ok := n.Args[1].(*parse.StringNode); ok {
-					w.add(bootstrapUse{secret: s.Text, pos: s.Pos})
-				}
-			}
-		}
-		for _, a := range n.Args {
-			w.walk(a, dotIsData)
-		}
-	case *parse.FieldNode:
-		if dotIsData {
-			w.add(bootstrapUse{field: n.Ident[0], strict: w.main, pos: n.Pos})
-		}
-	case *parse.DotNode:
-		if dotIsData {
-			w.add(bootstrapUse{all: true, pos: n.Pos})
-		}
-	case *parse.VariableNode:
-		switch {
-		case n.Ident[0] == "$" && len(n.Ident) == 1:
-			w.add(bootstrapUse{all: true, pos: n.Pos})
-		case n.Ident[0] == "$":
-			w.add(bootstrapUse{field: n.Ident[1], strict: w.main, pos: n.Pos})
-		case len(n.Ident) > 1:
-			// $x.F: $x may hold the data; what it reads counts.
-			w.add(bootstrapUse{field: n.Ident[1], pos: n.Pos})
-		}
-	case *parse.ChainNode:
-		w.walk(n.Node, dotIsData)
-	case *parse.IfNode:
-		w.walk(n.Pipe, dotIsData)
-		w.walk(n.List, dotIsData)
-		w.walk(n.ElseList, dotIsData)
-	case *parse.RangeNode:
-		w.walk(n.Pipe, dotIsData)
-		w.walk(n.List, false)
-		w.walk(n.ElseList, dotIsData)
-	case *parse.WithNode:
-		w.walk(n.Pipe, dotIsData)
-		w.walk(n.List, false)
-		w.walk(n.ElseList, dotIsData)
-	case *parse.TemplateNode:
-		w.walk(n.Pipe, dotIsData)
-	}
+	return b.Buffer.Write(p)
 }
 
 // Render renders a bootstrap for one node, with each secret it declares
 // read by lookup (the environment, GPUFLEET_SECRET_<NAME>, in gpufleet).
-// A secret lookup does not find fails the render, naming the secret, never
-// its value; the result holds the secrets' values, so it goes to the
-// cloud only.
+// The result holds the secrets' values, so it goes to the cloud only. An
+// error names the file, the position and what is wrong — a secret not
+// declared, not set or too short, or a result over the cloud's limit —
+// and never holds a value: a secret's, or what the template engine would
+// quote.
 func (b *Bootstrap) Render(data BootstrapData, lookup func(name string) (string, bool)) ([]byte, error) {
-	var missing error
-	funcs := template.FuncMap{"secret": func(name string) (string, error) {
-		if !slices.Contains(b.Secrets, name) {
-			missing = fmt.Errorf("secret %q is not declared", name)
-			return "", missing
-		}
-		v, ok := lookup(name)
-		if !ok {
-			missing = fmt.Errorf("secret %s is not set: export %s%s", name, SecretEnvPrefix, name)
-			return "", missing
-		}
-		return v, nil
-	}}
-	tmpl, err := template.New(b.File).Funcs(funcs).Option("missingkey=error").Parse(string(b.Source))
+	tmpl, err := parseBootstrap(b.File, b.Source)
 	if err != nil {
-		return nil, fmt.Errorf("bootstrap %s: %w", b.File, err)
+		return nil, fmt.Errorf("bootstrap %s does not parse", b.File)
 	}
-	var out strings.Builder
-	if err := tmpl.Execute(&out, data); err != nil {
-		// The error names the template position and the function's own
-		// message, never a secret's value.
-		if missing != nil {
-			pos, _ := bootstrapPosition(b.File, strings.TrimPrefix(err.Error(), "template: "))
-			return nil, fmt.Errorf("%s: %w", pos, missing)
+	// Load checked the file; a Bootstrap made otherwise is checked here.
+	if _, problems := checkTemplate(tmpl); len(problems) > 0 {
+		line, col := lineCol(b.Source, problems[0].offset(b.Source))
+		return nil, fmt.Errorf("%s:%d:%d: %s", b.File, line, col, problems[0].msg)
+	}
+	var failed error
+	tmpl.Funcs(template.FuncMap{"secret": func(name string) (string, error) {
+		v, ok := lookup(name)
+		switch {
+		case !slices.Contains(b.Secrets, name):
+			failed = fmt.Errorf("secret %q is not declared", name)
+		case !ok:
+			failed = fmt.Errorf("secret %s is not set: export %s%s", name, SecretEnvPrefix, name)
+		case len(v) < redact.MinSecretLen:
+			failed = fmt.Errorf("secret %s is %d bytes: gpufleet keeps secrets out of everything it writes by their value, which takes at least %d bytes", name, len(v), redact.MinSecretLen)
+		default:
+			return v, nil
 		}
-		return nil, fmt.Errorf("bootstrap %s: %w", b.File, err)
+		return "", failed
+	}})
+	limit := MaxBootstrap[data.Cloud]
+	if limit == 0 {
+		limit = MaxFileSize
 	}
-	if limit := MaxBootstrap[data.Cloud]; limit > 0 && out.Len() > limit {
-		return nil, fmt.Errorf("bootstrap %s renders to %d bytes; %s takes at most %d bytes of %s", b.File, out.Len(), data.Cloud, limit, bootstrapKind(data.Cloud))
+	out := &limitedBuffer{limit: limit}
+	if err := tmpl.Execute(out, data); err != nil {
+		pos, _ := bootstrapPosition(b.File, strings.TrimPrefix(err.Error(), "template: "))
+		switch {
+		case failed != nil:
+			return nil, fmt.Errorf("%s: %w", pos, failed)
+		case errors.Is(err, errTooLarge):
+			return nil, fmt.Errorf("bootstrap %s renders to more than %d bytes; %s takes at most %d bytes of %s", b.File, limit, data.Cloud, limit, bootstrapKind(data.Cloud))
+		}
+		// The engine's own message may quote what it rendered.
+		return nil, fmt.Errorf("%s: the bootstrap cannot be rendered", pos)
 	}
-	return []byte(out.String()), nil
+	return out.Bytes(), nil
 }

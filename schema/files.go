@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -28,7 +29,9 @@ const (
 // sourceFile is one file read from a repository.
 type sourceFile struct {
 	name string // repository-relative, slash-separated
-	src  []byte
+	// resolved is the file read, when name is a symlink to it.
+	resolved string
+	src      []byte
 }
 
 // readRepo reads ConfigFile and every .cue file under FleetsDir and
@@ -60,7 +63,7 @@ func readRepo(dir string, errs *errorList) []sourceFile {
 
 	files := make([]sourceFile, 0, len(names))
 	for _, name := range names {
-		src, err := readFile(root, name)
+		src, resolved, err := readFile(root, name)
 		if err != nil {
 			errs.add(Position{File: name}, "", "%v", err)
 			continue
@@ -70,7 +73,7 @@ func readRepo(dir string, errs *errorList) []sourceFile {
 			errs.add(Position{File: name, Line: line, Column: col}, "", "file is not valid UTF-8")
 			continue
 		}
-		files = append(files, sourceFile{name: name, src: src})
+		files = append(files, sourceFile{name: name, resolved: resolved, src: src})
 	}
 	return files
 }
@@ -105,44 +108,122 @@ func listCUE(root *os.Root, dir string, errs *errorList) []string {
 	return names
 }
 
-func readFile(root *os.Root, name string) ([]byte, error) {
+// readFile reads a repository file through root: a regular file of at
+// most MaxFileSize bytes, found through symlinks that stay inside the
+// repository and lead nowhere into .git, the clone's own data (its config
+// may hold credentials). It returns the file's contents and the path of the
+// file actually read, which differs from name when a symlink led there.
+func readFile(root *os.Root, name string) (src []byte, resolved string, err error) {
+	resolved, err = resolve(root, name)
+	if err != nil {
+		return nil, "", err
+	}
+	if inGitDir(resolved) {
+		if resolved == name {
+			return nil, "", errors.New("refused: the file is inside .git")
+		}
+		return nil, "", fmt.Errorf("refused: the file is a symlink to %s, inside .git", resolved)
+	}
 	// Stat before Open: opening a named pipe would block until a writer
 	// came along.
-	info, err := root.Stat(name)
+	info, err := root.Lstat(resolved)
 	if err != nil {
-		return nil, openError(err)
+		return nil, "", openError(err)
 	}
 	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file (%s)", info.Mode().Type())
+		return nil, "", fmt.Errorf("not a regular file (%s)", info.Mode().Type())
 	}
-	f, err := root.Open(name)
+	f, err := root.Open(resolved)
 	if err != nil {
-		return nil, openError(err)
+		return nil, "", openError(err)
 	}
 	defer f.Close()
 	if info, err = f.Stat(); err != nil {
-		return nil, unwrapPathError(err)
+		return nil, "", unwrapPathError(err)
 	}
 	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file (%s)", info.Mode().Type())
+		return nil, "", fmt.Errorf("not a regular file (%s)", info.Mode().Type())
 	}
 	if info.Size() > MaxFileSize {
-		return nil, fmt.Errorf("file is %d bytes, over the limit of %d bytes", info.Size(), MaxFileSize)
+		return nil, "", fmt.Errorf("file is %d bytes, over the limit of %d bytes", info.Size(), MaxFileSize)
 	}
 	// The size can change between Stat and Read; the limit holds regardless.
-	src, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	src, err = io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 	if err != nil {
-		return nil, unwrapPathError(err)
+		return nil, "", unwrapPathError(err)
 	}
 	if len(src) > MaxFileSize {
-		return nil, fmt.Errorf("file is over the limit of %d bytes", MaxFileSize)
+		return nil, "", fmt.Errorf("file is over the limit of %d bytes", MaxFileSize)
 	}
-	return src, nil
+	return src, resolved, nil
+}
+
+// maxLinks bounds the symlinks one path may pass through, as the kernel's
+// ELOOP does.
+const maxLinks = 40
+
+// resolve follows the symlinks of a repository-relative path, component by
+// component, to the path of the file it names, refusing any that leads
+// outside the repository.
+func resolve(root *os.Root, name string) (string, error) {
+	pending := strings.Split(path.Clean(name), "/")
+	var done []string
+	for links := 0; len(pending) > 0; {
+		part := pending[0]
+		pending = pending[1:]
+		switch part {
+		case ".", "":
+			continue
+		case "..":
+			if len(done) == 0 {
+				return "", errOutside
+			}
+			done = done[:len(done)-1]
+			continue
+		}
+		here := path.Join(append(done, part)...)
+		info, err := root.Lstat(here)
+		if err != nil {
+			return "", openError(err)
+		}
+		if info.Mode()&fs.ModeSymlink == 0 {
+			done = append(done, part)
+			continue
+		}
+		if links++; links > maxLinks {
+			return "", fmt.Errorf("refused: more than %d symlinks lead to the file", maxLinks)
+		}
+		target, err := root.Readlink(here)
+		if err != nil {
+			return "", unwrapPathError(err)
+		}
+		if path.IsAbs(target) || filepath.IsAbs(target) {
+			return "", errOutside
+		}
+		pending = append(strings.Split(filepath.ToSlash(target), "/"), pending...)
+	}
+	if len(done) == 0 {
+		return "", errors.New("not a file")
+	}
+	return path.Join(done...), nil
+}
+
+var errOutside = errors.New("refused: the file is a symlink that leads outside the repository")
+
+// inGitDir reports whether a repository-relative path lies in a .git
+// directory (any letter case: macOS and Windows file systems fold it).
+func inGitDir(name string) bool {
+	for part := range strings.SplitSeq(name, "/") {
+		if strings.EqualFold(part, ".git") {
+			return true
+		}
+	}
+	return false
 }
 
 func openError(err error) error {
 	if strings.Contains(err.Error(), "path escapes from parent") {
-		return errors.New("refused: the file is a symlink that leads outside the repository")
+		return errOutside
 	}
 	return unwrapPathError(err)
 }

@@ -1,8 +1,11 @@
 package schema
 
 import (
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -57,13 +60,33 @@ type loader struct {
 	// fleetDecl is where each fleet name is first declared in fleets/.
 	fleetDecl    map[string]Position
 	workloadDecl map[[2]string]Position
+	// read is every file read, by name.
+	read map[string]ReadFile
+}
+
+// noteRead records a file the load read.
+func (l *loader) noteRead(name, resolved string, src []byte) {
+	if l.read == nil {
+		l.read = map[string]ReadFile{}
+	}
+	if resolved == name {
+		resolved = ""
+	}
+	sum := sha256.Sum256(src)
+	l.read[name] = ReadFile{Name: name, Resolved: resolved, SHA256: hex.EncodeToString(sum[:])}
 }
 
 func (l *loader) load() *Repo {
 	files := readRepo(l.dir, &l.errs)
 	repo := &Repo{Dir: l.dir}
+	defer func() {
+		for _, name := range slices.Sorted(maps.Keys(l.read)) {
+			repo.Read = append(repo.Read, l.read[name])
+		}
+	}()
 	var syntax []*ast.File
 	for _, f := range files {
+		l.noteRead(f.name, f.resolved, f.src)
 		repo.Files = append(repo.Files, f.name)
 		if file := l.parse(f); file != nil {
 			syntax = append(syntax, file)

@@ -10,8 +10,32 @@ type Repo struct {
 	Config Config
 	// Fleets sorted by name.
 	Fleets []Fleet
-	// Files read, repository-relative and sorted.
+	// Files are the spec files read, repository-relative and sorted.
 	Files []string
+	// Read is every file the load read — the specs and the bootstrap
+	// files — sorted by name: what a plan is made of, so what a saved
+	// plan binds and what must be committed for a run to apply it.
+	Read []ReadFile
+}
+
+// ReadFile is a file a load read, with what it held.
+type ReadFile struct {
+	// Name is the file's repository-relative path, as the specs or the
+	// directory listing name it.
+	Name string `json:"name"`
+	// Resolved is the path of the file read, when Name is or passes
+	// through a symlink; "" when it is Name.
+	Resolved string `json:"resolved,omitempty"`
+	// SHA256 is the hex SHA-256 of its contents.
+	SHA256 string `json:"sha256"`
+}
+
+// Path is the path of the file that was read.
+func (f ReadFile) Path() string {
+	if f.Resolved != "" {
+		return f.Resolved
+	}
+	return f.Name
 }
 
 // Fleet looks a fleet up by name.
