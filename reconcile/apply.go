@@ -160,6 +160,8 @@ func (r *run) applyRound(ctx context.Context, actions []planner.Action) (failedO
 				return nil
 			}
 			insts, err := r.launch(gctx, u, labels[key])
+			// A cloud's error may quote what it was sent.
+			err = r.secrets.Error(err)
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			launched := map[string]planner.Instance{}
@@ -231,7 +233,7 @@ func (r *run) applyRound(ctx context.Context, actions []planner.Action) (failedO
 			if gctx.Err() != nil {
 				return nil
 			}
-			err := r.opts.Providers[a.Offer.Cloud].Delete(gctx, inst)
+			err := r.secrets.Error(r.opts.Providers[a.Offer.Cloud].Delete(gctx, inst))
 			res := status.ActionResult{Fleet: a.Fleet, Kind: planner.Delete, Workload: a.Workload, Offer: a.Offer.String(), Instance: a.Instance}
 			r.mu.Lock()
 			defer r.mu.Unlock()

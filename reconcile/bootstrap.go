@@ -51,9 +51,15 @@ func (r *run) renderBootstrap(fleet, workload string, offer planner.OfferKey, to
 	data, err := b.Render(schema.BootstrapData{
 		Fleet: fleet, Workload: workload, Cloud: offer.Cloud, Region: offer.Region, Zone: offer.Zone,
 		InstanceType: offer.InstanceType, Market: string(offer.Market), Token: token,
-	}, func(name string) (string, bool) { return os.LookupEnv(schema.SecretEnvPrefix + name) })
+	}, func(name string) (string, bool) {
+		v, ok := os.LookupEnv(schema.SecretEnvPrefix + name)
+		// Known before it is used: whatever the run writes from here on
+		// is masked with it.
+		r.secrets.Add(v)
+		return v, ok
+	})
 	if err != nil {
-		return nil, err
+		return nil, r.secrets.Error(err)
 	}
 	return &providers.Bootstrap{Format: b.Format, Data: data, Digest: strings.TrimPrefix(b.Digest, "sha256:")}, nil
 }

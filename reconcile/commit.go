@@ -25,7 +25,7 @@ import (
 // meanwhile, it syncs to the new head, writes the files again and retries.
 // It never force-pushes.
 func (r *run) commit(ctx context.Context, files map[string][]byte) error {
-	msg := r.commitMessage()
+	msg := r.secrets.String(r.commitMessage())
 	for attempt := 1; ; attempt++ {
 		hash, err := r.writeAndCommit(files, msg)
 		if err != nil {
@@ -70,7 +70,7 @@ func (r *run) writeAndCommit(files map[string][]byte, msg string) (plumbing.Hash
 	}
 	defer root.Close()
 	for _, name := range slices.Sorted(maps.Keys(files)) {
-		if err := atomicfile.WriteIn(root, filepath.FromSlash(name), files[name]); err != nil {
+		if err := atomicfile.WriteIn(root, filepath.FromSlash(name), r.secrets.Bytes(files[name])); err != nil {
 			return plumbing.ZeroHash, fmt.Errorf("writing %s, %w", name, err)
 		}
 		if _, err := wt.Add(name); err != nil {

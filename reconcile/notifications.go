@@ -3,9 +3,11 @@ package reconcile
 import (
 	"cmp"
 	"context"
+	"os"
 
 	"github.com/gpufleet/gpufleet/planner"
 	"github.com/gpufleet/gpufleet/reconcile/notify"
+	"github.com/gpufleet/gpufleet/schema/redact"
 )
 
 // notify tells, as the specs ask, how the run ended. Specs that do not
@@ -40,11 +42,11 @@ func (r *run) notify(ctx context.Context, runErr error) {
 		return
 	case Failed:
 		ev.Kind = notify.Failed
-		ev.Reasons = []string{notify.Scrub(runErr.Error())}
+		ev.Reasons = []string{notify.Scrub(r.secrets.String(runErr.Error()))}
 	case NotConverged:
 		ev.Kind = notify.NotConverged
 		for _, why := range r.result.NotConverged {
-			ev.Reasons = append(ev.Reasons, notify.Scrub(why))
+			ev.Reasons = append(ev.Reasons, notify.Scrub(r.secrets.String(why)))
 		}
 	default:
 		if len(r.result.Applied) > 0 {
@@ -60,7 +62,24 @@ func (r *run) notify(ctx context.Context, runErr error) {
 // credentials, or its directory.
 func (r *run) repositoryName() string {
 	if r.c.URL != "" {
-		return redact(r.c.URL)
+		return redact.URL(r.c.URL)
 	}
 	return r.c.Dir
+}
+
+// maskNotificationSecrets adds what the notifications read from the
+// environment — the destinations' URLs, which are secrets, and the
+// signing key — to what the run masks, whatever the variables are named.
+func (r *run) maskNotificationSecrets() {
+	n := r.repo.Config.Notifications
+	if n == nil {
+		return
+	}
+	if n.Slack != nil {
+		r.secrets.Add(os.Getenv(n.Slack.URLEnv))
+	}
+	if n.Webhook != nil {
+		r.secrets.Add(os.Getenv(n.Webhook.URLEnv))
+		r.secrets.Add(os.Getenv(n.Webhook.SecretEnv))
+	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/gpufleet/gpufleet/reconcile/status"
 	"github.com/gpufleet/gpufleet/schema"
 	"github.com/gpufleet/gpufleet/schema/catalog"
+	"github.com/gpufleet/gpufleet/schema/redact"
 )
 
 // Options configure a run.
@@ -69,6 +70,11 @@ type Options struct {
 	// of how the run ended. It is shared by the runs of a process, which
 	// is how a failure repeated run after run is told once.
 	Notifier *notify.Notifier
+	// Secrets are the values no output of the run may hold: every error
+	// it records, status file, commit message and notification is masked
+	// with them, and it adds each bootstrap secret it reads. The
+	// environment's secrets and credentials when nil.
+	Secrets *redact.Set
 	// Progress, when set, is told each step that finished without error,
 	// as it finishes. A long-running agent uses it to know a repository
 	// loaded long before the run ends.
@@ -114,6 +120,7 @@ type run struct {
 	opts    Options
 	c       *Checkout
 	log     *slog.Logger
+	secrets *redact.Set
 	now     time.Time
 	repo    *schema.Repo
 	specErr error
@@ -185,7 +192,10 @@ func runWith(ctx context.Context, c *Checkout, opts Options, h *hooks) (res *Res
 	if opts.Catalog == nil {
 		opts.Catalog = catalog.Default()
 	}
-	r := &run{opts: opts, c: c, log: opts.Log, now: opts.Now().UTC(), errs: map[string][]string{}, unobserved: map[string]error{}, hooks: h}
+	if opts.Secrets == nil {
+		opts.Secrets = redact.FromEnv()
+	}
+	r := &run{opts: opts, c: c, log: opts.Log, secrets: opts.Secrets, now: opts.Now().UTC(), errs: map[string][]string{}, unobserved: map[string]error{}, hooks: h}
 	if !c.Remote {
 		// A local checkout is reconciled in place: what it applies must be
 		// what it records against the commit.
@@ -272,11 +282,11 @@ func (r *run) recordRunError(err error) {
 	var problems schema.Errors
 	if errors.As(err, &problems) {
 		for _, p := range problems {
-			r.errs[""] = append(r.errs[""], p.Error())
+			r.errs[""] = append(r.errs[""], r.secrets.String(p.Error()))
 		}
 		return
 	}
-	r.errs[""] = append(r.errs[""], err.Error())
+	r.errs[""] = append(r.errs[""], r.secrets.String(err.Error()))
 }
 
 // statusDir is the status directory, relative to the checkout, with
@@ -310,6 +320,7 @@ func (r *run) load(ctx context.Context) error {
 	if r.specErr != nil {
 		return fmt.Errorf("the fleet specs at %s are invalid, %w", short(head), r.specErr)
 	}
+	r.maskNotificationSecrets()
 	if r.opts.Saved != nil {
 		if err := r.opts.Saved.checkSpecs(r.specRevision(), head.String()); err != nil {
 			return err

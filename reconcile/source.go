@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,6 +20,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/gpufleet/gpufleet/schema"
+	"github.com/gpufleet/gpufleet/schema/redact"
 )
 
 // SourceOptions say where a fleet repository comes from and how to reach it.
@@ -107,7 +107,7 @@ func Open(ctx context.Context, opts SourceOptions) (*Checkout, error) {
 	}
 	head, err := repo.Head()
 	if err != nil {
-		return nil, fmt.Errorf("reading the head of %s, %w", redact(opts.URL), err)
+		return nil, fmt.Errorf("reading the head of %s, %w", redact.URL(opts.URL), err)
 	}
 	return &Checkout{Dir: opts.WorkDir, Repo: repo, Branch: head.Name(), Remote: true, URL: opts.URL, auth: auth}, nil
 }
@@ -222,7 +222,7 @@ func (c *Checkout) Sync(ctx context.Context) error {
 		Tags:       git.NoTags,
 	})
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-		return fmt.Errorf("fetching %s, %w", redact(c.URL), err)
+		return fmt.Errorf("fetching %s, %w", redact.URL(c.URL), err)
 	}
 	ref, err := c.Repo.Reference(remoteRef, true)
 	if err != nil {
@@ -250,13 +250,13 @@ func authFor(opts SourceOptions) (transport.AuthMethod, error) {
 	}
 	ep, err := transport.NewEndpoint(opts.URL)
 	if err != nil {
-		return nil, fmt.Errorf("repository %q, %w", redact(opts.URL), err)
+		return nil, fmt.Errorf("repository %q, %w", redact.URL(opts.URL), err)
 	}
 	switch ep.Protocol {
 	case "https", "http":
 		if token := os.Getenv("GPUFLEET_GIT_TOKEN"); token != "" {
 			if ep.Protocol == "http" && os.Getenv("GPUFLEET_GIT_ALLOW_HTTP") != "true" {
-				return nil, fmt.Errorf("refusing to send GPUFLEET_GIT_TOKEN to %s in clear text: use an https:// URL, or set GPUFLEET_GIT_ALLOW_HTTP=true on a network you trust", redact(opts.URL))
+				return nil, fmt.Errorf("refusing to send GPUFLEET_GIT_TOKEN to %s in clear text: use an https:// URL, or set GPUFLEET_GIT_ALLOW_HTTP=true on a network you trust", redact.URL(opts.URL))
 			}
 			// GitHub, GitLab and Gitea all take a token as the password
 			// with any user name.
@@ -301,17 +301,6 @@ func sshAuth(user string) (transport.AuthMethod, error) {
 		return nil
 	}
 	return auth, nil
-}
-
-// redact hides the user part of a URL before it is shown: it may hold a
-// token.
-func redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
-	}
-	u.User = url.User("***")
-	return u.String()
 }
 
 // Export writes the files of a revision of the repository at dir into dst,

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/schema/redact"
 )
 
 func TestHTTPSAuthComesFromTheEnvironment(t *testing.T) {
@@ -36,7 +37,7 @@ func TestHTTPSAuthComesFromTheEnvironment(t *testing.T) {
 	if auth, _ := authFor(SourceOptions{URL: "file:///srv/fleets.git"}); auth != nil {
 		t.Errorf("a local repository got auth %v", auth)
 	}
-	if got := redact("https://user:canary-token-1234@git.example.com/a.git"); strings.Contains(got, "canary") || strings.Contains(got, "user") {
+	if got := redact.URL("https://user:canary-token-1234@git.example.com/a.git"); strings.Contains(got, "canary") || strings.Contains(got, "user") {
 		t.Errorf("redact left credentials in %q", got)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5"
+
+	"github.com/gpufleet/gpufleet/schema/redact"
 )
 
 // A work directory is where gpufleet keeps its clone of a remote fleet
@@ -59,7 +61,7 @@ func inspectWorkDir(dir, url string) (workDirState, error) {
 	if err == nil {
 		if got := strings.TrimSpace(string(marked)); got != url {
 			return 0, fmt.Errorf("work directory %s holds gpufleet's clone of %s, not of %s: choose another --workdir, or remove it: %w",
-				dir, redact(got), redact(url), ErrForeignWorkDir)
+				dir, redact.URL(got), redact.URL(url), ErrForeignWorkDir)
 		}
 		return workDirOwnClone, nil
 	}
@@ -98,7 +100,7 @@ func cloneInto(ctx context.Context, dir string, state workDirState, clone *git.C
 	// From here on, everything under scratch is gpufleet's.
 	defer os.RemoveAll(scratch)
 	if _, err := git.PlainCloneContext(ctx, scratch, false, clone); err != nil {
-		return nil, fmt.Errorf("cloning %s, %w", redact(clone.URL), err)
+		return nil, fmt.Errorf("cloning %s, %w", redact.URL(clone.URL), err)
 	}
 	if err := os.WriteFile(filepath.Join(scratch, git.GitDirName, cloneMarker), []byte(clone.URL+"\n"), 0o644); err != nil {
 		return nil, fmt.Errorf("marking the clone, %w", err)

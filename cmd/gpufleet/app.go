@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpufleet/gpufleet/schema"
+	"github.com/gpufleet/gpufleet/schema/redact"
 )
 
 // exitCode is an error that asks Main for a particular exit status after
@@ -25,10 +26,14 @@ func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) 
 
 // app holds what every command shares.
 type app struct {
+	// stdout and stderr mask secrets on their way out.
 	stdout, stderr io.Writer
-	logFormat      string
-	logLevel       string
-	log            *slog.Logger
+	// secrets are the values no output may hold: the environment's
+	// secrets and credentials, and what commands read as they run.
+	secrets   *redact.Set
+	logFormat string
+	logLevel  string
+	log       *slog.Logger
 	// stoppedOn are the spec errors a command stopped on, for -o json
 	// to report.
 	stoppedOn schema.Errors
@@ -48,7 +53,15 @@ func Main(args []string, stdout, stderr io.Writer) int {
 
 // run is Main with the context commands stop on, for tests.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	a := &app{stdout: stdout, stderr: stderr}
+	secrets := redact.FromEnv()
+	out, errOut := secrets.Writer(stdout), secrets.Writer(stderr)
+	defer errOut.Flush()
+	defer out.Flush()
+	return runMasked(ctx, &app{stdout: out, stderr: errOut, secrets: secrets}, args)
+}
+
+func runMasked(ctx context.Context, a *app, args []string) int {
+	stderr := a.stderr
 	root := a.rootCommand()
 	root.SetArgs(terraformFlags(args))
 	cmd, err := root.ExecuteContextC(ctx)

@@ -142,6 +142,14 @@ func (p *progress) line() string {
 
 // isTerminal reports whether w is a terminal.
 func isTerminal(w io.Writer) bool {
+	// A masking writer is a terminal when what it writes to is.
+	for {
+		u, ok := w.(interface{ Unwrap() io.Writer })
+		if !ok {
+			break
+		}
+		w = u.Unwrap()
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false

@@ -132,6 +132,7 @@ func (a *app) reconcile(ctx context.Context, f runFlags, commit bool) error {
 		Parallelism: f.parallelism,
 		Lock:        reconcile.LockOptions{Holder: holder(), Wait: f.lockWait},
 		Saved:       f.saved,
+		Secrets:     a.secrets,
 		Notifier:    notify.New(os.Getenv),
 		Fleets:      f.fleets,
 	}

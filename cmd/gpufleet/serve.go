@@ -123,6 +123,7 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 		MaxPayload:    f.maxPayload,
 		ShutdownDelay: f.shutdownDelay,
 		Log:           a.log,
+		Secrets:       a.secrets,
 	})
 	if err != nil {
 		return err

@@ -20,6 +20,7 @@ import (
 	"github.com/gpufleet/gpufleet/reconcile"
 	"github.com/gpufleet/gpufleet/reconcile/notify"
 	"github.com/gpufleet/gpufleet/schema/catalog"
+	"github.com/gpufleet/gpufleet/schema/redact"
 )
 
 // Defaults of Options.
@@ -84,6 +85,9 @@ type Options struct {
 	// ShutdownTimeout bounds waiting for requests in flight at shutdown.
 	ShutdownTimeout time.Duration
 	Log             *slog.Logger
+	// Secrets are what every run masks in what it writes and sends; the
+	// environment's secrets and credentials when nil.
+	Secrets *redact.Set
 	// Shard, when it has several replicas, keeps the repositories of this
 	// replica's shard and leaves the others to theirs.
 	Shard Shard

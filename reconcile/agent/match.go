@@ -56,11 +56,11 @@ func displayName(raw string) string {
 	return raw
 }
 
-// redact hides from a message about a repository the credentials its URL
+// hideCredentials hides from a message about a repository the credentials its URL
 // may carry: the URL wherever it appears, its user information before an
 // @, and the password, or the token given as an HTTPS user name, anywhere
 // else.
-func redact(msg, rawURL string) string {
+func hideCredentials(msg, rawURL string) string {
 	if rawURL == "" {
 		return msg
 	}

@@ -27,6 +27,7 @@ func (a *Agent) reconcileRepo(ctx context.Context, w *worker) (*reconcile.Result
 		Log:         a.log.With("repo", w.name),
 		Commit:      true,
 		Notifier:    a.notifier,
+		Secrets:     a.opts.Secrets,
 		Parallelism: a.opts.Parallelism,
 		Lock:        reconcile.LockOptions{Holder: a.opts.Holder, Wait: a.opts.LockWait},
 		Progress: func(step reconcile.Step) {

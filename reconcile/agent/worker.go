@@ -112,7 +112,7 @@ func (w *worker) endRun(ctx context.Context, outcome reconcile.Outcome, err erro
 	case ctx.Err() != nil:
 		// Cancelled by shutdown, which readiness reports on its own.
 	default:
-		w.ready, w.notReady = false, firstLine(redact(err.Error(), w.repo.URL))
+		w.ready, w.notReady = false, firstLine(hideCredentials(err.Error(), w.repo.URL))
 	}
 }
 

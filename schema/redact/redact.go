@@ -215,3 +215,14 @@ func IsCredential(name string) bool {
 
 // FromEnv is FromEnviron of the process's environment.
 func FromEnv() *Set { return FromEnviron(os.Environ()) }
+
+// URL is a URL with its user part hidden, as it may hold a token; text
+// that does not parse as a URL is returned as it is.
+func URL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	u.User = url.User(Mask)
+	return u.String()
+}
