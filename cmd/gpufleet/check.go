@@ -48,7 +48,7 @@ GITHUB_TOKEN only.`,
 			if token == "" {
 				return errors.New("GITHUB_TOKEN is not set")
 			}
-			review, err := readReview(reviewFile)
+			review, err := a.readReview(reviewFile)
 			if err != nil {
 				return err
 			}
@@ -91,8 +91,8 @@ GITHUB_TOKEN only.`,
 }
 
 // readReview reads a pull request's plan, as plan --base -o json writes it.
-func readReview(file string) (*planner.Review, error) {
-	data, err := readBody(file)
+func (a *app) readReview(file string) (*planner.Review, error) {
+	data, err := a.readBody(file)
 	if err != nil {
 		return nil, err
 	}

@@ -42,7 +42,7 @@ is split into parts. The token comes from GITHUB_TOKEN only.`,
 			if token == "" {
 				return errors.New("GITHUB_TOKEN is not set")
 			}
-			body, err := readBody(file)
+			body, err := a.readBody(file)
 			if err != nil {
 				return err
 			}
@@ -103,7 +103,7 @@ CI_API_V4_URL, the defaults of --project, --mr and --api-url.`,
 			if err != nil {
 				return err
 			}
-			body, err := readBody(file)
+			body, err := a.readBody(file)
 			if err != nil {
 				return err
 			}
@@ -137,7 +137,9 @@ CI_API_V4_URL, the defaults of --project, --mr and --api-url.`,
 // exhausting memory.
 const maxBody = 16 << 20
 
-func readBody(file string) (string, error) {
+// readBody reads a plan to post, masked: what it quotes goes to another
+// host, in public.
+func (a *app) readBody(file string) (string, error) {
 	var r io.Reader = os.Stdin
 	if file != "-" {
 		f, err := os.Open(file)
@@ -154,5 +156,5 @@ func readBody(file string) (string, error) {
 	if len(data) > maxBody {
 		return "", fmt.Errorf("the plan is over %d bytes", maxBody)
 	}
-	return string(data), nil
+	return a.secrets.String(string(data)), nil
 }
