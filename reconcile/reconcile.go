@@ -321,6 +321,13 @@ func (r *run) load(ctx context.Context) error {
 		return fmt.Errorf("the fleet specs at %s are invalid, %w", short(head), r.specErr)
 	}
 	r.maskNotificationSecrets()
+	commit, err := r.headCommit()
+	if err != nil {
+		return err
+	}
+	if err := checkCommitted(commit, r.repo.Read); err != nil {
+		return err
+	}
 	if r.opts.Saved != nil {
 		if err := r.opts.Saved.checkSpecs(r.specRevision(), head.String()); err != nil {
 			return err
@@ -431,16 +438,31 @@ func (r *run) plan(ctx context.Context) error {
 	if err := r.readCapacity(ctx); err != nil {
 		return err
 	}
-	if err := r.replan(); err != nil {
+	if saved := r.opts.Saved; saved != nil {
+		return r.planSaved(saved)
+	}
+	return r.replan()
+}
+
+// planSaved makes the plan a saved plan was made as, again, and takes it
+// only if its actions are the saved ones: what was reviewed is what is
+// done, and nothing else is.
+func (r *run) planSaved(saved *SavedPlan) error {
+	if err := saved.checkPrices(r.opts.Catalog); err != nil {
 		return err
 	}
-	if saved := r.opts.Saved; saved != nil {
-		if err := saved.checkPrices(r.opts.Catalog); err != nil {
-			return err
-		}
-		// What was reviewed is what is done.
-		r.report, r.result.Report = saved.Report, saved.Report
+	snapshot, err := status.ReadObserved(r.c.Dir, r.statusDir(), r.now)
+	if err != nil {
+		return fmt.Errorf("reading the status the plan was made with, %w", err)
 	}
+	report, err := saved.replan(r.repo, r.opts.Catalog, snapshot)
+	if err != nil {
+		return err
+	}
+	if err := saved.checkActions(report); err != nil {
+		return err
+	}
+	r.report, r.result.Report = report, report
 	return nil
 }
 

@@ -16,6 +16,8 @@ import (
 	"github.com/go-git/go-git/v5"
 
 	"github.com/gpufleet/gpufleet/planner"
+	"github.com/gpufleet/gpufleet/reconcile/status"
+	"github.com/gpufleet/gpufleet/schema"
 	"github.com/gpufleet/gpufleet/schema/atomicfile"
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
@@ -25,9 +27,17 @@ import (
 // planned from — the specs, what ran, the prices — so that apply can
 // refuse a plan the world has moved away from, as Terraform refuses a
 // stale plan file, instead of doing something nobody reviewed.
+//
+// A plan file is not trusted for what it says to do: anyone who can hand
+// apply a file could write one. Apply plans again, as plan did, from what
+// it trusts — the committed specs (every file the plan read, bootstrap
+// files too), the status files, the catalog, and what runs as the file
+// says and the clouds confirm — and carries out the file's actions only
+// when they are exactly the ones that plan gives, refusing any other and
+// naming it.
 const (
 	SavedPlanKind    = "saved-plan"
-	SavedPlanVersion = 1
+	SavedPlanVersion = 2
 )
 
 // SavedPlan is a saved plan file: the envelope every gpufleet JSON file
@@ -51,9 +61,10 @@ type SavedPlanBody struct {
 }
 
 // SavedSpecs are the specs a plan was made of: the commit that made them
-// and their digest (the Git trees of gpufleet.cue, fleets/ and policy/).
-// Apply compares digests, so status commits made since do not make a plan
-// stale, and a spec change does.
+// and their digest (the Git entries of gpufleet.cue, fleets/, policy/ and
+// every file a load of them read, bootstrap files included). Apply compares
+// digests, so status commits made since do not make a plan stale, and a
+// change to anything the plan read does.
 type SavedSpecs struct {
 	Commit string `json:"commit"`
 	Digest string `json:"digest"`
@@ -69,18 +80,34 @@ type SavedObserved struct {
 	Instances []ObservedEntry `json:"instances"`
 }
 
-// ObservedEntry is an instance as a saved plan keeps it. State is "live"
-// for pending and running alike: an instance that came up since the plan
-// changes nothing the plan does.
+// ObservedEntry is an instance as a saved plan keeps it: all the plan
+// read of it, so that apply can plan from it again.
 type ObservedEntry struct {
-	Cloud     string `json:"cloud"`
-	ID        string `json:"id"`
-	Offer     string `json:"offer"`
-	Fleet     string `json:"fleet"`
-	Workload  string `json:"workload"`
-	Token     string `json:"token,omitempty"`
-	Bootstrap string `json:"bootstrap,omitempty"`
-	State     string `json:"state"`
+	Cloud      string    `json:"cloud"`
+	ID         string    `json:"id"`
+	Offer      string    `json:"offer"`
+	Fleet      string    `json:"fleet"`
+	Workload   string    `json:"workload"`
+	Token      string    `json:"token,omitempty"`
+	Bootstrap  string    `json:"bootstrap,omitempty"`
+	State      string    `json:"state"`
+	LaunchedAt time.Time `json:"launchedAt,omitzero"`
+}
+
+// liveState is how an entry's state compares with what runs now:
+// pending and running alike, as an instance that came up since the plan
+// changes nothing the plan does.
+const liveState = "live"
+
+// compared is an entry as it is compared with what runs now: its state
+// live for pending and running alike, and no launch time, which the status
+// files do not keep.
+func (e ObservedEntry) compared() ObservedEntry {
+	if s := planner.State(e.State); s.Live() {
+		e.State = liveState
+	}
+	e.LaunchedAt = time.Time{}
+	return e
 }
 
 // SavedPrices are the prices a plan was made with.
@@ -151,10 +178,11 @@ func ReadSavedPlan(path string) (*SavedPlan, error) {
 	return &p, nil
 }
 
-// SpecsOf names the specs of the checkout at dir: its head commit and the
-// digest of their trees. The checkout must be clean where specs are read,
-// or the plan would be of specs no commit holds.
-func SpecsOf(dir string) (SavedSpecs, error) {
+// SpecsOf names the specs of the checkout at dir, as repo was loaded from
+// it: its head commit and the digest of every file the load read. The
+// checkout must be clean where specs are read, and hold nothing the commit
+// does not, or the plan would be of specs no commit holds.
+func SpecsOf(dir string, specs *schema.Repo) (SavedSpecs, error) {
 	repo, err := git.PlainOpen(dir)
 	if err != nil {
 		return SavedSpecs{}, fmt.Errorf("a saved plan records the commit it was made of, and %s is not the top of a Git checkout, %w", dir, err)
@@ -171,7 +199,10 @@ func SpecsOf(dir string) (SavedSpecs, error) {
 	if err != nil {
 		return SavedSpecs{}, err
 	}
-	key, err := specKey(commit)
+	if err := checkCommitted(commit, specs.Read); err != nil {
+		return SavedSpecs{}, err
+	}
+	key, err := specKey(commit, specPaths(specs))
 	if err != nil {
 		return SavedSpecs{}, err
 	}
@@ -184,12 +215,16 @@ var ErrStalePlan = errors.New("the saved plan is stale")
 
 // StalePlanError says why a saved plan can no longer be applied.
 type StalePlanError struct {
-	// What moved: "specs", "observed" or "prices".
+	// What moved: "specs", "observed" or "prices"; "actions" when the
+	// plan's own actions are not what planning again gives.
 	What   string
 	Detail string
 }
 
 func (e *StalePlanError) Error() string {
+	if e.What == "actions" {
+		return fmt.Sprintf("the saved plan is refused: %s; nothing was done; plan again (gpufleet plan -out FILE) and review the new plan", e.Detail)
+	}
 	return fmt.Sprintf("the saved plan is stale: %s; plan again (gpufleet plan -out FILE) and review the new plan", e.Detail)
 }
 
@@ -207,13 +242,13 @@ func (p *SavedPlan) checkSpecs(digest, commit string) error {
 // checkObserved refuses a plan made against other instances than those
 // that run now, naming what differs.
 func (p *SavedPlan) checkObserved(observed []planner.Instance) error {
-	now := observedEntries(observed)
-	if digestOf(now) == p.Observed.Digest {
+	now := compared(observedEntries(observed))
+	if digestOf(now) == digestOf(compared(p.Observed.Instances)) {
 		return nil
 	}
 	key := func(e ObservedEntry) string { return e.Cloud + "/" + e.ID }
 	then := map[string]ObservedEntry{}
-	for _, e := range p.Observed.Instances {
+	for _, e := range compared(p.Observed.Instances) {
 		then[key(e)] = e
 	}
 	var added, changed []string
@@ -280,15 +315,34 @@ func listSome(ids []string) string {
 func observedEntries(observed []planner.Instance) []ObservedEntry {
 	out := make([]ObservedEntry, 0, len(observed))
 	for _, inst := range observed {
-		state := string(inst.State)
-		if inst.State == planner.StatePending || inst.State == planner.StateRunning {
-			state = "live"
-		}
 		out = append(out, ObservedEntry{Cloud: inst.Cloud, ID: inst.ID, Offer: inst.OfferKey.String(), Fleet: inst.Fleet, Workload: inst.Workload,
-			Token: inst.Token, Bootstrap: inst.Bootstrap, State: state})
+			Token: inst.Token, Bootstrap: inst.Bootstrap, State: string(inst.State), LaunchedAt: inst.LaunchedAt})
 	}
 	slices.SortFunc(out, func(a, b ObservedEntry) int { return cmp.Or(cmp.Compare(a.Cloud, b.Cloud), cmp.Compare(a.ID, b.ID)) })
 	return out
+}
+
+func compared(entries []ObservedEntry) []ObservedEntry {
+	out := make([]ObservedEntry, len(entries))
+	for i, e := range entries {
+		out[i] = e.compared()
+	}
+	return out
+}
+
+// instances are the entries as the plan read them.
+func (o SavedObserved) instances() ([]planner.Instance, error) {
+	out := make([]planner.Instance, 0, len(o.Instances))
+	for _, e := range o.Instances {
+		key, err := planner.ParseOfferKey(e.Offer)
+		if err != nil {
+			return nil, fmt.Errorf("the saved plan's instance %s, %w", e.ID, err)
+		}
+		out = append(out, planner.Instance{ID: e.ID, OfferKey: key, Fleet: e.Fleet, Workload: e.Workload, Token: e.Token,
+			Bootstrap: e.Bootstrap, State: planner.State(e.State), LaunchedAt: e.LaunchedAt})
+	}
+	slices.SortFunc(out, planner.CompareInstances)
+	return out, nil
 }
 
 func digestOf(entries []ObservedEntry) string {
@@ -310,3 +364,96 @@ func pricesOf(cat *catalog.Catalog) (SavedPrices, error) {
 }
 
 func shortHash(h string) string { return h[:min(len(h), 12)] }
+
+// replan plans again, as plan did, from what apply trusts: the specs as
+// loaded, the catalog, the status files as the checkout has them, and what
+// runs as the plan saw it — which checkObserved has found to be what runs
+// now.
+func (p *SavedPlan) replan(repo *schema.Repo, cat *catalog.Catalog, snapshot *status.Snapshot) (*planner.Report, error) {
+	observed, err := p.Observed.instances()
+	if err != nil {
+		return nil, err
+	}
+	report, err := PlanOffline(OfflineInput{Repo: repo, Catalog: cat, Observed: observed, Status: snapshot})
+	if err != nil {
+		return nil, err
+	}
+	if len(p.Fleets) > 0 {
+		report = report.Only(p.Fleets)
+	}
+	return report, nil
+}
+
+// checkActions refuses a plan whose actions are not exactly those planned
+// now from what apply trusts, naming each that differs: one added to the
+// file or edited there, or one the plan gives now that the file lacks.
+func (p *SavedPlan) checkActions(now *planner.Report) error {
+	type list struct {
+		what       string
+		file, plan []planner.Action
+	}
+	var parts []string
+	for _, l := range []list{
+		{"action", p.Report.Changes.Actions, now.Changes.Actions},
+		{"refused deletion", p.Report.Changes.Refused, now.Changes.Refused},
+	} {
+		extra, missing := actionDiff(l.file, l.plan)
+		if len(extra) > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s(s) in the file that the specs do not give: %s", len(extra), l.what, listSome(extra)))
+		}
+		if len(missing) > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s(s) the specs give that the file lacks: %s", len(missing), l.what, listSome(missing)))
+		}
+	}
+	if p.Report.Changes.Refusal != now.Changes.Refusal {
+		parts = append(parts, "its refusal differs")
+	}
+	if !slices.EqualFunc(p.Report.Changes.Orphans, now.Changes.Orphans, func(a, b planner.Instance) bool { return a == b }) {
+		parts = append(parts, "its orphaned instances differ")
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return &StalePlanError{What: "actions", Detail: "its actions are not the ones the specs, the status and what runs give now: " + strings.Join(parts, "; ")}
+}
+
+// actionDiff is what a file's actions hold that the plan's do not, and the
+// other way round, each action whole (an edited price or reason counts),
+// as many times as it differs.
+func actionDiff(file, plan []planner.Action) (extra, missing []string) {
+	key := func(a planner.Action) string {
+		data, _ := json.Marshal(a)
+		return string(data)
+	}
+	count := map[string]int{}
+	for _, a := range plan {
+		count[key(a)]++
+	}
+	for _, a := range file {
+		if count[key(a)] > 0 {
+			count[key(a)]--
+			continue
+		}
+		extra = append(extra, describeAction(a))
+	}
+	left := map[string]int{}
+	for _, a := range file {
+		left[key(a)]++
+	}
+	for _, a := range plan {
+		if left[key(a)] > 0 {
+			left[key(a)]--
+			continue
+		}
+		missing = append(missing, describeAction(a))
+	}
+	return extra, missing
+}
+
+func describeAction(a planner.Action) string {
+	target := a.Token
+	if a.Kind == planner.Delete {
+		target = a.Instance
+	}
+	return fmt.Sprintf("%s %s/%s on %s (%s) at %s/h", a.Kind, a.Fleet, a.Workload, a.Offer, target, catalog.Money(a.PriceMicros))
+}

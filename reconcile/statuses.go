@@ -2,8 +2,6 @@ package reconcile
 
 import (
 	"cmp"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -240,80 +238,10 @@ func (r *run) conditions(f planner.FleetPlan, st *status.FleetStatus) []status.C
 	return []status.Condition{ready, progressing, degraded, stalled}
 }
 
-// specRevision digests the specs the run read: the Git trees of
-// gpufleet.cue, fleets/ and policy/ at the head. It changes when a spec
-// does, and not when only the status does.
-func (r *run) specRevision() string {
-	commit, err := r.headCommit()
-	if err != nil {
-		return ""
-	}
-	key, err := specKey(commit)
-	if err != nil {
-		return ""
-	}
-	return specDigest(key)
-}
-
-func specDigest(key string) string {
-	sum := sha256.Sum256([]byte(key))
-	return hex.EncodeToString(sum[:])[:16]
-}
-
-// specCommitLimit bounds the walk back for the commit that made the specs
-// what they are: status commits in between are many only when specs stay
-// unchanged for long, and past the bound the oldest commit seen is named.
-const specCommitLimit = 1000
-
-// specCommit is the commit that made the specs what the head has: the
-// oldest first-parent ancestor of the head with the same specs, walking no
-// further than the first that differs. Status commits, which change only
-// the status, do not move it, so it stays the same from run to run while
-// the specs do.
-func (r *run) specCommit() string {
-	commit, err := r.headCommit()
-	if err != nil {
-		return ""
-	}
-	want, err := specKey(commit)
-	if err != nil {
-		return ""
-	}
-	for range specCommitLimit {
-		if commit.NumParents() == 0 {
-			break
-		}
-		parent, err := commit.Parent(0)
-		if err != nil {
-			break
-		}
-		if key, err := specKey(parent); err != nil || key != want {
-			break
-		}
-		commit = parent
-	}
-	return commit.Hash.String()
-}
-
 func (r *run) headCommit() (*object.Commit, error) {
 	head, err := r.c.Head()
 	if err != nil {
 		return nil, err
 	}
 	return r.c.Repo.CommitObject(head)
-}
-
-// specKey names a commit's specs by the hashes of their Git trees.
-func specKey(commit *object.Commit) (string, error) {
-	tree, err := commit.Tree()
-	if err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	for _, name := range []string{schema.ConfigFile, schema.FleetsDir, schema.PolicyDir} {
-		if e, err := tree.FindEntry(name); err == nil {
-			fmt.Fprintf(&b, "%s %s\n", name, e.Hash)
-		}
-	}
-	return b.String(), nil
 }

@@ -85,13 +85,9 @@ With --detailed-exitcode the exit status is 0 when there is nothing to do,
 type planContext struct {
 	cat      *catalog.Catalog
 	observed []planner.Instance
-	blocked  []planner.OfferKey
-	learned  map[planner.OfferKey]int
-	quotas   []planner.Quota
-	// blocklist is, by fleet, when its blocklisted offers come back, for
-	// the report to say.
-	blocklist map[string][]planner.BlockedOffer
-	warnings  []string
+	// status is what the status files say of offers, quotas and tokens.
+	status   *status.Snapshot
+	warnings []string
 }
 
 func (a *app) planContext(f planFlags, repoDir string, statusDir string) (*planContext, error) {
@@ -108,24 +104,23 @@ func (a *app) planContext(f planFlags, repoDir string, statusDir string) (*planC
 		pc.warnings = append(pc.warnings, fmt.Sprintf("the prices are %d days old (%s of %s); refresh them with gpufleet catalog refresh",
 			int(age.Hours()/24), pc.cat.Source, pc.cat.FetchedAt.Format("2006-01-02")))
 	}
-	if f.observed != "" {
-		pc.observed, err = readObserved(f.observed)
-		return pc, err
-	}
-	snap, err := status.ReadObserved(repoDir, statusDir, now)
-	if err != nil {
+	// What the status says of offers and quotas holds whatever runs: an
+	// --observed list replaces only the instances.
+	if pc.status, err = status.ReadObserved(repoDir, statusDir, now); err != nil {
 		return nil, err
 	}
-	pc.observed, pc.blocked, pc.learned, pc.quotas = snap.Observed, snap.Blocked, snap.Learned, snap.Quotas
-	pc.blocklist = snap.Blocklist
-	return pc, nil
+	pc.observed = pc.status.Observed
+	if f.observed != "" {
+		pc.observed, err = readObserved(f.observed)
+	}
+	return pc, err
 }
 
 // input is a repository's planning input in the context: what runs, what is
 // blocked, learned capacity and quotas, as the status says.
 func (pc *planContext) input(r *schema.Repo) planner.Input {
 	in := planner.NewInput(r, pc.cat)
-	in.Observed, in.Blocked, in.Learned, in.Quotas = pc.observed, pc.blocked, pc.learned, pc.quotas
+	in.Observed, in.Blocked, in.Learned, in.Quotas = pc.observed, pc.status.Blocked, pc.status.Learned, pc.status.Quotas
 	return in
 }
 
@@ -160,7 +155,7 @@ func (a *app) plan(f planFlags) error {
 		report = report.Only(f.fleets)
 	}
 	if f.out != "" {
-		if err := savePlan(f, pc, report); err != nil {
+		if err := savePlan(f, r, pc, report); err != nil {
 			return err
 		}
 	}
@@ -259,31 +254,7 @@ func specErrorLines(err error) ([]string, error) {
 
 // planReport plans a loaded repository against a catalog and what runs.
 func planReport(r *schema.Repo, pc *planContext) (*planner.Report, error) {
-	in := pc.input(r)
-	if err := planner.CheckPrices(in.Offers, r.Config.Clouds.Enabled(), pc.cat.Source); err != nil {
-		return nil, err
-	}
-	plan, err := planner.Solve(in)
-	if err != nil {
-		return nil, err
-	}
-	plan.Warnings = append(pc.warnings, plan.Warnings...)
-	changes := planner.Diff(plan, pc.observed, planner.DiffOptions{
-		Revision:     planner.SpecRevisions(r.Fleets),
-		MaxDeletions: r.Config.Defaults.MaxDeletions,
-		Prune:        r.Config.Defaults.Prune,
-	})
-	report := planner.NewReport(plan, changes)
-	for _, fl := range r.Fleets {
-		if fl.Suspended {
-			report.Suspended = append(report.Suspended, fl.Name)
-		}
-	}
-	slices.Sort(report.Suspended)
-	if len(pc.blocklist) > 0 {
-		report.Blocklist = pc.blocklist
-	}
-	return report, nil
+	return reconcile.PlanOffline(reconcile.OfflineInput{Repo: r, Catalog: pc.cat, Observed: pc.observed, Status: pc.status, Warnings: pc.warnings})
 }
 
 func (a *app) writeReport(report *planner.Report, output string) error {
@@ -342,8 +313,8 @@ func readCatalog(name string) (*catalog.Catalog, error) {
 }
 
 // savePlan writes the plan for apply, with what it was made of.
-func savePlan(f planFlags, pc *planContext, report *planner.Report) error {
-	specs, err := reconcile.SpecsOf(f.repo)
+func savePlan(f planFlags, r *schema.Repo, pc *planContext, report *planner.Report) error {
+	specs, err := reconcile.SpecsOf(f.repo, r)
 	if err != nil {
 		return err
 	}

@@ -412,7 +412,7 @@ func ReadObserved(repoDir, statusDir string, now time.Time) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Snapshot{Observed: observed, Blocked: state.Active(now), Learned: state.Learned(now), Quotas: state.Quotas, Blocklist: blocklist}, nil
+	return &Snapshot{Observed: observed, Blocked: state.Active(now), Learned: state.Learned(now), Quotas: state.Quotas, Retired: state.RetiredTokens(now), Blocklist: blocklist}, nil
 }
 
 // Snapshot is what the status in a repository says of the clouds: what
@@ -423,6 +423,9 @@ type Snapshot struct {
 	Blocked  []planner.OfferKey
 	Learned  map[planner.OfferKey]int
 	Quotas   []planner.Quota
+	// Retired are the create tokens in force that must not be asked for
+	// again: their instances came and went.
+	Retired []string
 	// Blocklist is, by fleet, the entries in force that the last run
 	// found bear on the fleet's offers, with when each ends.
 	Blocklist map[string][]planner.BlockedOffer
