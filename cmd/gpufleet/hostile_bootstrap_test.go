@@ -203,6 +203,11 @@ func TestHostileBootstrapsLeakNothing(t *testing.T) {
 					}
 				}
 			}
+			if tt.valid && tt.converges && !strings.Contains(tt.src, "/*") {
+				if data := userData(t, state); !strings.Contains(data, hostileSecret) {
+					t.Errorf("the secret did not reach the node: its user data is %q", data)
+				}
+			}
 		})
 	}
 	mu.Lock()
@@ -241,6 +246,35 @@ func hostileRepo(t *testing.T, dir, src string, setup func(*testing.T, string)) 
 	git("add", ".")
 	git("commit", "-q", "-m", "fleets")
 	return repo
+}
+
+// userData is the user data of the emulated EC2's instances, decoded.
+func userData(t *testing.T, state string) string {
+	t.Helper()
+	data, err := os.ReadFile(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var world struct {
+		Instances []struct {
+			Cloud      string            `json:"cloud"`
+			Properties map[string]string `json:"properties"`
+		} `json:"instances"`
+	}
+	if err := json.Unmarshal(data, &world); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	for _, inst := range world.Instances {
+		if inst.Cloud == "aws" {
+			raw, err := base64.StdEncoding.DecodeString(inst.Properties["userData"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			out.Write(raw)
+		}
+	}
+	return out.String()
 }
 
 // statusText is every status file of a repository, "" for none.
