@@ -421,33 +421,28 @@ func (p *SavedPlan) checkActions(now *planner.Report) error {
 // other way round, each action whole (an edited price or reason counts),
 // as many times as it differs.
 func actionDiff(file, plan []planner.Action) (extra, missing []string) {
+	return unmatched(file, plan), unmatched(plan, file)
+}
+
+// unmatched describes the actions of a that b does not hold.
+func unmatched(a, b []planner.Action) []string {
 	key := func(a planner.Action) string {
 		data, _ := json.Marshal(a)
 		return string(data)
 	}
-	count := map[string]int{}
-	for _, a := range plan {
-		count[key(a)]++
+	held := map[string]int{}
+	for _, x := range b {
+		held[key(x)]++
 	}
-	for _, a := range file {
-		if count[key(a)] > 0 {
-			count[key(a)]--
+	var out []string
+	for _, x := range a {
+		if held[key(x)] > 0 {
+			held[key(x)]--
 			continue
 		}
-		extra = append(extra, describeAction(a))
+		out = append(out, describeAction(x))
 	}
-	left := map[string]int{}
-	for _, a := range file {
-		left[key(a)]++
-	}
-	for _, a := range plan {
-		if left[key(a)] > 0 {
-			left[key(a)]--
-			continue
-		}
-		missing = append(missing, describeAction(a))
-	}
-	return extra, missing
+	return out
 }
 
 func describeAction(a planner.Action) string {
