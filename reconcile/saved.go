@@ -37,7 +37,7 @@ import (
 // naming it.
 const (
 	SavedPlanKind    = "saved-plan"
-	SavedPlanVersion = 2
+	SavedPlanVersion = 1
 )
 
 // SavedPlan is a saved plan file: the envelope every gpufleet JSON file
@@ -81,7 +81,9 @@ type SavedObserved struct {
 }
 
 // ObservedEntry is an instance as a saved plan keeps it: all the plan
-// read of it, so that apply can plan from it again.
+// read of it, so that apply can plan from it again. Files written before
+// entries kept their state as it was say "live" for pending and running
+// alike, which is read as running.
 type ObservedEntry struct {
 	Cloud      string    `json:"cloud"`
 	ID         string    `json:"id"`
@@ -338,8 +340,12 @@ func (o SavedObserved) instances() ([]planner.Instance, error) {
 		if err != nil {
 			return nil, fmt.Errorf("the saved plan's instance %s, %w", e.ID, err)
 		}
+		state := planner.State(e.State)
+		if e.State == liveState {
+			state = planner.StateRunning
+		}
 		out = append(out, planner.Instance{ID: e.ID, OfferKey: key, Fleet: e.Fleet, Workload: e.Workload, Token: e.Token,
-			Bootstrap: e.Bootstrap, State: planner.State(e.State), LaunchedAt: e.LaunchedAt})
+			Bootstrap: e.Bootstrap, State: state, LaunchedAt: e.LaunchedAt})
 	}
 	slices.SortFunc(out, planner.CompareInstances)
 	return out, nil

@@ -41,7 +41,7 @@ func TestSavedPlansReadBackAndRefuseEdits(t *testing.T) {
 	for name, edit := range map[string]func(string) string{
 		"edited view":   func(s string) string { return strings.Replace(s, `"id": "i-1"`, `"id": "i-2"`, 1) },
 		"other kind":    func(s string) string { return strings.Replace(s, `"kind": "saved-plan"`, `"kind": "observed"`, 1) },
-		"other version": func(s string) string { return strings.Replace(s, `"formatVersion": 2`, `"formatVersion": 1`, 1) },
+		"other version": func(s string) string { return strings.Replace(s, `"formatVersion": 1`, `"formatVersion": 2`, 1) },
 		"unknown field": func(s string) string {
 			return strings.Replace(s, `"kind": "saved-plan"`, `"kind": "saved-plan", "extra": 1`, 1)
 		},

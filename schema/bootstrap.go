@@ -271,8 +271,8 @@ func (b *Bootstrap) Render(data BootstrapData, lookup func(name string) (string,
 			failed = fmt.Errorf("secret %q is not declared", name)
 		case !ok:
 			failed = fmt.Errorf("secret %s is not set: export %s%s", name, SecretEnvPrefix, name)
-		case len(v) < redact.MinSecretLen:
-			failed = fmt.Errorf("secret %s is %d bytes: gpufleet keeps secrets out of everything it writes by their value, which takes at least %d bytes", name, len(v), redact.MinSecretLen)
+		case len(v) < redact.MinLen:
+			failed = fmt.Errorf("secret %s is %d bytes: gpufleet keeps secrets out of everything it writes by their value, which takes at least %d bytes", name, len(v), redact.MinLen)
 		default:
 			return v, nil
 		}

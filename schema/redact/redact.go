@@ -16,14 +16,10 @@ import (
 const Mask = "***"
 
 // MinLen is the shortest value a Set masks: a shorter one would mask
-// ordinary words in what gpufleet writes, so a Set ignores it, and a
-// bootstrap refuses secrets shorter than MinSecretLen.
-const MinLen = 4
-
-// MinSecretLen is the shortest bootstrap secret gpufleet launches a node
-// with: short enough values would be masked in ordinary text too, and a
-// value that cannot be masked cleanly cannot be kept out of outputs.
-const MinSecretLen = 8
+// ordinary words in what gpufleet writes ("join" in k8s-join.yaml), so a
+// Set ignores it — and, as what cannot be masked cannot be kept out of
+// outputs, a bootstrap refuses a secret shorter than this.
+const MinLen = 8
 
 // Set is the secrets' values to mask. The zero value is empty and ready;
 // a Set is safe for concurrent use.
@@ -95,7 +91,7 @@ func formsOf(value string) []string {
 		base64.RawStdEncoding.EncodeToString([]byte(value)))
 	if strings.ContainsAny(value, "\r\n") {
 		for line := range strings.Lines(value) {
-			if line = strings.TrimRight(line, "\r\n"); len(line) >= MinSecretLen {
+			if line = strings.TrimRight(line, "\r\n"); len(line) >= MinLen {
 				forms = append(forms, line)
 			}
 		}
