@@ -101,6 +101,15 @@ func (r *run) commitMessage() string {
 			deleted++
 		}
 	}
+	// Refused actions are counted with what was done: a commit that says
+	// only what changed would read as converged.
+	var refused []planner.Action
+	if r.report != nil {
+		refused = r.report.Changes.Refused
+	}
+	for _, a := range refused {
+		fleets[a.Fleet] = true
+	}
 	var b strings.Builder
 	cost := int64(0)
 	for _, st := range r.result.Statuses {
@@ -109,10 +118,13 @@ func (r *run) commitMessage() string {
 	switch {
 	case r.repo == nil || r.report == nil:
 		b.WriteString("gpufleet: run stopped before planning")
-	case len(r.result.Applied) > 0:
+	case len(r.result.Applied) > 0 || len(refused) > 0:
 		fmt.Fprintf(&b, "gpufleet: %d created, %d deleted", created, deleted)
 		if failed > 0 {
 			fmt.Fprintf(&b, ", %d failed", failed)
+		}
+		if len(refused) > 0 {
+			fmt.Fprintf(&b, ", %d refused", len(refused))
 		}
 		fmt.Fprintf(&b, " in %s; now %s/h", strings.Join(slices.Sorted(maps.Keys(fleets)), ", "), catalog.Money(cost))
 	default:
@@ -129,6 +141,9 @@ func (r *run) commitMessage() string {
 			fmt.Fprintf(&b, " FAILED: %s", a.Error)
 		}
 		b.WriteString("\n")
+	}
+	if len(refused) > 0 {
+		fmt.Fprintf(&b, "refused: %s\n", r.report.Changes.Refusal)
 	}
 	for _, e := range r.errs[""] {
 		fmt.Fprintf(&b, "error: %s\n", e)

@@ -64,12 +64,18 @@ func (r *run) notConverged() []string {
 			out = append(out, fmt.Sprintf("%s: removed from the repository, but its instances still run (prune is off)", name))
 			continue
 		}
+		notReady := ""
 		for _, c := range st.Conditions {
 			switch {
 			case c.Type == status.Ready && !c.Status && c.Reason != status.ReasonPending:
+				notReady = c.Reason
 				out = append(out, fmt.Sprintf("%s: not ready (%s): %s", name, c.Reason, c.Message))
 			case c.Type == status.Degraded && c.Status:
 				out = append(out, fmt.Sprintf("%s: degraded (%s): %s", name, c.Reason, c.Message))
+			case c.Type == status.Stalled && c.Status && c.Reason != notReady:
+				// A stalled fleet waits for a person, whatever Ready says;
+				// a refusal that made it not ready is told once.
+				out = append(out, fmt.Sprintf("%s: stalled (%s): %s", name, c.Reason, c.Message))
 			}
 		}
 	}

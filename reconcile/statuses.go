@@ -205,11 +205,20 @@ func (r *run) conditions(f planner.FleetPlan, st *status.FleetStatus) []status.C
 			todo++
 		}
 	}
-	refused := slices.ContainsFunc(r.report.Changes.Refused, func(a planner.Action) bool { return a.Fleet == f.Name })
+	refused := 0
+	for _, a := range r.report.Changes.Refused {
+		if a.Fleet == f.Name {
+			refused++
+		}
+	}
 	errs := len(st.Errors)
 
 	ready := status.Condition{Type: status.Ready, Status: true, Reason: status.ReasonConverged, Message: "every node runs where the plan puts it"}
 	switch {
+	case refused > 0:
+		// A refused change leaves the fleet as it was, whatever else
+		// holds: it is not where the specs put it until someone acts.
+		ready = status.Condition{Type: status.Ready, Status: false, Reason: status.ReasonDeletionsRefused, Message: fmt.Sprintf("%d actions refused: %s", refused, r.report.Changes.Refusal)}
 	case todo > 0 || missing > 0:
 		ready = status.Condition{Type: status.Ready, Status: false, Reason: status.ReasonNotConverged, Message: fmt.Sprintf("%d actions left to apply", todo)}
 	case short > 0:
@@ -229,7 +238,7 @@ func (r *run) conditions(f planner.FleetPlan, st *status.FleetStatus) []status.C
 		degraded = status.Condition{Type: status.Degraded, Status: true, Reason: status.ReasonShortfall, Message: fmt.Sprintf("%d nodes short", short)}
 	}
 	stalled := status.Condition{Type: status.Stalled, Status: false, Reason: status.ReasonNone}
-	if refused {
+	if refused > 0 {
 		stalled = status.Condition{Type: status.Stalled, Status: true, Reason: status.ReasonDeletionsRefused, Message: r.report.Changes.Refusal}
 	}
 	if r.suspended(f.Name) {

@@ -25,8 +25,13 @@ func planHeadline(r *planner.Report) []string {
 	creates, deletes := r.Changes.Counts()
 	delta := r.Plan.CostMicros - r.CurrentMicros
 	short := reportShortfall(r).line()
-	line := fmt.Sprintf("Plan: %d to create, %d to delete — %s/h → %s/h (%s/h)",
-		creates, deletes, catalog.Money(r.CurrentMicros), catalog.Money(r.Plan.CostMicros), signed(delta))
+	counts := fmt.Sprintf("%d to create, %d to delete", creates, deletes)
+	if n := len(r.Changes.Refused); n > 0 {
+		// The cost the plan reaches is not reached while these wait.
+		counts += fmt.Sprintf(", %d refused", n)
+	}
+	line := fmt.Sprintf("Plan: %s — %s/h → %s/h (%s/h)",
+		counts, catalog.Money(r.CurrentMicros), catalog.Money(r.Plan.CostMicros), signed(delta))
 	switch {
 	case creates > 0 || deletes > 0 || len(r.Changes.Refused) > 0:
 	case short != "":
