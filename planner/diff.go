@@ -258,6 +258,8 @@ func diffWorkload(fleet string, w WorkloadPlan, observed []Instance, revision st
 	}
 	slices.SortFunc(offers, OfferKey.Compare)
 	var leaving []Action
+	// egress is what each leaving node pays for its data where it runs.
+	egress := map[string]int64{}
 	for _, offer := range offers {
 		running := byOffer[offer]
 		// Keep running before pending, then the oldest: they have proven
@@ -273,6 +275,7 @@ func diffWorkload(fleet string, w WorkloadPlan, observed []Instance, revision st
 			if d.PriceMicros == 0 {
 				d.PriceMicros = priceOf(w, offer)
 			}
+			egress[d.Instance] = egressOf(w, offer)
 			if reason, ok := unfit[offer]; ok {
 				d.Cause, d.Reason = CauseDisallowed, "the spec no longer allows it here: "+string(reason)
 				deletes = append(deletes, d)
@@ -298,7 +301,7 @@ func diffWorkload(fleet string, w WorkloadPlan, observed []Instance, revision st
 		d := &leaving[i]
 		switch {
 		case i >= fewer:
-			d.Cause, d.Reason = CauseMoved, movedReason(*d, creates, i-fewer)
+			d.Cause, d.Reason = CauseMoved, movedReason(*d, egress[d.Instance], creates, i-fewer)
 		case w.Desired < live:
 			d.Cause, d.Reason = CauseSurplus, fmt.Sprintf("surplus: the workload asks for %d nodes and %d run", w.Desired, live)
 		case w.Shortfall != nil:
@@ -311,16 +314,25 @@ func diffWorkload(fleet string, w WorkloadPlan, observed []Instance, revision st
 }
 
 // movedReason says where a moved node goes, the nth of the workload's
-// creates standing in for it, and what that saves.
-func movedReason(d Action, creates []Action, nth int) string {
+// creates standing in for it, and what that saves: on the price, or on the
+// price with the egress its data costs (was is what the node pays for its
+// data where it runs). A move that saves neither is not made for cost
+// (the planner never moves a node for a tie): the plan needs the node
+// elsewhere to hold the workload's constraints.
+func movedReason(d Action, egress int64, creates []Action, nth int) string {
 	if nth >= len(creates) {
 		return "moved: the plan places this node elsewhere"
 	}
 	to := creates[nth]
-	if was, now := d.PriceMicros, to.PriceMicros; was > 0 && now < was {
+	was, now := d.PriceMicros, to.PriceMicros
+	wasCost, nowCost := was+egress, now+to.EgressMicros
+	switch {
+	case was > 0 && now < was:
 		return fmt.Sprintf("moved to %s, %.0f%% cheaper", to.Offer, 100*float64(was-now)/float64(was))
+	case was > 0 && nowCost < wasCost:
+		return fmt.Sprintf("moved to %s, nearer its data: %.0f%% cheaper with egress", to.Offer, 100*float64(wasCost-nowCost)/float64(wasCost))
 	}
-	return fmt.Sprintf("moved to %s: the plan places it there for its spread, gang or data, not for a lower price", to.Offer)
+	return fmt.Sprintf("moved to %s at no saving: the plan needs it there for the workload's spread, gang, quotas or capacity", to.Offer)
 }
 
 // disallowed counts the deletes of nodes on offers the spec rules out.
@@ -339,6 +351,17 @@ func stateRank(s State) int {
 		return 0
 	}
 	return 1
+}
+
+// egressOf is what a node of the workload pays per hour for its data on an
+// offer, as the plan counts it.
+func egressOf(w WorkloadPlan, offer OfferKey) int64 {
+	for _, pl := range slices.Concat(w.Placements, w.Leaving) {
+		if pl.Offer == offer {
+			return pl.EgressMicros
+		}
+	}
+	return 0
 }
 
 func priceOf(w WorkloadPlan, offer OfferKey) int64 {

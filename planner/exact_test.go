@@ -254,7 +254,7 @@ func newBrute(in Input) *brute {
 				}
 				w.offers = append(w.offers, i)
 				w.cost = append(w.cost, cost)
-				w.keepCost = append(w.keepCost, cost-int64(math.Round(float64(cost)*in.Defaults.MigrationThreshold)))
+				w.keepCost = append(w.keepCost, cost-max(1, int64(math.Round(float64(cost)*in.Defaults.MigrationThreshold))))
 				w.running = append(w.running, running)
 				w.canAdd = append(w.canAdd, add)
 				b.maxCost = max(b.maxCost, cost)

@@ -73,12 +73,23 @@ const maxPriceMicros = 10_000 * 1_000_000
 // it too.
 const maxGPUHourMicros = 100 * 1_000_000
 
+// minGPUHourMicros bounds a believable price per GPU-hour from below ($0.01).
+// The cheapest GPU any public price list rents goes for about $0.026 per
+// GPU-hour (an Azure spot slice of a Radeon MI25; AWS's Inferentia at
+// $0.031, GCP's cheapest spot GPU at $0.066, the embedded catalog's at
+// $0.063), so no real price is refused, while the micro-dollar
+// placeholders some price lists carry are. Planned with, such a price
+// would be cheaper than anything real, and so small that the keep bonus
+// running nodes get rounds to nothing.
+const minGPUHourMicros = 10_000
+
 // ValidPrice reports whether an offer's price can be planned with: known,
-// positive and believable. An offer without one is never chosen, and a
-// node running on it is never moved or deleted because of its price.
+// and believable for its GPUs, neither a placeholder nor a mistake. An
+// offer without one is never chosen, and a node running on it is never
+// moved or deleted because of its price.
 func ValidPrice(o Offer) bool {
 	gpus := int64(max(o.GPUs, 1))
-	return o.PriceMicros > 0 && o.PriceMicros < maxPriceMicros && o.PriceMicros <= maxGPUHourMicros*gpus
+	return o.PriceMicros >= minGPUHourMicros*gpus && o.PriceMicros < maxPriceMicros && o.PriceMicros <= maxGPUHourMicros*gpus
 }
 
 // CheckPrices refuses offers that leave an enabled cloud without a single

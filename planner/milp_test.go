@@ -321,7 +321,7 @@ func newRules(in Input) *rules {
 				w.offers = append(w.offers, i)
 				w.add = append(w.add, !blocked[o.OfferKey] && o.Available != 0)
 				w.cost = append(w.cost, cost)
-				w.keep = append(w.keep, cost-int64(math.Round(float64(cost)*in.Defaults.MigrationThreshold)))
+				w.keep = append(w.keep, cost-max(1, int64(math.Round(float64(cost)*in.Defaults.MigrationThreshold))))
 				w.actual = append(w.actual, o.PriceMicros+e)
 				w.running = append(w.running, running)
 			}

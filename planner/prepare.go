@@ -270,7 +270,7 @@ func (p *planning) eligible(w *workload, filters []filter, running map[OfferKey]
 			cost:     cost,
 			egress:   egress,
 			running:  r,
-			keepCost: cost - int64(math.Round(float64(cost)*threshold)),
+			keepCost: keepCostOf(cost, threshold),
 		})
 	}
 	w.demand = spec.Nodes
@@ -278,6 +278,15 @@ func (p *planning) eligible(w *workload, filters []filter, running map[OfferKey]
 		p.fix(w)
 	}
 	p.hold(w, filters, running)
+}
+
+// keepCostOf is what a running node costs the plan where it runs: its cost
+// less the migrationThreshold's share, and at least a micro-dollar less,
+// so that a move that saves nothing never wins a tie. The threshold says a
+// move must save more than its share; with a threshold of 0, or a share
+// that rounds to nothing, the move must still save something.
+func keepCostOf(cost int64, threshold float64) int64 {
+	return cost - max(1, int64(math.Round(float64(cost)*threshold)))
 }
 
 // hold looks at the offers a workload runs nodes on that are not among its
