@@ -25,7 +25,7 @@ import (
 // meanwhile, it syncs to the new head, writes the files again and retries.
 // It never force-pushes.
 func (r *run) commit(ctx context.Context, files map[string][]byte) error {
-	msg := r.secrets.String(r.commitMessage())
+	msg := r.secrets.String(r.commitMessage(files))
 	for attempt := 1; ; attempt++ {
 		hash, err := r.writeAndCommit(files, msg)
 		if err != nil {
@@ -86,8 +86,10 @@ func (r *run) writeAndCommit(files map[string][]byte, msg string) (plumbing.Hash
 	return hash, nil
 }
 
-// commitMessage says what changed and the new hourly cost.
-func (r *run) commitMessage() string {
+// commitMessage says what changed and the new hourly cost, and names the
+// status files the run could not read: those it writes again, and those
+// it leaves for a person.
+func (r *run) commitMessage(files map[string][]byte) string {
 	var created, deleted, failed int
 	fleets := map[string]bool{}
 	for _, a := range r.result.Applied {
@@ -147,6 +149,14 @@ func (r *run) commitMessage() string {
 	}
 	for _, e := range r.errs[""] {
 		fmt.Fprintf(&b, "error: %s\n", e)
+	}
+	for _, f := range r.unreadable {
+		switch {
+		case files[f.Path] != nil:
+			fmt.Fprintf(&b, "rewritten: %s, which could not be read (%s)\n", f.Path, f.Problem)
+		default:
+			fmt.Fprintf(&b, "unreadable: %s (%s); no fleet of the specs writes it: fix it or delete it\n", f.Path, f.Problem)
+		}
 	}
 	if r.result.Revision != "" {
 		fmt.Fprintf(&b, "\nSpec-Commit: %s\n", r.result.Revision)

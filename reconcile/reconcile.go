@@ -129,6 +129,12 @@ type run struct {
 	root     *os.Root
 	state    *status.RepoState
 	previous map[string]*status.FleetStatus
+	// unreadable are the fleets' status files the run could not read;
+	// stateUnread says it could not read the repository state, which it
+	// then leaves as it is, never written over.
+	unreadable  []status.CorruptFile
+	stateUnread bool
+
 	observed []planner.Instance
 	// unobserved names clouds whose instances could not be listed.
 	unobserved map[string]error
@@ -310,11 +316,7 @@ func (r *run) load(ctx context.Context) error {
 	if r.root, err = status.OpenRoot(r.c.Dir, r.statusDir()); err != nil {
 		return err
 	}
-	if r.state, err = status.ReadState(r.root, r.statusDir()); err != nil {
-		return err
-	}
-	r.state.Prune(r.now)
-	if r.previous, err = status.ReadFleets(r.root, r.statusDir()); err != nil {
+	if err := r.readStatus(); err != nil {
 		return err
 	}
 	if r.specErr != nil {

@@ -62,7 +62,7 @@ func (r *run) statusFiles(statuses map[string]*status.FleetStatus) map[string][]
 		return err == nil && bytes.Equal(old, data)
 	}
 	state := status.Encode(r.state)
-	if name := path.Join(dir, status.StateFile); !unchanged(name, state) {
+	if name := path.Join(dir, status.StateFile); !r.stateUnread && !unchanged(name, state) {
 		changed = true
 		files[name] = state
 	}

@@ -21,8 +21,11 @@ func (r *run) statuses() map[string]*status.FleetStatus {
 		// The run stopped before it could plan: keep what the last run
 		// knew and say why this one stopped.
 		reason, message := status.ReasonObserveFailed, ""
-		if r.specErr != nil {
+		switch {
+		case r.specErr != nil:
 			reason = status.ReasonSpecInvalid
+		case r.stateUnread:
+			reason = status.ReasonStatusCorrupt
 		}
 		for _, e := range r.errs[""] {
 			message = e
@@ -35,7 +38,7 @@ func (r *run) statuses() map[string]*status.FleetStatus {
 				{Type: status.Ready, Status: false, Reason: reason, Message: message},
 				{Type: status.Progressing, Status: false, Reason: reason},
 				{Type: status.Degraded, Status: true, Reason: reason, Message: message},
-				{Type: status.Stalled, Status: reason == status.ReasonSpecInvalid, Reason: reason, Message: message},
+				{Type: status.Stalled, Status: reason == status.ReasonSpecInvalid || reason == status.ReasonStatusCorrupt, Reason: reason, Message: message},
 			}, prev.Conditions, r.now)
 			st.Observed = r.now
 			out[name] = &st

@@ -52,6 +52,7 @@ const (
 	ReasonDeletionsRefused = "DeletionsRefused"
 	ReasonObserveFailed    = "ObserveFailed"
 	ReasonSpecInvalid      = "SpecInvalid"
+	ReasonStatusCorrupt    = "StatusCorrupt"
 	ReasonOrphaned         = "Orphaned"
 )
 
@@ -292,15 +293,23 @@ func ReadState(root *os.Root, dir string) (*RepoState, error) {
 		return nil, fmt.Errorf("reading %s, %w", name, err)
 	}
 	if err := json.Unmarshal(data, s); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, &CorruptError{Files: []CorruptFile{{Path: name, Problem: decodeProblem(data, err)}}}
 	}
 	if s.SchemaVersion > StatusVersion {
 		return nil, fmt.Errorf("%s has schema version %d; this gpufleet knows %d: upgrade it", name, s.SchemaVersion, StatusVersion)
 	}
+	for i, b := range s.Blocklist {
+		if _, err := planner.ParseOfferKey(b.Offer); err != nil {
+			return nil, &CorruptError{Files: []CorruptFile{{Path: name, Problem: fmt.Sprintf("blocklist[%d].offer: %v", i, err)}}}
+		}
+	}
 	return s, nil
 }
 
-// readFleetStatuses reads every <fleet>.json in dir.
+// ReadFleets reads every <fleet>.json in dir. A file that is not a fleet's
+// status as gpufleet writes it is never read as nothing: the statuses of
+// the others come back with a *CorruptError naming it, for the caller to
+// refuse or to write it again.
 func ReadFleets(root *os.Root, dir string) (map[string]*FleetStatus, error) {
 	out := map[string]*FleetStatus{}
 	entries, err := fs.ReadDir(root.FS(), dir)
@@ -310,25 +319,57 @@ func ReadFleets(root *os.Root, dir string) (map[string]*FleetStatus, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the status directory %s, %w", dir, err)
 	}
+	var corrupt []CorruptFile
 	for _, e := range entries {
 		name := e.Name()
-		if !e.Type().IsRegular() || !strings.HasSuffix(name, ".json") || name == StateFile {
+		if !strings.HasSuffix(name, ".json") || name == StateFile {
 			continue
 		}
-		data, err := root.ReadFile(path.Join(dir, name))
+		file := path.Join(dir, name)
+		if !e.Type().IsRegular() {
+			corrupt = append(corrupt, CorruptFile{Path: file, Problem: "not a regular file"})
+			continue
+		}
+		data, err := root.ReadFile(file)
 		if err != nil {
-			return nil, fmt.Errorf("reading %s, %w", path.Join(dir, name), err)
+			return nil, fmt.Errorf("reading %s, %w", file, err)
 		}
-		var fs FleetStatus
-		if err := json.Unmarshal(data, &fs); err != nil {
-			// A broken status file is replaced, not trusted.
+		st, problem := parseFleet(strings.TrimSuffix(name, ".json"), data)
+		if problem != "" {
+			corrupt = append(corrupt, CorruptFile{Path: file, Problem: problem})
 			continue
 		}
-		if fs.Fleet != "" {
-			out[fs.Fleet] = &fs
-		}
+		out[st.Fleet] = st
+	}
+	if len(corrupt) > 0 {
+		return out, &CorruptError{Files: corrupt}
 	}
 	return out, nil
+}
+
+// parseFleet reads the status of a fleet from its file, or says why the
+// file is not one.
+func parseFleet(fleet string, data []byte) (*FleetStatus, string) {
+	var st FleetStatus
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, decodeProblem(data, err)
+	}
+	switch {
+	case st.SchemaVersion > StatusVersion:
+		return nil, fmt.Sprintf("schema version %d; this gpufleet knows %d: upgrade it", st.SchemaVersion, StatusVersion)
+	case st.Fleet == "":
+		return nil, "names no fleet"
+	case st.Fleet != fleet:
+		return nil, fmt.Sprintf("holds the status of fleet %q, not of %q", st.Fleet, fleet)
+	}
+	for _, w := range st.Workloads {
+		for _, inst := range w.Instances {
+			if _, err := planner.ParseOfferKey(inst.Offer); err != nil {
+				return nil, fmt.Sprintf("instance %s of workload %s: %v", inst.ID, w.Name, err)
+			}
+		}
+	}
+	return &st, ""
 }
 
 // encode renders a status document the way it is committed.
@@ -399,10 +440,8 @@ func ReadObserved(repoDir, statusDir string, now time.Time) (*Snapshot, error) {
 		}
 		for _, w := range st.Workloads {
 			for _, inst := range w.Instances {
-				k, err := planner.ParseOfferKey(inst.Offer)
-				if err != nil {
-					return nil, fmt.Errorf("status of %s: %w", st.Fleet, err)
-				}
+				// ReadFleets checked every offer.
+				k, _ := planner.ParseOfferKey(inst.Offer)
 				observed = append(observed, planner.Instance{ID: inst.ID, OfferKey: k, Fleet: st.Fleet, Workload: w.Name, Token: inst.Token, Bootstrap: inst.Bootstrap, State: inst.State})
 			}
 		}
