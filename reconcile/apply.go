@@ -82,6 +82,16 @@ func (r *run) reobserve(ctx context.Context) error {
 		observed = append(observed, got...)
 	}
 	slices.SortStableFunc(observed, planner.CompareInstances)
+	r.mu.Lock()
+	r.ownDeletes(observed, true)
+	// A preemption whose instance is gone needs remembering no more; the
+	// next run would forget it, and commit only for that.
+	listed := map[string]bool{}
+	for _, inst := range observed {
+		listed[inst.ID] = true
+	}
+	r.state.Preempted = slices.DeleteFunc(r.state.Preempted, func(id string) bool { return !listed[id] })
+	r.mu.Unlock()
 	seen := map[string]bool{}
 	for _, id := range r.state.Preempted {
 		seen[id] = true
@@ -233,6 +243,11 @@ func (r *run) applyRound(ctx context.Context, actions []planner.Action) (failedO
 			if gctx.Err() != nil {
 				return nil
 			}
+			// Remembered before it is asked for: a call cut short may
+			// still have reached the cloud.
+			r.mu.Lock()
+			r.noteDelete(inst)
+			r.mu.Unlock()
 			err := r.secrets.Error(r.opts.Providers[a.Offer.Cloud].Delete(gctx, inst))
 			res := status.ActionResult{Fleet: a.Fleet, Kind: planner.Delete, Workload: a.Workload, Offer: a.Offer.String(), Instance: a.Instance}
 			r.mu.Lock()

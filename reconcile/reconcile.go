@@ -385,6 +385,7 @@ func (r *run) observe(ctx context.Context) error {
 		}
 		return fmt.Errorf("could not list every cloud, so nothing was changed: %w", errors.Join(errs...))
 	}
+	r.ownDeletes(r.observed, false)
 	r.notePreemptions()
 	if r.opts.Saved != nil {
 		return r.opts.Saved.checkObserved(r.observed)

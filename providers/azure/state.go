@@ -74,8 +74,9 @@ func spot(vm *armcompute.VirtualMachine) bool {
 // Azure does not say who deletes a VM: a Spot VM evicted under the Delete
 // policy shows provisioningState Deleting with PowerState deallocating, as
 // does one gpufleet is deleting, so every Spot VM on its way out is read as
-// preempted. The cost is a second, harmless delete of a VM already going.
-// Evicted under the Deallocate policy, it stays deallocated.
+// preempted. The reconciler, which remembers the deletes it asked for in
+// the repository's state, reads its own as such. Evicted under the
+// Deallocate policy, a Spot VM stays deallocated.
 func stateOf(vm *armcompute.VirtualMachine) planner.State {
 	var provisioning string
 	if vm.Properties != nil {

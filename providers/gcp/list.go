@@ -3,6 +3,8 @@ package gcp
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,6 +47,11 @@ func (p *Provider) List(ctx context.Context, sel providers.Selector) ([]provider
 		// reconciler would replace them.
 	}, p.callOptions()...)
 	var out []providers.Instance
+	// stopped are the spot VMs GCE is stopping or has stopped that this
+	// process is not deleting, by index in out, with their ids: whether
+	// GCE preempted them is in its operations.
+	stopped := map[int]uint64{}
+	zones := map[string]bool{}
 	for {
 		scoped, err := it.Next()
 		if err == iterator.Done {
@@ -59,8 +66,58 @@ func (p *Provider) List(ctx context.Context, sel providers.Selector) ([]provider
 		}
 		for _, vm := range scoped.Value.GetInstances() {
 			inst, ok := p.toInstance(vm)
-			if ok && sel.Matches(inst) {
-				out = append(out, inst)
+			if !ok || !sel.Matches(inst) {
+				continue
+			}
+			if inst.Market == catalog.Spot && inst.State == planner.StateStopping {
+				stopped[len(out)] = vm.GetId()
+				zones[zone] = true
+			}
+			out = append(out, inst)
+		}
+	}
+	if len(stopped) == 0 {
+		return out, nil
+	}
+	preempted, err := p.preemptions(ctx, zones)
+	if err != nil {
+		return nil, err
+	}
+	for i, id := range stopped {
+		if preempted[id] {
+			out[i].State = planner.StatePreempted
+		}
+	}
+	return out, nil
+}
+
+// preemptionType is the operation GCE records on a VM it preempts.
+const preemptionType = "compute.instances.preempted"
+
+// preemptions lists the ids of the VMs GCE preempted in the zones given.
+// A preempted VM's status is the one of a VM someone stops or deletes
+// (STOPPING, then TERMINATED or gone); what tells them apart is the
+// operation of type compute.instances.preempted that GCE records on the
+// VM, which names it by id.
+func (p *Provider) preemptions(ctx context.Context, zones map[string]bool) (map[uint64]bool, error) {
+	out := map[uint64]bool{}
+	for _, zone := range slices.Sorted(maps.Keys(zones)) {
+		it := p.operations.List(ctx, &computepb.ListZoneOperationsRequest{
+			Project:    p.cfg.Project,
+			Zone:       zone,
+			Filter:     proto.String(fmt.Sprintf("operationType=%q", preemptionType)),
+			MaxResults: proto.Uint32(pageSize),
+		}, p.callOptions()...)
+		for {
+			op, err := it.Next()
+			if err == iterator.Done {
+				break
+			}
+			if err != nil {
+				return nil, classify("list", fmt.Errorf("listing the preemptions in %s, %w", zone, err))
+			}
+			if op.GetOperationType() == preemptionType {
+				out[op.GetTargetId()] = true
 			}
 		}
 	}
@@ -91,7 +148,7 @@ func (p *Provider) toInstance(vm *computepb.Instance) (providers.Instance, bool)
 		Workload:   workload,
 		Token:      token,
 		Bootstrap:  vm.GetLabels()[providers.TagBootstrap],
-		State:      stateOf(vm.GetStatus(), market, p.isDeleting(zone+"/"+vm.GetName())),
+		State:      stateOf(vm.GetStatus(), p.isDeleting(zone+"/"+vm.GetName()), false),
 		LaunchedAt: launched,
 	}, true
 }
@@ -106,12 +163,11 @@ func nodeToken(fleet, workload, label, name string) string {
 	return label
 }
 
-// stateOf maps a GCE status. GCE does not say who stops a VM: a spot VM
-// that is stopping or stopped, and that this process is not deleting, was
-// reclaimed. (gpufleet never stops VMs, it only deletes them; a VM another
-// process is deleting reads as preempted, which is not live either.)
-func stateOf(status string, market catalog.Market, deletedByUs bool) planner.State {
-	reclaimed := market == catalog.Spot && !deletedByUs
+// stateOf maps a GCE status. A VM's status does not say who stops it: a
+// VM that is stopping or stopped is stopped (not a working node, and still
+// billing for its disks) unless this process is deleting it, or GCE says
+// it preempted it (List looks that up for spot VMs, see preemptions).
+func stateOf(status string, deletedByUs, preempted bool) planner.State {
 	switch computepb.Instance_Status(computepb.Instance_Status_value[status]) {
 	case computepb.Instance_RUNNING:
 		return planner.StateRunning
@@ -124,7 +180,7 @@ func stateOf(status string, market catalog.Market, deletedByUs bool) planner.Sta
 		computepb.Instance_DEPROVISIONING, computepb.Instance_TERMINATED, computepb.Instance_STOPPED,
 		computepb.Instance_SUSPENDED:
 		switch {
-		case reclaimed:
+		case preempted:
 			return planner.StatePreempted
 		case deletedByUs:
 			return planner.StateTerminated

@@ -375,30 +375,50 @@ func TestListKeepsOwnedInstancesOfConfiguredRegions(t *testing.T) {
 	}
 }
 
-// TestListTellsPreemptionFromDeletion: a spot VM GCE is stopping was
-// reclaimed, unless this provider is deleting it.
+// TestListTellsPreemptionFromDeletion: a spot VM is preempted when GCE
+// says it took it back, with the compute.instances.preempted operation it
+// records; one that is stopping because someone deletes it (an earlier
+// run of gpufleet, whose delete is still in flight) is not, though its
+// status is the same.
 func TestListTellsPreemptionFromDeletion(t *testing.T) {
 	b := newBackend(t, sim.Config{OperationTime: time.Hour}, nil)
-	labels := map[string]string{providers.TagFleet: "stop", providers.TagWorkload: "w", providers.TagToken: "gf1-x"}
-	inst := b.launchOwned(t, testZone, "spot-vm", catalog.Spot, labels)
-	if _, err := b.world.StartDelete(inst.ID, "", nil); err != nil {
+	labels := func(token string) map[string]string {
+		return map[string]string{providers.TagFleet: "stop", providers.TagWorkload: "w", providers.TagToken: token}
+	}
+	deleted := b.launchOwned(t, testZone, "deleted-vm", catalog.Spot, labels("gf1-x"))
+	if _, err := b.world.StartDelete(deleted.ID, "", nil); err != nil {
 		t.Fatal(err)
 	}
-	state := func() planner.State {
+	taken := b.launchOwned(t, testZone, "taken-vm", catalog.Spot, labels("gf1-y"))
+	if err := b.world.Preempt(taken.ID); err != nil {
+		t.Fatal(err)
+	}
+	states := func() map[string]planner.State {
 		t.Helper()
 		got, err := b.provider.List(testCtx(t), providers.Selector{Fleet: "stop"})
-		if err != nil || len(got) != 1 {
+		if err != nil || len(got) != 2 {
 			t.Fatalf("List: %v %v", got, err)
 		}
-		return got[0].State
+		out := map[string]planner.State{}
+		for _, inst := range got {
+			out[inst.ID] = inst.State
+		}
+		return out
 	}
-	if got := state(); got != planner.StatePreempted {
-		t.Errorf("a spot VM stopping by itself is %s, want preempted", got)
+	got := states()
+	if got["deleted-vm"] != planner.StateStopping {
+		t.Errorf("a spot VM someone deletes is %s, want stopping: GCE did not take it back", got["deleted-vm"])
+	}
+	if got["taken-vm"] != planner.StatePreempted {
+		t.Errorf("a spot VM GCE preempted is %s, want preempted", got["taken-vm"])
+	}
+	if n := b.calls("zoneOperations.list"); n != 1 {
+		t.Errorf("%d operation lists, want one for the zone with stopped spot VMs", n)
 	}
 	// One this provider is deleting is on its way out, not a leftover to
 	// delete again.
-	b.provider.markDeleting(testZone+"/spot-vm", true)
-	if got := state(); got != planner.StateTerminated {
+	b.provider.markDeleting(testZone+"/deleted-vm", true)
+	if got := states()["deleted-vm"]; got != planner.StateTerminated {
 		t.Errorf("a spot VM we are deleting is %s, want terminated", got)
 	}
 }

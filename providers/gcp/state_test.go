@@ -10,47 +10,48 @@ import (
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
+// A VM's status never says on its own that GCE preempted it: a stopping
+// or stopped VM is preempted only when GCE recorded a preemption of it,
+// gone by this process's hand when it is deleting it, and stopped
+// otherwise, spot or not.
 func TestStateOf(t *testing.T) {
-	const (
-		od   = catalog.OnDemand
-		spot = catalog.Spot
-	)
 	tests := []struct {
-		status      string
-		market      catalog.Market
-		deletedByUs bool
-		want        planner.State
+		status                 string
+		deletedByUs, preempted bool
+		want                   planner.State
 	}{
-		{"PROVISIONING", od, false, planner.StatePending},
-		{"STAGING", od, false, planner.StatePending},
-		{"PENDING", spot, false, planner.StatePending},
-		{"REPAIRING", od, false, planner.StatePending},
-		{"RUNNING", od, false, planner.StateRunning},
-		{"RUNNING", spot, false, planner.StateRunning},
-		{"STOPPING", od, false, planner.StateStopping},
-		{"STOPPING", od, true, planner.StateTerminated},
-		{"STOPPING", spot, true, planner.StateTerminated},
-		{"STOPPING", spot, false, planner.StatePreempted},
-		{"PENDING_STOP", spot, false, planner.StatePreempted},
-		{"DEPROVISIONING", od, false, planner.StateStopping},
-		{"SUSPENDING", od, false, planner.StateStopping},
-		{"TERMINATED", od, false, planner.StateStopping},
-		{"TERMINATED", spot, false, planner.StatePreempted},
-		{"TERMINATED", spot, true, planner.StateTerminated},
-		{"TERMINATED", od, true, planner.StateTerminated},
-		{"STOPPED", od, false, planner.StateStopping},
-		{"SUSPENDED", od, false, planner.StateStopping},
-		{"SUSPENDED", spot, false, planner.StatePreempted},
-		{"SOMETHING_NEW", od, false, planner.StatePending},
-		{"", od, false, planner.StatePending},
+		{"PROVISIONING", false, false, planner.StatePending},
+		{"STAGING", false, false, planner.StatePending},
+		{"PENDING", false, false, planner.StatePending},
+		{"REPAIRING", false, false, planner.StatePending},
+		{"RUNNING", false, false, planner.StateRunning},
+		{"STOPPING", false, false, planner.StateStopping},
+		{"STOPPING", true, false, planner.StateTerminated},
+		{"STOPPING", false, true, planner.StatePreempted},
+		{"STOPPING", true, true, planner.StatePreempted},
+		{"PENDING_STOP", false, true, planner.StatePreempted},
+		{"PENDING_STOP", false, false, planner.StateStopping},
+		{"DEPROVISIONING", false, false, planner.StateStopping},
+		{"SUSPENDING", false, false, planner.StateStopping},
+		{"TERMINATED", false, false, planner.StateStopping},
+		{"TERMINATED", false, true, planner.StatePreempted},
+		{"TERMINATED", true, false, planner.StateTerminated},
+		{"STOPPED", false, false, planner.StateStopping},
+		{"SUSPENDED", false, false, planner.StateStopping},
+		{"SUSPENDED", false, true, planner.StatePreempted},
+		{"SOMETHING_NEW", false, false, planner.StatePending},
+		{"", false, false, planner.StatePending},
 	}
 	for _, tt := range tests {
-		name := tt.status + "/" + string(tt.market)
+		name := tt.status
 		if tt.deletedByUs {
 			name += "/deleting"
 		}
+		if tt.preempted {
+			name += "/preempted"
+		}
 		t.Run(name, func(t *testing.T) {
-			if got := stateOf(tt.status, tt.market, tt.deletedByUs); got != tt.want {
+			if got := stateOf(tt.status, tt.deletedByUs, tt.preempted); got != tt.want {
 				t.Errorf("got %s, want %s", got, tt.want)
 			}
 		})

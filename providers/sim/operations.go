@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gpufleet/gpufleet/schema/catalog"
@@ -17,6 +19,9 @@ const (
 	// OperationBulkInsert creates several GCE instances at once.
 	OperationBulkInsert OperationKind = "bulkInsert"
 	OperationDelete     OperationKind = "delete"
+	// OperationPreempted is the system event GCE records when it takes a
+	// spot VM back, done as soon as it starts.
+	OperationPreempted OperationKind = "compute.instances.preempted"
 )
 
 // Operation is a long-running operation of GCE or ARM: a create or delete
@@ -111,6 +116,24 @@ func (w *World) Operation(id string) (*Operation, bool) {
 		return nil, false
 	}
 	return op.snapshot(now), true
+}
+
+// Operations lists a cloud's operations of a kind, as of now, in the order
+// they began: what a front lists that it did not start itself, such as the
+// preemptions GCE records.
+func (w *World) Operations(cloud string, kind OperationKind) []*Operation {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := w.clock.Now()
+	w.expire(now)
+	var out []*Operation
+	for _, op := range w.operations {
+		if op.Cloud == cloud && op.Kind == kind {
+			out = append(out, op.snapshot(now))
+		}
+	}
+	slices.SortFunc(out, func(a, b *Operation) int { return cmp.Or(a.StartedAt.Compare(b.StartedAt), cmp.Compare(a.ID, b.ID)) })
+	return out
 }
 
 // operationLifetime is how long finished operations can still be read.

@@ -636,11 +636,31 @@ func (w *World) Preempt(id string) error {
 	if inst.Market != catalog.Spot {
 		return &Error{Kind: KindInvalid, Message: fmt.Sprintf("instance %s is not a spot instance", id)}
 	}
+	w.reclaim(inst, now)
+	return nil
+}
+
+// reclaim ends a spot instance as its cloud does when it takes it back,
+// with the signal the cloud gives of it: EC2's state reason, Azure's
+// eviction, and on GCE a compute.instances.preempted operation on the
+// instance, done at once, which is how GCE tells a preemption from a stop
+// or a delete.
+func (w *World) reclaim(inst *Instance, now time.Time) {
 	inst.Preempted = true
 	inst.EndedAt = now
 	w.setState(inst, StateTerminated)
+	if inst.Cloud == catalog.GCP {
+		// Named as GCE names its system events, and from no random
+		// draw, so that a preemption leaves the world's ids as they were.
+		op := &Operation{
+			ID: fmt.Sprintf("systemevent-%d-%s", now.UnixMilli(), inst.ID), Cloud: inst.Cloud, Kind: OperationPreempted,
+			InstanceID: inst.ID, Name: inst.Name, Scope: inst.Scope, Zone: inst.Zone,
+			StartedAt: now, DoneAt: now, Applied: true,
+		}
+		w.operations[op.ID] = op
+		w.settleSoon(now.Add(operationLifetime + time.Nanosecond))
+	}
 	w.changed()
-	return nil
 }
 
 // preemptRandom preempts one running spot instance of a cloud, chosen by
@@ -657,11 +677,7 @@ func (w *World) preemptRandom(cloud string) {
 		return
 	}
 	slices.SortFunc(spot, func(a, b *Instance) int { return cmp.Compare(a.Seq, b.Seq) })
-	inst := spot[w.rng.IntN(len(spot))]
-	inst.Preempted = true
-	inst.EndedAt = now
-	w.setState(inst, StateTerminated)
-	w.changed()
+	w.reclaim(spot[w.rng.IntN(len(spot))], now)
 }
 
 // Rand returns a number in [0, n) from the world's seeded source, for

@@ -2,6 +2,7 @@ package status
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -146,6 +147,11 @@ type RepoState struct {
 	// Preempted lists preempted instances already acted on, so one
 	// preemption blocklists its offer once.
 	Preempted []string `json:"preemptedSeen"`
+	// Deleted lists the instances gpufleet asked a cloud to delete that
+	// may still be listed: a cloud that does not say who ends a VM shows
+	// one on its way out by gpufleet's hand as it shows one it took back,
+	// and a later run must not read it as preempted.
+	Deleted []DeleteIssued `json:"deletesIssued,omitempty"`
 	// Quotas are the clouds' quotas as the last run read them, with what
 	// counted against them once it was done.
 	Quotas []planner.Quota `json:"quotas,omitempty"`
@@ -155,6 +161,38 @@ type RepoState struct {
 type RetiredToken struct {
 	Token string    `json:"token"`
 	Until time.Time `json:"until"`
+}
+
+// DeleteIssued is a delete gpufleet asked of a cloud, remembered until
+// the instance is no longer listed, or Until.
+type DeleteIssued struct {
+	Cloud string    `json:"cloud"`
+	ID    string    `json:"id"`
+	Token string    `json:"token,omitempty"`
+	Until time.Time `json:"until"`
+}
+
+// NoteDelete remembers that gpufleet asks for an instance's deletion.
+func (s *RepoState) NoteDelete(cloud, id, token string, until time.Time) {
+	for i, d := range s.Deleted {
+		if d.Cloud == cloud && d.ID == id && d.Token == token {
+			s.Deleted[i].Until = until
+			return
+		}
+	}
+	s.Deleted = append(s.Deleted, DeleteIssued{Cloud: cloud, ID: id, Token: token, Until: until})
+}
+
+// DeletedByUs reports whether gpufleet asked for the deletion of this
+// instance: the same cloud, id and token, so that a later instance given
+// the same name is not taken for it.
+func (s *RepoState) DeletedByUs(cloud, id, token string) bool {
+	return slices.ContainsFunc(s.Deleted, func(d DeleteIssued) bool { return d.Cloud == cloud && d.ID == id && d.Token == token })
+}
+
+// KeepDeletes forgets the deletes keep reports false for.
+func (s *RepoState) KeepDeletes(keep func(DeleteIssued) bool) {
+	s.Deleted = slices.DeleteFunc(s.Deleted, func(d DeleteIssued) bool { return !keep(d) })
 }
 
 // Active returns the offers blocked entirely, of the entries still in
@@ -239,6 +277,13 @@ func (s *RepoState) Prune(now time.Time) {
 	slices.SortFunc(s.Retired, func(a, b RetiredToken) int { return strings.Compare(a.Token, b.Token) })
 	slices.Sort(s.Preempted)
 	s.Preempted = slices.Compact(s.Preempted)
+	s.Deleted = slices.DeleteFunc(s.Deleted, func(d DeleteIssued) bool { return !now.Before(d.Until) })
+	slices.SortFunc(s.Deleted, func(a, b DeleteIssued) int {
+		return cmp.Or(strings.Compare(a.Cloud, b.Cloud), strings.Compare(a.ID, b.ID), strings.Compare(a.Token, b.Token))
+	})
+	if len(s.Deleted) == 0 {
+		s.Deleted = nil
+	}
 	if s.Blocklist == nil {
 		s.Blocklist = []BlockedOffer{}
 	}

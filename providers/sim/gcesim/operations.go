@@ -55,6 +55,17 @@ func (s *Server) recordOperation(op *sim.Operation) {
 	s.world.PutResource(sim.Resource{Cloud: cloud, Kind: kindZoneOperation, ID: op.ID, Region: op.Zone, Body: body})
 }
 
+// recordPreemptions keeps the preemptions the world made for
+// zoneOperations.list, as the operations the front starts are kept. They
+// are recorded when first listed, in the order they happened: among
+// themselves they list in that order, which is what a caller filtering on
+// operationType sees.
+func (s *Server) recordPreemptions() {
+	for _, op := range s.world.Operations(cloud, sim.OperationPreempted) {
+		s.recordOperation(op)
+	}
+}
+
 // writeOperation answers a call that started or replayed an operation.
 func (s *Server) writeOperation(w http.ResponseWriter, r *http.Request, op *sim.Operation) error {
 	s.recordOperation(op)
@@ -131,6 +142,7 @@ func keyedOperation(op keyed[*computepb.Operation]) *computepb.Operation { retur
 // members after it. Records of operations the world has forgotten are
 // dropped on the way.
 func (s *Server) zoneOperations(l links, project string, keep func(zone string) bool) []keyed[*computepb.Operation] {
+	s.recordPreemptions()
 	var ops []keyed[*computepb.Operation]
 	for _, rec := range s.world.Resources(cloud, kindZoneOperation, func(res sim.Resource) bool { return keep(res.Region) }) {
 		var scoped zoneOpRecord

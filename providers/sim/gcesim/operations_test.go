@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -130,5 +131,40 @@ func TestAggregatedOperations(t *testing.T) {
 	want := map[string][]string{"global": {"insert n"}, "zones/europe-west4-a": {"insert b"}, "zones/us-central1-a": {"insert a"}}
 	if !maps.EqualFunc(seen, want, slices.Equal) {
 		t.Errorf("aggregated operations %v, want %v", seen, want)
+	}
+}
+
+// A preemption is an operation GCE records itself, of type
+// compute.instances.preempted, done, by the system, on the VM it took
+// back; a delete of a spot VM is not one, though the VM stops the same
+// way. It is how a caller tells the two apart.
+func TestAPreemptionIsAnOperation(t *testing.T) {
+	f := newFixture(t, sim.Config{}, Options{})
+	ctx := context.Background()
+	taken := f.create(t, vm{name: "taken", spot: true, terminationAction: "DELETE"})
+	deleted := f.create(t, vm{name: "deleted", spot: true, terminationAction: "DELETE"})
+	if err := f.world.Preempt(strconv.FormatUint(taken.GetId(), 10)); err != nil {
+		t.Fatal(err)
+	}
+	op, err := f.instances.Delete(ctx, &computepb.DeleteInstanceRequest{Project: project, Zone: zone, Instance: deleted.GetName()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := op.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := all(t, f.operations.List(ctx, &computepb.ListZoneOperationsRequest{
+		Project: project, Zone: zone, Filter: proto.String(`operationType="compute.instances.preempted"`),
+	}).Next)
+	if len(got) != 1 {
+		t.Fatalf("preemptions %v, want the one", got)
+	}
+	p := got[0]
+	if p.GetTargetId() != taken.GetId() || p.GetTargetLink() != f.zoneLink()+"/instances/taken" || p.GetStatus() != computepb.Operation_DONE || p.GetUser() != "system" {
+		t.Errorf("the preemption reads %v", p)
+	}
+	again, err := f.operations.Get(ctx, &computepb.GetZoneOperationRequest{Project: project, Zone: zone, Operation: p.GetName()})
+	if err != nil || again.GetOperationType() != "compute.instances.preempted" {
+		t.Errorf("the preemption read on its own: %v, %v", again, err)
 	}
 }

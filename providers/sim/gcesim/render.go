@@ -295,8 +295,12 @@ func (s *Server) renderOperation(l links, op *sim.Operation) *computepb.Operatio
 			s.operationError(op, out, faultContext{Project: project, Zone: op.Zone, Region: s.region(op.Zone)})
 		}
 	}
-	if op.Kind == sim.OperationBulkInsert {
+	switch op.Kind {
+	case sim.OperationBulkInsert:
 		bulkStatus(l, op, out)
+	case sim.OperationPreempted:
+		// A system event: GCE, not a caller, did it.
+		out.User = proto.String("system")
 	}
 	return out
 }
