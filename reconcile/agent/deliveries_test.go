@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -141,7 +142,7 @@ func TestDeliveriesForgetTheOldestBeyondTheBound(t *testing.T) {
 	now := time.Date(2026, 4, 1, 12, 0, 0, 0, time.UTC)
 	d := newDeliveries(time.Hour, 3, func() time.Time { return now })
 	for i := range 10 {
-		if !d.first(fmt.Sprint("id-", i)) {
+		if !first(d, fmt.Sprint("id-", i)) {
 			t.Fatalf("id-%d is new but not first", i)
 		}
 		now = now.Add(time.Second)
@@ -157,11 +158,79 @@ func TestDeliveriesForgetTheOldestBeyondTheBound(t *testing.T) {
 		{"id-8", false},
 		{"id-6", true}, // forgotten: it was the oldest when id-9 came
 	} {
-		if got := d.first(tt.id); got != tt.first {
+		if got := first(d, tt.id); got != tt.first {
 			t.Errorf("first(%s) = %v, want %v", tt.id, got, tt.first)
 		}
 	}
 	if n := d.size(); n != 3 {
 		t.Errorf("%d ids remembered, want 3", n)
 	}
+}
+
+// A copy of a delivery that comes while the first is being handled waits
+// for its outcome: it is a duplicate once the first was handled, and is
+// handled itself when the first failed. An id that failed is not
+// remembered.
+func TestDeliveryCopiesWaitForTheFirstsOutcome(t *testing.T) {
+	now := time.Date(2026, 4, 1, 12, 0, 0, 0, time.UTC)
+	d := newDeliveries(time.Hour, 10, func() time.Time { return now })
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name    string
+		handled bool
+		// copyFirst is whether the copy that waited is handled in the
+		// first one's place.
+		copyFirst bool
+	}{
+		{"the first failed", false, true},
+		{"the first was handled", true, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			id := "d-" + tt.name
+			settle, first, err := d.claim(ctx, id)
+			if err != nil || !first {
+				t.Fatalf("a new id: first %v, %v", first, err)
+			}
+			type outcome struct {
+				settle func(bool)
+				first  bool
+				err    error
+			}
+			copied := make(chan outcome, 1)
+			go func() {
+				s, f, err := d.claim(ctx, id)
+				copied <- outcome{s, f, err}
+			}()
+			settle(tt.handled)
+			got := <-copied
+			if got.err != nil || got.first != tt.copyFirst {
+				t.Errorf("the copy: first %v, %v; want first %v", got.first, got.err, tt.copyFirst)
+			}
+			if got.first {
+				got.settle(true)
+			}
+			if _, first, _ := d.claim(ctx, id); first {
+				t.Error("a third copy after one was handled is first")
+			}
+		})
+	}
+	// A copy waiting on a claim that is never settled gives up with its
+	// context.
+	if _, first, _ := d.claim(ctx, "held"); !first {
+		t.Fatal("held: not first")
+	}
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, first, err := d.claim(gone, "held"); first || err == nil {
+		t.Errorf("a copy whose request ended: first %v, %v", first, err)
+	}
+}
+
+// first claims id and, when it is new, settles it as handled.
+func first(d *deliveries, id string) bool {
+	settle, first, err := d.claim(context.Background(), id)
+	if first && err == nil {
+		settle(true)
+	}
+	return first
 }

@@ -79,7 +79,10 @@ const forwardedHeader = "X-Gpufleet-Forwarded"
 
 // forwardPush hands a push for another replica's repository to that
 // replica, as GitHub sent it (the signature still holds), so a webhook
-// reaching any replica behind the Service triggers the run.
+// reaching any replica behind the Service triggers the run. The owner's
+// answer is passed back as it is: one that did not answer, or answered a
+// server error, leaves the delivery unhandled, so neither replica
+// remembers it and GitHub's redelivery runs.
 func (a *Agent) forwardPush(w http.ResponseWriter, r *http.Request, raw []byte, owner int, log *slog.Logger) {
 	if a.opts.Peer == nil || r.Header.Get(forwardedHeader) != "" {
 		log.Info("webhook for another replica's repository", "replica", owner)

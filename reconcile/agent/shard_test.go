@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -109,5 +110,68 @@ func TestWebhooksReachTheReplicaOfTheirShard(t *testing.T) {
 	req.Header = githubHeader("push", payload, "sha256=00", "d-2")
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("a forged delivery: %v %v", resp.StatusCode, err)
+	}
+}
+
+// A push passed on to a replica that is down gets 502 and is not
+// remembered, by either replica: GitHub's redelivery of it, with the same
+// delivery id, runs once the owner is back, and a further copy is a
+// duplicate. An owner answering 503 (shutting down) leaves it unhandled
+// too.
+func TestWebhookForADownReplicaRunsWhenRedelivered(t *testing.T) {
+	var repos []Repo
+	for i := range 12 {
+		repos = append(repos, Repo{URL: fmt.Sprintf("https://github.com/acme/fleets-%d", i), Branch: "main"})
+	}
+	log, _ := testLog(t)
+	owner, err := New(Options{Repos: repos, Secret: secret, Log: log, Shard: Shard{Ordinal: 1, Replicas: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := httptest.NewServer(owner.Handler())
+	defer up.Close()
+	// Replica 1 down: its connection closes without an answer.
+	down := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic(http.ErrAbortHandler) }))
+	defer down.Close()
+	stopping := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		replyError(w, http.StatusServiceUnavailable, "shutting down")
+	}))
+	defer stopping.Close()
+	var peer atomic.Pointer[httptest.Server]
+	peer.Store(down)
+	front, err := New(Options{Repos: repos, Secret: secret, Log: log, Shard: Shard{Ordinal: 0, Replicas: 2},
+		Peer: func(int) string { return peer.Load().URL }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := front.Handler()
+	var target *worker
+	for _, w := range owner.workers {
+		target = w
+	}
+	payload := pushPayload(target.repo.URL+".git", "refs/heads/main")
+	const id = "5ad1e3a0-1e55-11f0-8a5b-0a58a9feac10"
+	for _, tt := range []struct {
+		name     string
+		peer     *httptest.Server
+		code     int
+		body     string
+		triggers int64
+	}{
+		{"the owner is down", down, http.StatusBadGateway, "did not answer", 0},
+		{"redelivered while the owner shuts down", stopping, http.StatusServiceUnavailable, "shutting down", 0},
+		{"redelivered once the owner is back", up, http.StatusAccepted, `"triggered"`, 1},
+		{"redelivered again", up, http.StatusOK, `"duplicate"`, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			peer.Store(tt.peer)
+			code, body := deliver(h, githubHeader("push", payload, "", id), payload)
+			if code != tt.code || !strings.Contains(body, tt.body) {
+				t.Errorf("answer %d %s, want %d with %s", code, body, tt.code, tt.body)
+			}
+			if n := target.triggered.Load(); n != tt.triggers {
+				t.Errorf("the owner's run was triggered %d times, want %d", n, tt.triggers)
+			}
+		})
 	}
 }

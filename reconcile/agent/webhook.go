@@ -27,9 +27,10 @@ type pushEvent struct {
 
 // githubWebhook takes GitHub's webhook deliveries. Only a push to the
 // branch a configured repository reconciles triggers a run; a request that
-// is refused (4xx), or repeats the X-GitHub-Delivery id of one accepted
-// within the hour, never does. Nothing of a payload is logged but the
-// repository and ref it names.
+// is refused (4xx), or repeats the X-GitHub-Delivery id of one handled
+// within the hour, never does; one that failed (5xx) runs when GitHub
+// redelivers it. Nothing of a payload is logged but the repository and
+// ref it names.
 func (a *Agent) githubWebhook(w http.ResponseWriter, r *http.Request) {
 	event, delivery := r.Header.Get("X-GitHub-Event"), r.Header.Get("X-GitHub-Delivery")
 	log := a.log.With("delivery", delivery, "event", event)
@@ -43,12 +44,24 @@ func (a *Agent) githubWebhook(w http.ResponseWriter, r *http.Request) {
 		log.Warn("webhook refused", "status", code, "reason", err, "remote", r.RemoteAddr)
 		return
 	}
-	// A delivery is remembered only once its signature checks out, so a
-	// forged request cannot make the agent ignore the genuine one.
-	if delivery != "" && !a.deliveries.first(delivery) {
-		log.Info("webhook: delivery already accepted; no run")
-		reply(w, http.StatusOK, map[string]string{"result": "duplicate"})
-		return
+	// A delivery is claimed only once its signature checks out, so a
+	// forged request cannot make the agent ignore the genuine one; and it
+	// is remembered only once handled, here or by the replica it is
+	// passed to, so a redelivery of one that failed runs.
+	if delivery != "" {
+		settle, first, err := a.deliveries.claim(r.Context(), delivery)
+		switch {
+		case err != nil:
+			replyError(w, http.StatusServiceUnavailable, "another copy of this delivery is being handled")
+			return
+		case !first:
+			log.Info("webhook: delivery already handled; no run")
+			reply(w, http.StatusOK, map[string]string{"result": "duplicate"})
+			return
+		}
+		answer := &answered{ResponseWriter: w}
+		defer func() { settle(answer.handled()) }()
+		w = answer
 	}
 	switch event {
 	case "ping":
