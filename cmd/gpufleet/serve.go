@@ -24,6 +24,7 @@ type serveFlags struct {
 	maxPayload              int64
 	parallelism             int
 	replicas, ordinal       int
+	ordinalGiven            bool
 	peerURL                 string
 	emulated                bool
 	simState                string
@@ -54,9 +55,13 @@ lock), waits for them, and exits 0.`,
 				"jitter":         "GPUFLEET_JITTER",
 				"lock-wait":      "GPUFLEET_LOCK_WAIT",
 				"shutdown-delay": "GPUFLEET_SHUTDOWN_DELAY",
+				"replicas":       "GPUFLEET_REPLICAS",
+				"ordinal":        "GPUFLEET_ORDINAL",
+				"peer-url":       "GPUFLEET_PEER_URL",
 			}); err != nil {
 				return err
 			}
+			f.ordinalGiven = cmd.Flags().Changed("ordinal")
 			return a.serve(cmd.Context(), f)
 		},
 	}
@@ -82,6 +87,12 @@ lock), waits for them, and exits 0.`,
 // serve runs the agent until ctx ends, which Main ties to SIGTERM and
 // SIGINT.
 func (a *app) serve(ctx context.Context, f serveFlags) error {
+	// Before anything starts: a replica that misreads its shard would
+	// reconcile repositories another replica holds, or none at all.
+	shard, err := shardOf(f.ordinal, f.ordinalGiven, f.replicas)
+	if err != nil {
+		return err
+	}
 	var repos []agent.Repo
 	for _, r := range f.repos {
 		repos = append(repos, agent.ParseRepo(r, f.branch))
@@ -96,10 +107,6 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 	}
 	// Closing saves the emulated clouds, after the last run is over.
 	defer closeClouds()
-	shard, err := shardOf(f.ordinal, f.replicas)
-	if err != nil {
-		return err
-	}
 	var peer func(int) string
 	if f.peerURL != "" {
 		if strings.Count(f.peerURL, "%d") != 1 {
@@ -162,15 +169,26 @@ func splitList(v string) []string {
 }
 
 // shardOf is this replica's shard: the ordinal given, or the host name's.
-func shardOf(ordinal, replicas int) (agent.Shard, error) {
-	if replicas <= 1 {
+// A count below one, or an ordinal outside 0 to replicas-1, is refused
+// rather than read as a single replica that keeps everything.
+func shardOf(ordinal int, ordinalGiven bool, replicas int) (agent.Shard, error) {
+	if replicas < 1 {
+		return agent.Shard{}, fmt.Errorf("--replicas is %d: it is how many replicas share the repositories, at least 1", replicas)
+	}
+	if ordinalGiven && (ordinal < 0 || ordinal >= replicas) {
+		return agent.Shard{}, fmt.Errorf("--ordinal is %d: with --replicas %d it must be from 0 to %d", ordinal, replicas, replicas-1)
+	}
+	if replicas == 1 {
 		return agent.Shard{}, nil
 	}
-	if ordinal < 0 {
+	if !ordinalGiven {
 		host, _ := os.Hostname()
 		n, err := agent.OrdinalFromHostname(host)
 		if err != nil {
 			return agent.Shard{}, err
+		}
+		if n >= replicas {
+			return agent.Shard{}, fmt.Errorf("the host name %q gives ordinal %d: with --replicas %d it must be from 0 to %d", host, n, replicas, replicas-1)
 		}
 		ordinal = n
 	}

@@ -34,8 +34,13 @@ func (s Shard) owns(id string) bool {
 }
 
 func (s Shard) check() error {
-	if s.Replicas < 0 || (s.Replicas > 0 && (s.Ordinal < 0 || s.Ordinal >= s.Replicas)) {
-		return fmt.Errorf("replica %d of %d: the ordinal must be from 0 to %d", s.Ordinal, s.Replicas, max(0, s.Replicas-1))
+	switch {
+	case s == Shard{}:
+		return nil
+	case s.Replicas < 1:
+		return fmt.Errorf("replica %d of %d: there is at least one replica", s.Ordinal, s.Replicas)
+	case s.Ordinal < 0 || s.Ordinal >= s.Replicas:
+		return fmt.Errorf("replica %d of %d: the ordinal must be from 0 to %d", s.Ordinal, s.Replicas, s.Replicas-1)
 	}
 	return nil
 }

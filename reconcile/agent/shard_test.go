@@ -41,8 +41,10 @@ func TestEveryRepositoryHasOneReplica(t *testing.T) {
 	if len(owner) != len(repos) {
 		t.Errorf("%d of %d repositories have a replica", len(owner), len(repos))
 	}
-	if _, err := New(Options{Repos: repos, Shard: Shard{Ordinal: 3, Replicas: 3}}); err == nil {
-		t.Error("ordinal 3 of 3 was accepted")
+	for _, s := range []Shard{{Ordinal: 3, Replicas: 3}, {Ordinal: -1, Replicas: 3}, {Ordinal: 1, Replicas: 0}, {Ordinal: 0, Replicas: -1}, {Ordinal: 1, Replicas: 1}} {
+		if _, err := New(Options{Repos: repos, Shard: s}); err == nil {
+			t.Errorf("replica %d of %d was accepted", s.Ordinal, s.Replicas)
+		}
 	}
 }
 
