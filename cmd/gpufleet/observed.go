@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 
@@ -31,16 +32,67 @@ const (
 var observedStates = []planner.State{planner.StatePending, planner.StateRunning, planner.StateStopping,
 	planner.StatePreempted, planner.StateFailed, planner.StateTerminated}
 
+// maxObservedSize bounds the --observed file: a listing of the most nodes
+// a repository may hold (schema.MaxNodes), each with every optional field,
+// takes about 20 MiB.
+const maxObservedSize = 32 << 20
+
 func readObserved(name string) ([]planner.Instance, error) {
-	data, err := os.ReadFile(name)
+	data, err := readObservedFile(name)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	instances, err := parseObserved(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s:%w", name, err)
 	}
 	return instances, nil
+}
+
+// readObservedFile reads a regular file of at most maxObservedSize bytes.
+// A device such as /dev/zero would be read without end, and a named pipe
+// would block until a writer came: both are refused by what Stat says
+// before they are opened, and again by what the open file says.
+func readObservedFile(name string) ([]byte, error) {
+	info, err := os.Stat(name)
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (%s): --observed reads a file", info.Mode().Type())
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	defer f.Close()
+	if info, err = f.Stat(); err != nil {
+		return nil, unwrapPath(err)
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (%s): --observed reads a file", info.Mode().Type())
+	}
+	if info.Size() > maxObservedSize {
+		return nil, fmt.Errorf("file is %d bytes, over the limit of %d bytes", info.Size(), maxObservedSize)
+	}
+	// The file may grow after Stat; the limit holds regardless.
+	data, err := io.ReadAll(io.LimitReader(f, maxObservedSize+1))
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	if len(data) > maxObservedSize {
+		return nil, fmt.Errorf("file is over the limit of %d bytes", maxObservedSize)
+	}
+	return data, nil
+}
+
+// unwrapPath drops an *fs.PathError's path, which the caller names.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // observedError is a problem at a line of the file.
