@@ -35,9 +35,15 @@ func (r *Report) days() string {
 	return fmt.Sprintf("%.1f days", d.Hours()/24)
 }
 
+// percent is part of whole as a share, "–" without a whole. A loss beyond
+// the whole itself, against a baseline of a few micro-dollars, reads
+// "< -100 %": millions of per cent would say nothing a reader can use.
 func percent(part, whole int64) string {
-	if whole == 0 {
+	switch {
+	case whole <= 0:
 		return "–"
+	case part < -whole:
+		return "< -100 %"
 	}
 	return fmt.Sprintf("%.1f %%", 100*float64(part)/float64(whole))
 }
@@ -63,11 +69,13 @@ func (r *Report) Summary() []string {
 	var out []string
 	line := fmt.Sprintf("The repository's policy would have cost %s over %s", dollars(base.CostMicros), r.days())
 	if base.BaselineMicros > 0 {
-		saved := base.BaselineMicros - base.CostMicros
-		if saved >= 0 {
+		switch saved := base.BaselineMicros - base.CostMicros; {
+		case saved > 0:
 			line += fmt.Sprintf(", %s (%s) less than the cheapest single cloud on demand", dollars(saved), percent(saved, base.BaselineMicros))
-		} else {
+		case saved < 0:
 			line += fmt.Sprintf(", %s more than the cheapest single cloud on demand", dollars(-saved))
+		default:
+			line += ", the same as the cheapest single cloud on demand"
 		}
 	}
 	out = append(out, line+".")

@@ -74,9 +74,12 @@ func writePlanText(b *strings.Builder, r *planner.Report, said string) {
 		}
 	}
 	fmt.Fprintf(b, "Prices: %s of %s. %s\n", p.Prices.Source, p.Prices.AsOf.Format("2006-01-02"), optimality(p))
-	if p.BaselineMicros > 0 {
-		fmt.Fprintf(b, "Saving against the cheapest single-cloud on-demand placement: %s/h of %s/h (%s)\n",
+	switch {
+	case p.BaselineMicros > 0 && p.CostMicros < p.BaselineMicros:
+		fmt.Fprintf(b, "Saving against %s: %s/h of %s/h (%s)\n", baselinePlace,
 			catalog.Money(p.BaselineMicros-p.CostMicros), catalog.Money(p.BaselineMicros), percent(p.BaselineMicros-p.CostMicros, p.BaselineMicros))
+	case p.BaselineMicros > 0:
+		fmt.Fprintf(b, "Costs %s %s (%s/h)\n", versusBaseline(p.CostMicros, p.BaselineMicros), baselinePlace, catalog.Money(p.BaselineMicros))
 	}
 	for _, f := range p.Fleets {
 		fmt.Fprintf(b, "\nfleet %s — owner %s, %s/h", f.Name, f.Owner, catalog.Money(f.CostMicros))
@@ -220,6 +223,18 @@ func optimality(p *planner.Plan) string {
 	return fmt.Sprintf("Not proven optimal: within %s of the best bound.", catalog.Money(p.GapMicros))
 }
 
+// baselineSentence is the Markdown's sentence on the baseline, "" without
+// one.
+func baselineSentence(p *planner.Plan) string {
+	switch {
+	case p.BaselineMicros <= 0:
+		return ""
+	case p.CostMicros < p.BaselineMicros:
+		return fmt.Sprintf(" Saves %s/h (%s) against %s.", catalog.Money(p.BaselineMicros-p.CostMicros), percent(p.BaselineMicros-p.CostMicros, p.BaselineMicros), baselinePlace)
+	}
+	return fmt.Sprintf(" Costs %s %s (%s/h).", versusBaseline(p.CostMicros, p.BaselineMicros), baselinePlace, catalog.Money(p.BaselineMicros))
+}
+
 func percent(part, whole int64) string {
 	if whole == 0 {
 		return "0%"
@@ -236,10 +251,7 @@ func PlanMarkdown(w io.Writer, r *planner.Report) error {
 		fmt.Fprintf(&b, "**%s**\n\n", line)
 	}
 	fmt.Fprintf(&b, "Prices: %s of %s. %s", p.Prices.Source, p.Prices.AsOf.Format("2006-01-02"), optimality(p))
-	if p.BaselineMicros > 0 {
-		fmt.Fprintf(&b, " Saves %s/h (%s) against the cheapest single-cloud on-demand placement.",
-			catalog.Money(p.BaselineMicros-p.CostMicros), percent(p.BaselineMicros-p.CostMicros, p.BaselineMicros))
-	}
+	b.WriteString(baselineSentence(p))
 	fmt.Fprintln(&b)
 	for _, f := range p.Fleets {
 		fmt.Fprintf(&b, "\n<details><summary>fleet <b>%s</b> — %s/h", f.Name, catalog.Money(f.CostMicros))

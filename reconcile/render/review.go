@@ -60,10 +60,7 @@ func ReviewMarkdown(w io.Writer, r *planner.Review) error {
 	}
 	p := r.Head.Plan
 	fmt.Fprintf(&b, "Prices: %s of %s. %s", p.Prices.Source, p.Prices.AsOf.Format("2006-01-02"), optimality(p))
-	if p.BaselineMicros > 0 {
-		fmt.Fprintf(&b, " Saves %s/h (%s) against the cheapest single-cloud on-demand placement.",
-			catalog.Money(p.BaselineMicros-p.CostMicros), percent(p.BaselineMicros-p.CostMicros, p.BaselineMicros))
-	}
+	b.WriteString(baselineSentence(p))
 	b.WriteString("\n")
 	if len(r.Warnings) > 0 {
 		b.WriteString("\n> [!WARNING]\n")

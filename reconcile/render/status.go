@@ -56,7 +56,7 @@ func StatusMarkdown(statuses map[string]*status.FleetStatus, stopped []string, s
 	b.WriteString(". Every node is in the JSON file of its fleet.\n\n")
 	fmt.Fprintf(&b, "**%s/h** for %d fleets", catalog.Money(cost), len(names))
 	if baseline > 0 {
-		fmt.Fprintf(&b, "; %s/h less than the cheapest single-cloud on-demand placement (%s/h)", catalog.Money(baseline-cost), catalog.Money(baseline))
+		fmt.Fprintf(&b, "; %s %s (%s/h)", versusBaseline(cost, baseline), baselinePlace, catalog.Money(baseline))
 	}
 	b.WriteString(".\n\n")
 	for _, e := range stopped {
