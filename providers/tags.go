@@ -1,8 +1,6 @@
 package providers
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"maps"
 	"strconv"
@@ -93,17 +91,4 @@ func NodeToken(fleet, workload, first, name string) (string, bool) {
 		return "", false
 	}
 	return token, true
-}
-
-// PlacementGroupName names the placement group of a workload's zone gang in
-// a zone: deterministic, so every run finds the same group, and valid on
-// all three clouds (lowercase letters, digits and '-', starting with a
-// letter, at most 63 characters); a long name ends in a hash of the whole.
-func PlacementGroupName(fleet, workload, zone string) string {
-	name := fmt.Sprintf("gf-%s-%s-%s", fleet, workload, strings.ToLower(zone))
-	if len(name) <= 63 {
-		return name
-	}
-	sum := sha256.Sum256([]byte(name))
-	return strings.TrimRight(name[:50], "-") + "-" + hex.EncodeToString(sum[:])[:12]
 }

@@ -2,6 +2,7 @@ package providers
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/gpufleet/gpufleet/planner"
@@ -47,7 +48,39 @@ func TestPlacementGroupNamesFitEveryCloud(t *testing.T) {
 			t.Errorf("%q is not a name every cloud takes", n)
 		}
 	}
-	if short != "gf-ml-train-us-east-1a" || long == other {
+	if !strings.HasPrefix(short, "gf-ml-train-us-east-1a-") || long == other {
 		t.Errorf("names %q, %q, %q", short, long, other)
+	}
+	if PlacementGroupName("ml", "train", "us-east-1a") != short {
+		t.Error("a name is not the same twice")
+	}
+}
+
+// Fleet and workload names hold '-', so gangs whose parts join alike get
+// groups named apart, in every zone; the names earlier versions gave are
+// still known as the group's, the colliding one as either gang's (its tags
+// tell whose).
+func TestPlacementGroupNamesDoNotCollide(t *testing.T) {
+	for _, tt := range []struct{ a, b [3]string }{
+		{[3]string{"a-b", "c", "us-east-1a"}, [3]string{"a", "b-c", "us-east-1a"}},
+		{[3]string{"a", "b-c", "d"}, [3]string{"a-b", "c-d", ""}},
+		{[3]string{"ml", "train-us", "east-1a"}, [3]string{"ml", "train", "us-east-1a"}},
+		{[3]string{strings.Repeat("f", 40), strings.Repeat("w", 40), "us-central1-a"}, [3]string{strings.Repeat("f", 40), strings.Repeat("w", 40) + "x", "us-central1-a"}},
+	} {
+		na, nb := PlacementGroupName(tt.a[0], tt.a[1], tt.a[2]), PlacementGroupName(tt.b[0], tt.b[1], tt.b[2])
+		if na == nb {
+			t.Errorf("%v and %v are both named %s", tt.a, tt.b, na)
+		}
+		for _, n := range []string{na, nb} {
+			if !nameRE.MatchString(n) {
+				t.Errorf("%q is not a name every cloud takes", n)
+			}
+		}
+		if IsPlacementGroupName(na, tt.b[0], tt.b[1], tt.b[2]) {
+			t.Errorf("%s is taken for %v's group", na, tt.b)
+		}
+	}
+	if !IsPlacementGroupName("gf-a-b-c-us-east-1a", "a-b", "c", "us-east-1a") || !IsPlacementGroupName("gf-a-b-c-us-east-1a", "a", "b-c", "us-east-1a") {
+		t.Error("a group named as earlier versions did is not known as its gang's")
 	}
 }

@@ -151,9 +151,8 @@ type run struct {
 	// SDK's retries; throttledRounds counts the rounds tried again so.
 	throttledNow    bool
 	throttledRounds int
-	// groups are the placement groups made sure of this run, by
-	// "cloud/name".
-	groups map[string]bool
+	// groups are the placement groups made sure of and listed this run.
+	groups placementGroups
 	mu     sync.Mutex
 	hooks  *hooks
 	// disconnect releases what Options.Connect built.

@@ -207,7 +207,7 @@ func checkGroup(op string, g providers.PlacementGroup) error {
 	switch {
 	case g.Fleet == "" || g.Workload == "" || g.Region == "" || g.Zone == "":
 		return invalid("placement group %q needs a fleet, a workload, a region and a zone", g.Name)
-	case g.Name != providers.PlacementGroupName(g.Fleet, g.Workload, g.Zone):
+	case !providers.IsPlacementGroupName(g.Name, g.Fleet, g.Workload, g.Zone):
 		// Another name would not be found again by the next run.
 		return invalid("placement group %q is not named %q", g.Name, providers.PlacementGroupName(g.Fleet, g.Workload, g.Zone))
 	}

@@ -102,7 +102,7 @@ func (p *Provider) checkGroup(op string, g providers.PlacementGroup) (string, er
 	switch {
 	case g.Fleet == "" || g.Workload == "" || g.Zone == "":
 		return "", invalid(op, planner.OfferKey{}, "a placement group needs a fleet, a workload and a zone")
-	case g.Name != providers.PlacementGroupName(g.Fleet, g.Workload, g.Zone):
+	case !providers.IsPlacementGroupName(g.Name, g.Fleet, g.Workload, g.Zone):
 		return "", invalid(op, planner.OfferKey{}, "placement group %q is not named %q, the name of fleet %s workload %s in zone %s",
 			g.Name, providers.PlacementGroupName(g.Fleet, g.Workload, g.Zone), g.Fleet, g.Workload, g.Zone)
 	case !slices.Contains(p.regions, g.Region):

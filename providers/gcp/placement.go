@@ -57,7 +57,7 @@ func placementOf(region string, rp *computepb.ResourcePolicy) (providers.Placeme
 	switch {
 	case g.Fleet == "" || g.Workload == "" || g.Zone == "":
 		return providers.PlacementGroup{}, false
-	case g.Name != providers.PlacementGroupName(g.Fleet, g.Workload, g.Zone), regionOf(g.Zone) != region:
+	case !providers.IsPlacementGroupName(g.Name, g.Fleet, g.Workload, g.Zone), regionOf(g.Zone) != region:
 		return providers.PlacementGroup{}, false
 	case rp.GetGroupPlacementPolicy().GetCollocation() != computepb.ResourcePolicyGroupPlacementPolicy_COLLOCATED.String():
 		return providers.PlacementGroup{}, false
@@ -76,7 +76,7 @@ func (p *Provider) checkGroup(op string, g providers.PlacementGroup) error {
 		return invalid("zone %q is not in region %s", g.Zone, g.Region)
 	case g.Fleet == "" || g.Workload == "":
 		return invalid("a placement group needs a fleet and a workload")
-	case g.Name != providers.PlacementGroupName(g.Fleet, g.Workload, g.Zone):
+	case !providers.IsPlacementGroupName(g.Name, g.Fleet, g.Workload, g.Zone):
 		return invalid("placement group %q is not named %s", g.Name, providers.PlacementGroupName(g.Fleet, g.Workload, g.Zone))
 	}
 	return nil
