@@ -26,6 +26,7 @@ func FuzzLoad(f *testing.F) {
 	example, _ := os.ReadFile("../examples/fleet-repo/fleets/training.cue")
 	f.Add(example)
 	f.Add([]byte("package gpufleet\n\nfleets: x: {owner: \"\xff\"}"))
+	f.Add([]byte("package gpufleet\n\nimport \"list\"\n\n_n: 3\n_r: list.Range(0, _n, 1)\nfleets: x: labels: {for i in _r for j in _r {\"l\\(i)\\(j)\": \"\\(i)\" * 2}}\n"))
 	dir := f.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, ConfigFile), []byte(minimalConfig), 0o644); err != nil {
 		f.Fatal(err)

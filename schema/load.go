@@ -92,7 +92,7 @@ func (l *loader) load() *Repo {
 			syntax = append(syntax, file)
 		}
 	}
-	if len(syntax) == 0 || !slices.Contains(repo.Files, ConfigFile) {
+	if len(syntax) == 0 || !slices.Contains(repo.Files, ConfigFile) || !checkGrowth(syntax, &l.errs) {
 		return repo
 	}
 	l.findDuplicateFleets(syntax)
