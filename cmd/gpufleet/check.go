@@ -13,6 +13,7 @@ import (
 
 	"github.com/gpufleet/gpufleet/cmd/gpufleet/internal/ghcomment"
 	"github.com/gpufleet/gpufleet/planner"
+	"github.com/gpufleet/gpufleet/providers/outbound"
 	"github.com/gpufleet/gpufleet/reconcile/render"
 )
 
@@ -57,7 +58,7 @@ GITHUB_TOKEN only.`,
 				return err
 			}
 			check.SHA, check.DetailsURL = sha, detailsURL
-			client, err := ghcomment.NewClient(token, apiURL)
+			client, err := ghcomment.NewClient(token, apiURL, ghcomment.Options{AllowHTTP: outbound.AllowHTTP(os.Getenv)})
 			if err != nil {
 				return err
 			}

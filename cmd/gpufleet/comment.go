@@ -12,6 +12,7 @@ import (
 
 	"github.com/gpufleet/gpufleet/cmd/gpufleet/internal/ghcomment"
 	"github.com/gpufleet/gpufleet/cmd/gpufleet/internal/glcomment"
+	"github.com/gpufleet/gpufleet/providers/outbound"
 	"github.com/gpufleet/gpufleet/reconcile/render"
 )
 
@@ -49,7 +50,7 @@ is split into parts. The token comes from GITHUB_TOKEN only.`,
 			if !strings.HasPrefix(body, render.Marker) {
 				body = render.Marker + "\n" + body
 			}
-			client, err := ghcomment.NewClient(token, apiURL)
+			client, err := ghcomment.NewClient(token, apiURL, ghcomment.Options{AllowHTTP: outbound.AllowHTTP(os.Getenv)})
 			if err != nil {
 				return err
 			}
@@ -110,7 +111,7 @@ CI_API_V4_URL, the defaults of --project, --mr and --api-url.`,
 			if !strings.HasPrefix(body, render.Marker) {
 				body = render.Marker + "\n" + body
 			}
-			client, err := glcomment.NewClient(token, apiURL, glcomment.DefaultRetry)
+			client, err := glcomment.NewClient(token, apiURL, glcomment.Options{AllowHTTP: outbound.AllowHTTP(os.Getenv)})
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 package ghcomment
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -10,23 +11,44 @@ import (
 	"time"
 
 	"github.com/google/go-github/v75/github"
-	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/gpufleet/gpufleet/cmd/gpufleet/internal/plancomment"
+	"github.com/gpufleet/gpufleet/providers/outbound"
 )
+
+// DefaultAPIURL is GitHub.com's REST API root.
+const DefaultAPIURL = "https://api.github.com/"
+
+// Options tune a client.
+type Options struct {
+	// Timeout bounds one attempt; zero means DefaultTimeout.
+	Timeout time.Duration
+	// AllowHTTP lets the token go to a plain http API beyond loopback
+	// (outbound.AllowHTTPEnv).
+	AllowHTTP bool
+	// Transport, when set, carries the requests: tests give one that
+	// trusts their certificate.
+	Transport http.RoundTripper
+}
+
+// DefaultTimeout bounds one request to GitHub.
+const DefaultTimeout = 30 * time.Second
 
 // NewClient makes a GitHub client that authenticates with token and
 // retries throttled and failed requests with backoff, a bounded number of
 // times. baseURL, when set, is the API's root (GITHUB_API_URL on GitHub
-// Enterprise and in tests).
-func NewClient(token, baseURL string) (*github.Client, error) {
-	rc := retryablehttp.NewClient()
+// Enterprise and in tests). The token goes to the API's host only — a
+// redirect elsewhere is refused, not followed without it — and over https
+// unless the host is loopback or opts.AllowHTTP.
+func NewClient(token, baseURL string, opts Options) (*github.Client, error) {
+	api, err := outbound.CheckURL(cmp.Or(baseURL, DefaultAPIURL), opts.AllowHTTP)
+	if err != nil {
+		return nil, fmt.Errorf("the GitHub API URL %q %w", baseURL, err)
+	}
+	rc := outbound.Retrying(outbound.Policy{Timeout: cmp.Or(opts.Timeout, DefaultTimeout), Origin: api, Transport: opts.Transport})
 	rc.RetryMax = 4
 	rc.RetryWaitMin = 500 * time.Millisecond
 	rc.RetryWaitMax = 10 * time.Second
-	// retryablehttp logs every request with its URL by default; gpufleet
-	// logs through slog, and nothing of a request.
-	rc.Logger = nil
 	client := github.NewClient(rc.StandardClient()).WithAuthToken(token)
 	if baseURL != "" {
 		if !strings.HasSuffix(baseURL, "/") {

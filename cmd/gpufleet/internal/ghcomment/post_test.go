@@ -120,7 +120,7 @@ func (f *fakeGitHub) ours() []*fakeComment {
 
 func post(t *testing.T, url, body string) Result {
 	t.Helper()
-	client, err := NewClient("ghs_test", url)
+	client, err := NewClient("ghs_test", url, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,16 @@
 package glcomment
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"net/http"
-	"net/url"
 	"strconv"
 	"time"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/gpufleet/gpufleet/providers/outbound"
 )
 
 // DefaultAPIURL is GitLab.com's REST API root.
@@ -32,9 +34,30 @@ type Client struct {
 	token Token
 }
 
+// Options tune a Client.
+type Options struct {
+	// Retry is how requests are retried; zero means DefaultRetry.
+	Retry Retry
+	// Timeout bounds one attempt; zero means DefaultTimeout.
+	Timeout time.Duration
+	// AllowHTTP lets the token go to a plain http API beyond loopback
+	// (outbound.AllowHTTPEnv).
+	AllowHTTP bool
+	// Transport, when set, carries the requests: tests give one that
+	// trusts their certificate.
+	Transport http.RoundTripper
+}
+
+// DefaultTimeout bounds one request to GitLab, a note of a million
+// characters included.
+const DefaultTimeout = 30 * time.Second
+
 // NewClient makes a client of the GitLab API at apiURL (CI_API_V4_URL in
-// GitLab CI; DefaultAPIURL when empty) that authenticates with token.
-func NewClient(token Token, apiURL string, retry Retry) (*Client, error) {
+// GitLab CI; DefaultAPIURL when empty) that authenticates with token. The
+// token goes to apiURL's host only, never to where GitLab's answers
+// point (a redirect, a Link header), and over https unless the host is
+// loopback or opts.AllowHTTP.
+func NewClient(token Token, apiURL string, opts Options) (*Client, error) {
 	if token.value == "" {
 		return nil, fmt.Errorf("no GitLab token")
 	}
@@ -43,11 +66,17 @@ func NewClient(token Token, apiURL string, retry Retry) (*Client, error) {
 	}
 	// The client only warns, on the default logger, of a URL it cannot
 	// use; refuse it here instead.
-	if u, err := url.Parse(apiURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, fmt.Errorf("the GitLab API URL %q is not an http(s) URL", apiURL)
+	api, err := outbound.CheckURL(apiURL, opts.AllowHTTP)
+	if err != nil {
+		return nil, fmt.Errorf("the GitLab API URL %q %w", apiURL, err)
 	}
-	opts := []gitlab.ClientOptionFunc{
+	retry := opts.Retry
+	if retry == (Retry{}) {
+		retry = DefaultRetry
+	}
+	clientOpts := []gitlab.ClientOptionFunc{
 		gitlab.WithBaseURL(apiURL),
+		gitlab.WithHTTPClient(outbound.NewClient(outbound.Policy{Timeout: cmp.Or(opts.Timeout, DefaultTimeout), Origin: api, Transport: opts.Transport})),
 		gitlab.WithCustomRetryMax(retry.Max),
 		gitlab.WithCustomRetryWaitMinMax(retry.WaitMin, retry.WaitMax),
 		gitlab.WithCustomBackoff(backoff),
@@ -57,11 +86,11 @@ func NewClient(token Token, apiURL string, retry Retry) (*Client, error) {
 	if token.Job {
 		newClient = gitlab.NewJobClient // JOB-TOKEN
 	}
-	api, err := newClient(token.value, opts...)
+	gl, err := newClient(token.value, clientOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("making the GitLab client, %w", err)
 	}
-	return &Client{notes: api.Notes, token: token}, nil
+	return &Client{notes: gl.Notes, token: token}, nil
 }
 
 // backoff waits what a throttled or unavailable server asks, else doubles

@@ -75,7 +75,7 @@ func TestTokenFromEnv(t *testing.T) {
 
 func TestNewClientRefusesABadURL(t *testing.T) {
 	for _, u := range []string{"gitlab.example.com/api/v4", "ftp://gitlab.example.com", "https://"} {
-		if _, err := NewClient(Token{value: "t", Source: EnvToken}, u, DefaultRetry); err == nil {
+		if _, err := NewClient(Token{value: "t", Source: EnvToken}, u, Options{}); err == nil {
 			t.Errorf("NewClient(%q) made a client", u)
 		}
 	}

@@ -23,7 +23,7 @@ var mr = MergeRequest{Project: "acme/fleets", IID: 7}
 
 func client(t *testing.T, url string, tok Token) *Client {
 	t.Helper()
-	c, err := NewClient(tok, url, fastRetry)
+	c, err := NewClient(tok, url, Options{Retry: fastRetry})
 	if err != nil {
 		t.Fatal(err)
 	}
