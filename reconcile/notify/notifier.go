@@ -14,8 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hashicorp/go-retryablehttp"
-
+	"github.com/gpufleet/gpufleet/providers/outbound"
 	"github.com/gpufleet/gpufleet/schema"
 )
 
@@ -37,6 +36,19 @@ const (
 	refill = 12 * time.Second
 )
 
+// TimeoutEnv names the variable that bounds how long telling of one run
+// may take, every destination and retry included: a duration such as
+// "30s"; DefaultTimeout when unset.
+const TimeoutEnv = "GPUFLEET_NOTIFY_TIMEOUT"
+
+// DefaultTimeout bounds telling of one run: a receiver that never answers
+// costs a run this much at most.
+const DefaultTimeout = 30 * time.Second
+
+// attemptTimeout bounds one delivery attempt, so that a receiver that
+// hangs once leaves time for a retry.
+const attemptTimeout = 10 * time.Second
+
 // Notifier sends events. One serves every run of a process, so that what
 // it remembers spans them. Safe for concurrent use.
 type Notifier struct {
@@ -57,13 +69,14 @@ type bucket struct {
 }
 
 // New is a Notifier reading the environment through getenv, with an HTTP
-// client that retries what fails with a short backoff.
+// client that retries what fails with a short backoff, bounds each attempt
+// and follows no redirect: a receiver that points elsewhere would have the
+// body and its signature sent to a host nobody configured.
 func New(getenv func(string) string) *Notifier {
-	rc := retryablehttp.NewClient()
+	rc := outbound.Retrying(outbound.Policy{Timeout: attemptTimeout})
 	rc.RetryMax = 3
 	rc.RetryWaitMin = 200 * time.Millisecond
 	rc.RetryWaitMax = 2 * time.Second
-	rc.Logger = nil
 	return &Notifier{Getenv: getenv, Client: rc.StandardClient(), Now: time.Now}
 }
 
@@ -78,6 +91,8 @@ func (n *Notifier) Dropped() int {
 // was not sent already. A converged run with nothing changed sends
 // nothing and clears what was remembered of its repository, so that its
 // next failure is told. What cannot be delivered is returned, joined.
+// The destinations are told at once, within TimeoutEnv's bound, and not
+// past ctx's end.
 func (n *Notifier) Notify(ctx context.Context, cfg *schema.Notifications, ev Event) error {
 	if cfg == nil {
 		return nil
@@ -105,13 +120,17 @@ func (n *Notifier) Notify(ctx context.Context, cfg *schema.Notifications, ev Eve
 	n.mu.Unlock()
 
 	ev.FormatVersion = 1
-	var errs []error
+	timeout, err := n.timeout()
+	errs := []error{err}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var sends []func() error
 	if cfg.Slack != nil {
 		if url := n.Getenv(cfg.Slack.URLEnv); url == "" {
 			errs = append(errs, fmt.Errorf("slack: %s is not set", cfg.Slack.URLEnv))
 		} else if n.admit(url, now) {
 			body, _ := json.Marshal(map[string]string{"text": ev.Text()})
-			errs = append(errs, n.post(ctx, "slack", url, body, nil))
+			sends = append(sends, func() error { return n.post(ctx, "slack", cfg.Slack.URLEnv, url, body, nil) })
 		}
 	}
 	if cfg.Webhook != nil {
@@ -123,12 +142,32 @@ func (n *Notifier) Notify(ctx context.Context, cfg *schema.Notifications, ev Eve
 			errs = append(errs, fmt.Errorf("webhook: %s is not set; gpufleet sends no unsigned webhook", cfg.Webhook.SecretEnv))
 		case n.admit(url, now):
 			body, _ := json.Marshal(ev)
-			errs = append(errs, n.post(ctx, "webhook", url, body, map[string]string{
-				SignatureHeader: Sign([]byte(secret), body), EventHeader: ev.Kind, DeliveryHeader: id,
-			}))
+			headers := map[string]string{SignatureHeader: Sign([]byte(secret), body), EventHeader: ev.Kind, DeliveryHeader: id}
+			sends = append(sends, func() error { return n.post(ctx, "webhook", cfg.Webhook.URLEnv, url, body, headers) })
 		}
 	}
-	return errors.Join(errs...)
+	// At once, so that a receiver that hangs does not starve the other.
+	sent := make([]error, len(sends))
+	var wg sync.WaitGroup
+	for i, send := range sends {
+		wg.Go(func() { sent[i] = send() })
+	}
+	wg.Wait()
+	return errors.Join(append(errs, sent...)...)
+}
+
+// timeout is TimeoutEnv's bound, or DefaultTimeout when it is unset or not
+// a positive duration, which is then an error of its own.
+func (n *Notifier) timeout() (time.Duration, error) {
+	v := n.Getenv(TimeoutEnv)
+	if v == "" {
+		return DefaultTimeout, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return DefaultTimeout, fmt.Errorf("%s=%q is not a positive duration such as 30s; waiting %s", TimeoutEnv, v, DefaultTimeout)
+	}
+	return d, nil
 }
 
 // Sign is the X-Gpufleet-Signature of a body: "sha256=" and the hex
@@ -159,11 +198,16 @@ func (n *Notifier) admit(url string, now time.Time) bool {
 }
 
 // post delivers a body; what fails says which destination, never its URL,
-// which is a secret.
-func (n *Notifier) post(ctx context.Context, dest, url string, body []byte, headers map[string]string) error {
+// which is a secret. The URL must be https, unless it is loopback or
+// outbound.AllowHTTPEnv allows plain http: it and the body would cross
+// the network in clear text.
+func (n *Notifier) post(ctx context.Context, dest, urlEnv, url string, body []byte, headers map[string]string) error {
+	if _, err := outbound.CheckURL(url, outbound.AllowHTTP(n.Getenv)); err != nil {
+		return fmt.Errorf("%s: the URL in %s %w", dest, urlEnv, err)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("%s: the URL in the environment is not valid", dest)
+		return fmt.Errorf("%s: the URL in %s is not valid", dest, urlEnv)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "gpufleet")
@@ -172,11 +216,28 @@ func (n *Notifier) post(ctx context.Context, dest, url string, body []byte, head
 	}
 	resp, err := n.Client.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s: delivery failed", dest)
+		return fmt.Errorf("%s: delivery failed, %s", dest, failure(ctx, err))
 	}
 	resp.Body.Close()
 	if resp.StatusCode >= 300 {
 		return fmt.Errorf("%s: the receiver answered %s", dest, resp.Status)
 	}
 	return nil
+}
+
+// failure says why a delivery failed in words of its own: the client's
+// error quotes the URL.
+func failure(ctx context.Context, err error) string {
+	var timeout interface{ Timeout() bool }
+	switch {
+	case errors.Is(err, outbound.ErrRefused):
+		return "the receiver answered with a redirect, which notifications do not follow"
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return "no answer within " + TimeoutEnv + "'s bound"
+	case errors.Is(ctx.Err(), context.Canceled):
+		return "the run was interrupted"
+	case errors.As(err, &timeout) && timeout.Timeout():
+		return "no answer in time"
+	}
+	return "the receiver could not be reached"
 }
