@@ -135,7 +135,10 @@ func (c *Checkout) Lock(ctx context.Context, opts LockOptions) (*Lock, error) {
 		if err != nil {
 			return nil, err
 		}
-		switch err := c.moveLock(ctx, current.hash, commit); {
+		// A push once started is seen through, cancelled or not: cut
+		// short, it could take the lock on the remote with the run none
+		// the wiser, and leave it held until it expires.
+		switch err := c.moveLock(context.WithoutCancel(ctx), current.hash, commit); {
 		case err == nil:
 			return &Lock{c: c, holder: opts.Holder, run: run, commit: commit, now: opts.Now}, nil
 		case errors.Is(err, errLockMoved):

@@ -53,6 +53,9 @@ func (r *run) notify(ctx context.Context, runErr error) {
 			ev.Kind = notify.Changed
 		}
 	}
+	if ev.Kind != "" {
+		r.log.Debug("telling of the run", "kind", ev.Kind)
+	}
 	if err := r.opts.Notifier.Notify(ctx, r.repo.Config.Notifications, ev); err != nil {
 		r.log.Warn("could not tell of the run", "err", err)
 	}

@@ -209,6 +209,15 @@ func runWith(ctx context.Context, c *Checkout, opts Options, h *hooks) (res *Res
 		}
 	}
 
+	// The run tells of itself last, after the lock is released (defers
+	// run in reverse): the lock guards the repository, and a receiver that
+	// is slow or never answers must not hold it from the next run.
+	var tell func()
+	defer func() {
+		if tell != nil {
+			tell()
+		}
+	}()
 	if !opts.DryRun {
 		lockOpts := opts.Lock
 		if lockOpts.Now == nil {
@@ -277,7 +286,9 @@ func runWith(ctx context.Context, c *Checkout, opts Options, h *hooks) (res *Res
 	if runErr == nil {
 		r.result.NotConverged = r.notConverged()
 	}
-	r.notify(context.WithoutCancel(ctx), runErr)
+	// Unlike the report, the notifications stop when the run is told to:
+	// an interrupted run must end promptly, and tells no one of its end.
+	tell = func() { r.notify(ctx, runErr) }
 	return &r.result, runErr
 }
 
