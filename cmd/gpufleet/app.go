@@ -46,9 +46,31 @@ type app struct {
 func Main(args []string, stdout, stderr io.Writer) int {
 	// The first interrupt asks the running command to wind down cleanly;
 	// a second one kills the process as usual.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	return run(ctx, args, stdout, stderr)
+}
+
+// interruptible is a context the first SIGINT or SIGTERM cancels. The
+// signals go back to the system before anything sees the cancellation, so
+// that a second one kills the process however soon it follows:
+// signal.NotifyContext keeps catching them until its stop, swallowing it.
+func interruptible() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case s := <-signals:
+			signal.Stop(signals)
+			cancel(fmt.Errorf("%v signal received", s))
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(signals)
+		cancel(nil)
+	}
 }
 
 // run is Main with the context commands stop on, for tests.

@@ -169,7 +169,15 @@ func (a *app) reconcile(ctx context.Context, f runFlags, commit bool) error {
 			return err
 		}
 	}
-	return runExit(outcome, runErr, f.dryRun)
+	if err := runExit(outcome, runErr, f.dryRun); err != nil {
+		return err
+	}
+	// A run interrupted once its work was done still did not end as it
+	// would have: what it had to tell was cut short.
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted (%v) as the run ended: its status is recorded, its notifications may not have been sent", context.Cause(ctx))
+	}
+	return nil
 }
 
 // Exit codes of reconcile, apply and demo, as README's table gives them.
