@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpufleet/gpufleet/providers/aws"
+	"github.com/gpufleet/gpufleet/providers/outbound"
 	"github.com/gpufleet/gpufleet/providers/prices"
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/providers/sim/emulator"
@@ -129,8 +130,9 @@ func (a *app) refreshCatalog(ctx context.Context, f refreshFlags) error {
 	dropped := map[string]int{}
 	var droppedMu sync.Mutex
 	opts := prices.Options{
-		Known: catalog.Default(),
-		Log:   a.log,
+		Known:     catalog.Default(),
+		Log:       a.log,
+		AllowHTTP: outbound.AllowHTTP(os.Getenv),
 		OnDrop: func(d prices.Drop) {
 			droppedMu.Lock()
 			defer droppedMu.Unlock()
@@ -278,6 +280,13 @@ func newLoaders(ctx context.Context, clouds []string, regions map[string][]strin
 			awsOpts := prices.AWSOptions{Options: o, SpotEndpoint: ep.ec2}
 			if loopback(ep.awsPricing) != loopback(ep.ec2) {
 				return nil, errors.New("point both GPUFLEET_AWS_PRICING_ENDPOINT and GPUFLEET_AWS_ENDPOINT at the emulator, or neither: one set of credentials serves both")
+			}
+			// The SDK signs with the real credentials for any endpoint
+			// beyond loopback.
+			for _, e := range []struct{ name, url string }{{"GPUFLEET_AWS_PRICING_ENDPOINT", ep.awsPricing}, {"GPUFLEET_AWS_ENDPOINT", ep.ec2}} {
+				if _, err := outbound.CheckURL(e.url, opts.AllowHTTP); e.url != "" && err != nil {
+					return nil, fmt.Errorf("%s=%q %w", e.name, e.url, err)
+				}
 			}
 			if loopback(ep.awsPricing) {
 				awsOpts.Credentials = credentials.NewStaticCredentialsProvider("gpufleet-emulator", "gpufleet-emulator", "")

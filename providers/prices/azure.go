@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 
+	"github.com/gpufleet/gpufleet/providers/outbound"
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
@@ -37,11 +38,11 @@ func NewAzure(opts Options) (*Azure, error) {
 	if err != nil {
 		return nil, err
 	}
-	endpoint, err := url.Parse(cmpOr(opts.Endpoint, AzureRetailPrices))
-	if err != nil || endpoint.Host == "" {
-		return nil, fmt.Errorf("azure prices, endpoint %q is not a URL", opts.Endpoint)
+	endpoint, err := checkEndpoint("azure", opts.Endpoint, AzureRetailPrices, opts.AllowHTTP)
+	if err != nil {
+		return nil, err
 	}
-	return &Azure{b: b, client: newRetryClient(b), endpoint: endpoint}, nil
+	return &Azure{b: b, client: newRetryClient(b, endpoint), endpoint: endpoint}, nil
 }
 
 // Cloud is "azure".
@@ -124,25 +125,11 @@ func (a *Azure) nextPage(link string) (*url.URL, error) {
 	if err != nil {
 		return nil, fmt.Errorf("NextPageLink %q is not a URL", link)
 	}
-	if !strings.EqualFold(u.Scheme, a.endpoint.Scheme) || !strings.EqualFold(u.Hostname(), a.endpoint.Hostname()) || port(u) != port(a.endpoint) {
+	// The API writes "https://prices.azure.com:443/…" in its links.
+	if !outbound.SameOrigin(u, a.endpoint) {
 		return nil, fmt.Errorf("NextPageLink %s leaves %s", redact(u), redact(a.endpoint))
 	}
 	return u, nil
-}
-
-// port is a URL's port, the scheme's default when it names none: the API
-// writes "https://prices.azure.com:443/…" in its links.
-func port(u *url.URL) string {
-	if p := u.Port(); p != "" {
-		return p
-	}
-	switch strings.ToLower(u.Scheme) {
-	case "https":
-		return "443"
-	case "http":
-		return "80"
-	}
-	return ""
 }
 
 // item collects one row's offer. Windows products, Low Priority meters

@@ -102,15 +102,15 @@ func NewGCP(opts GCPOptions) (*GCP, error) {
 	if key == "" {
 		return nil, fmt.Errorf("gcp prices need an API key for the Cloud Billing Catalog API: set %s", GCPAPIKeyEnv)
 	}
-	endpoint, err := url.Parse(cmpOr(opts.Endpoint, GCPBilling))
-	if err != nil || endpoint.Host == "" {
-		return nil, fmt.Errorf("gcp prices, endpoint %q is not a URL", opts.Endpoint)
+	endpoint, err := checkEndpoint("gcp", opts.Endpoint, GCPBilling, opts.AllowHTTP)
+	if err != nil {
+		return nil, err
 	}
 	pageSize := opts.PageSize
 	if pageSize <= 0 || pageSize > 5000 {
 		pageSize = 5000
 	}
-	return &GCP{b: b, client: newRetryClient(b), endpoint: endpoint, key: key, pageSize: pageSize}, nil
+	return &GCP{b: b, client: newRetryClient(b, endpoint), endpoint: endpoint, key: key, pageSize: pageSize}, nil
 }
 
 // Cloud is "gcp".

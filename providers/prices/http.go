@@ -1,6 +1,7 @@
 package prices
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/gpufleet/gpufleet/providers/outbound"
 )
 
 // maxPage bounds one page of a price API's answer; real pages are a few
@@ -21,16 +24,31 @@ const maxPage = 64 << 20
 // whose page tokens go round in a circle cannot keep a refresh running.
 const maxPages = 10000
 
+// DefaultTimeout bounds one request to a price API whose Options say
+// nothing: a page is a few megabytes at most.
+const DefaultTimeout = time.Minute
+
+// checkEndpoint parses a loader's endpoint, its API's own when empty,
+// refusing one that is not https unless it is loopback or allowHTTP.
+func checkEndpoint(cloud, endpoint, api string, allowHTTP bool) (*url.URL, error) {
+	u, err := outbound.CheckURL(cmpOr(endpoint, api), allowHTTP)
+	if err != nil {
+		return nil, fmt.Errorf("%s prices, endpoint %q %w", cloud, endpoint, err)
+	}
+	return u, nil
+}
+
 // newRetryClient returns an HTTP client that retries 429s, 5xxs and
 // failed connections as retry says, honouring Retry-After up to
-// retry.MaxWait. It logs retries with the request's path only: query
-// strings can hold an API key.
-func newRetryClient(b *base) *retryablehttp.Client {
-	c := retryablehttp.NewClient()
+// retry.MaxWait. It sends to endpoint's origin only, each attempt bounded
+// by the loader's timeout. It logs retries with the request's path only:
+// query strings can hold an API key.
+func newRetryClient(b *base, endpoint *url.URL) *retryablehttp.Client {
+	policy := outbound.Policy{Timeout: cmp.Or(b.timeout, DefaultTimeout), Origin: endpoint}
 	if b.client != nil {
-		c.HTTPClient = b.client
+		policy.Transport = b.client.Transport
 	}
-	c.Logger = nil
+	c := outbound.Retrying(policy)
 	c.RetryMax = b.retry.Max
 	c.RetryWaitMin = b.retry.MinWait
 	c.RetryWaitMax = b.retry.MaxWait

@@ -41,8 +41,16 @@ type Options struct {
 	// the emulator.
 	Endpoint string
 	// HTTPClient carries the requests; nil means a pooled client of its
-	// own.
+	// own. The Azure and GCP loaders send through its transport only to
+	// their endpoint's origin, each attempt bounded by Timeout.
 	HTTPClient *http.Client
+	// Timeout bounds one request to a price API, its answer read; zero
+	// means DefaultTimeout.
+	Timeout time.Duration
+	// AllowHTTP lets the loaders call a plain http endpoint beyond
+	// loopback (outbound.AllowHTTPEnv); the GCP loader's key would cross
+	// the network in clear text.
+	AllowHTTP bool
 	// Retry bounds the retries of one request.
 	Retry Retry
 	// Now is the clock FetchedAt is read from; nil means time.Now.
@@ -181,10 +189,11 @@ type base struct {
 	log     *slog.Logger
 	onDrop  func(Drop)
 	client  *http.Client
+	timeout time.Duration
 }
 
 func newBase(cloud string, opts Options) (*base, error) {
-	b := &base{cloud: cloud, known: opts.Known, retry: opts.Retry.withDefaults(), now: opts.Now, log: opts.Log, onDrop: opts.OnDrop, client: opts.HTTPClient}
+	b := &base{cloud: cloud, known: opts.Known, retry: opts.Retry.withDefaults(), now: opts.Now, log: opts.Log, onDrop: opts.OnDrop, client: opts.HTTPClient, timeout: opts.Timeout}
 	if b.known == nil {
 		b.known = catalog.Default()
 	}
