@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gpufleet/gpufleet/providers/outbound"
 )
 
 // Shard is the part of the repositories one replica of several reconciles,
@@ -82,6 +84,17 @@ func (a *Agent) othersOwner(push pushEvent) (int, bool) {
 // passes it no further.
 const forwardedHeader = "X-Gpufleet-Forwarded"
 
+// forwardTimeout bounds handing a delivery to its replica: GitHub waits ten
+// seconds for the answer.
+const forwardTimeout = 5 * time.Second
+
+// peers carries deliveries to the other replicas and follows no redirect:
+// the signed body goes to the replica --peer-url names, or nowhere. Plain
+// http stays allowed, as --peer-url asks: the replicas talk inside the
+// cluster, and what they pass carries no credential, only GitHub's
+// signature of that very body.
+var peers = outbound.NewClient(outbound.Policy{Timeout: forwardTimeout})
+
 // forwardPush hands a push for another replica's repository to that
 // replica, as GitHub sent it (the signature still holds), so a webhook
 // reaching any replica behind the Service triggers the run. The owner's
@@ -94,7 +107,7 @@ func (a *Agent) forwardPush(w http.ResponseWriter, r *http.Request, raw []byte, 
 		ignore(w, fmt.Sprintf("reconciled by replica %d", owner))
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(r.Context(), forwardTimeout)
 	defer cancel()
 	url := strings.TrimSuffix(a.opts.Peer(owner), "/") + r.URL.Path
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(raw))
@@ -108,7 +121,7 @@ func (a *Agent) forwardPush(w http.ResponseWriter, r *http.Request, raw []byte, 
 		}
 	}
 	req.Header.Set(forwardedHeader, strconv.Itoa(a.opts.Shard.Ordinal))
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := peers.Do(req)
 	if err != nil {
 		log.Warn("could not forward a webhook to its replica", "replica", owner, "err", err)
 		replyError(w, http.StatusBadGateway, fmt.Sprintf("replica %d, whose shard holds the repository, did not answer", owner))
