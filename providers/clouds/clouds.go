@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/url"
 	"os"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/gpufleet/gpufleet/providers/aws"
 	"github.com/gpufleet/gpufleet/providers/azure"
 	"github.com/gpufleet/gpufleet/providers/gcp"
+	"github.com/gpufleet/gpufleet/providers/outbound"
 	"github.com/gpufleet/gpufleet/schema"
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
@@ -26,15 +26,19 @@ import (
 // Endpoints override the clouds' APIs; an empty field means the real one.
 type Endpoints struct {
 	AWS, Azure, GCP string
+	// AllowHTTP lets an endpoint beyond loopback be plain http.
+	AllowHTTP bool
 }
 
 // EndpointsFromEnv reads GPUFLEET_AWS_ENDPOINT, GPUFLEET_AZURE_ENDPOINT and
-// GPUFLEET_GCP_ENDPOINT, as `gpufleet sim serve` prints them.
+// GPUFLEET_GCP_ENDPOINT, as `gpufleet sim serve` prints them, and
+// outbound.AllowHTTPEnv.
 func EndpointsFromEnv() Endpoints {
 	return Endpoints{
-		AWS:   os.Getenv("GPUFLEET_AWS_ENDPOINT"),
-		Azure: os.Getenv("GPUFLEET_AZURE_ENDPOINT"),
-		GCP:   os.Getenv("GPUFLEET_GCP_ENDPOINT"),
+		AWS:       os.Getenv("GPUFLEET_AWS_ENDPOINT"),
+		Azure:     os.Getenv("GPUFLEET_AZURE_ENDPOINT"),
+		GCP:       os.Getenv("GPUFLEET_GCP_ENDPOINT"),
+		AllowHTTP: outbound.AllowHTTP(os.Getenv),
 	}
 }
 
@@ -58,7 +62,15 @@ func (s *Set) Close() error {
 // demo needs no account, and real credentials never reach it.
 func New(ctx context.Context, cfg schema.Config, cat *catalog.Catalog, ep Endpoints) (*Set, error) {
 	set := &Set{Providers: map[string]providers.Provider{}}
+	named := map[string]string{catalog.AWS: ep.AWS, catalog.Azure: ep.Azure, catalog.GCP: ep.GCP}
 	for _, cloud := range cfg.Clouds.Enabled() {
+		// Beyond loopback the real credentials go with every call.
+		if e := named[cloud]; e != "" {
+			if _, err := outbound.CheckURL(e, ep.AllowHTTP); err != nil {
+				set.Close()
+				return nil, fmt.Errorf("setting up %s, the endpoint %q %w", cloud, e, err)
+			}
+		}
 		var (
 			p   providers.Provider
 			err error
@@ -107,16 +119,6 @@ const emulatorBackoff = 200 * time.Millisecond
 
 // loopback reports whether an endpoint is on this machine.
 func loopback(endpoint string) bool {
-	if endpoint == "" {
-		return false
-	}
 	u, err := url.Parse(endpoint)
-	if err != nil {
-		return false
-	}
-	if u.Hostname() == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(u.Hostname())
-	return ip != nil && ip.IsLoopback()
+	return endpoint != "" && err == nil && outbound.Loopback(u.Hostname())
 }
