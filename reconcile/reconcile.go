@@ -287,7 +287,8 @@ func runWith(ctx context.Context, c *Checkout, opts Options, h *hooks) (res *Res
 		r.result.NotConverged = r.notConverged()
 	}
 	// Unlike the report, the notifications stop when the run is told to:
-	// an interrupted run must end promptly, and tells no one of its end.
+	// an interrupted run must end promptly, and what it had to tell is cut
+	// short.
 	tell = func() { r.notify(ctx, runErr) }
 	return &r.result, runErr
 }

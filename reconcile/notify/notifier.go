@@ -165,7 +165,7 @@ func (n *Notifier) timeout() (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d <= 0 {
-		return DefaultTimeout, fmt.Errorf("%s=%q is not a positive duration such as 30s; waiting %s", TimeoutEnv, v, DefaultTimeout)
+		return DefaultTimeout, fmt.Errorf("%s=%q is not a positive duration such as 30s; the default, %s, applies", TimeoutEnv, v, DefaultTimeout)
 	}
 	return d, nil
 }

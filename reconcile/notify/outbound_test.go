@@ -63,14 +63,14 @@ func TestARedirectIsNotFollowed(t *testing.T) {
 			env := map[string]string{"HOOK": hook.URL + "/hook", "HOOK_KEY": "hook-secret"}
 			n := New(func(k string) string { return env[k] })
 			err := n.Notify(context.Background(), webhookOnly("HOOK"), Event{Kind: Failed, Repository: "r", Revision: "a"})
+			for _, r := range other.seen() {
+				t.Errorf("the redirect's target was sent %q", r)
+			}
 			if err == nil || !strings.Contains(err.Error(), "webhook: delivery failed, the receiver answered with a redirect") {
 				t.Fatalf("err = %v, want the redirect refused", err)
 			}
 			if strings.Contains(err.Error(), hook.URL) || strings.Contains(err.Error(), "localhost") {
 				t.Errorf("the error names a URL: %v", err)
-			}
-			for _, r := range other.seen() {
-				t.Errorf("the redirect's target was sent %q", r)
 			}
 			mu.Lock()
 			defer mu.Unlock()

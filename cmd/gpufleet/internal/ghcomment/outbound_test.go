@@ -76,14 +76,14 @@ func TestTheTokenGoesOnlyToTheAPIsOrigin(t *testing.T) {
 			}
 
 			err := tt.call(context.Background(), t, front.URL+"/", opts)
+			for _, r := range catcher.requests() {
+				t.Errorf("the other origin was sent %q", r)
+			}
 			if !errors.Is(err, outbound.ErrRefused) {
 				t.Fatalf("err = %v, want the redirect refused", err)
 			}
 			if strings.Contains(err.Error(), "ghs_test") {
 				t.Errorf("the error shows the token: %v", err)
-			}
-			for _, r := range catcher.requests() {
-				t.Errorf("the other origin was sent %q", r)
 			}
 			if n := redirects.Load(); n != 1 {
 				t.Errorf("%d redirects answered, want 1: a refused redirect is not retried", n)

@@ -74,14 +74,14 @@ func TestTheTokenGoesOnlyToTheAPIsHost(t *testing.T) {
 			defer front.Close()
 
 			_, err := client(t, front.URL+"/api/v4", tt.token).Post(context.Background(), mr, marker, marker+"\nplan\n")
+			for _, h := range other.seen() {
+				t.Errorf("the other host was sent a request, with PRIVATE-TOKEN %q and JOB-TOKEN %q", h.Get("PRIVATE-TOKEN"), h.Get("JOB-TOKEN"))
+			}
 			if !errors.Is(err, outbound.ErrRefused) || !strings.Contains(err.Error(), "not following a redirect") {
 				t.Fatalf("err = %v, want the redirect refused", err)
 			}
 			if strings.Contains(err.Error(), testToken) {
 				t.Errorf("the error shows the token: %v", err)
-			}
-			for _, h := range other.seen() {
-				t.Errorf("the other host was sent a request, with PRIVATE-TOKEN %q and JOB-TOKEN %q", h.Get("PRIVATE-TOKEN"), h.Get("JOB-TOKEN"))
 			}
 			if n := redirects.Load(); n != 1 {
 				t.Errorf("%d redirects answered, want 1: a refused redirect is not retried", n)
