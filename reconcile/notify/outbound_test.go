@@ -99,7 +99,9 @@ func TestAReceiverThatNeverAnswersIsGivenUp(t *testing.T) {
 
 	notify := func(ctx context.Context, revision string) chan error {
 		done := make(chan error, 1)
-		go func() { done <- n.Notify(ctx, webhookOnly("HOOK"), Event{Kind: Failed, Repository: "r", Revision: revision}) }()
+		go func() {
+			done <- n.Notify(ctx, webhookOnly("HOOK"), Event{Kind: Failed, Repository: "r", Revision: revision})
+		}()
 		return done
 	}
 	// The bound below only tells a hang from an answer.
