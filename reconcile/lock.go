@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5"
@@ -20,10 +21,11 @@ import (
 // a chain of small commits whose messages say who holds it and until when.
 // Taking it pushes a child of the commit it points at: Git updates a ref
 // only from the value the pusher saw, so of two reconcilers racing, one
-// push wins and the other is rejected and looks again. A holder that died
-// leaves an expiry behind, after which anyone may take the lock. A local
-// checkout without a remote uses the same ref with a compare-and-swap in its
-// own repository.
+// push wins and the other is rejected and looks again. A holder renews its
+// lock while it runs, a fraction of the TTL at a time, so the TTL can be
+// short: a holder that died leaves an expiry a few minutes off at most,
+// after which anyone may take the lock. A local checkout without a remote
+// uses the same ref with a compare-and-swap in its own repository.
 
 const (
 	lockRef   = plumbing.ReferenceName("refs/gpufleet/lock")
@@ -37,8 +39,9 @@ type LockOptions struct {
 	// process). Each taking of the lock adds a random run id, so two
 	// holders of the same name are still told apart.
 	Holder string
-	// TTL is how long the lock holds without its holder; a run longer than
-	// that should not happen, and one that dies frees the lock after it.
+	// TTL is how long the lock holds without its holder renewing it:
+	// how long a holder that died keeps others out. DefaultLockTTL when
+	// zero.
 	TTL time.Duration
 	// Wait is how long to wait for a held lock; zero gives up at once.
 	Wait time.Duration
@@ -46,6 +49,10 @@ type LockOptions struct {
 	Poll time.Duration
 	Now  func() time.Time
 }
+
+// DefaultLockTTL is how long a lock outlives a holder that stopped
+// renewing it, a quarter of which passes between renewals.
+const DefaultLockTTL = 2 * time.Minute
 
 // HeldError says another reconciler holds the lock.
 type HeldError struct {
@@ -81,8 +88,13 @@ type Lock struct {
 	c      *Checkout
 	holder string
 	run    string
-	commit plumbing.Hash
+	taken  time.Time
+	ttl    time.Duration
 	now    func() time.Time
+
+	mu     sync.Mutex
+	commit plumbing.Hash
+	until  time.Time
 }
 
 type lockState struct {
@@ -105,7 +117,7 @@ func (c *Checkout) Lock(ctx context.Context, opts LockOptions) (*Lock, error) {
 		opts.Now = time.Now
 	}
 	if opts.TTL <= 0 {
-		opts.TTL = 15 * time.Minute
+		opts.TTL = DefaultLockTTL
 	}
 	if opts.Poll <= 0 {
 		opts.Poll = time.Second
@@ -129,9 +141,7 @@ func (c *Checkout) Lock(ctx context.Context, opts LockOptions) (*Lock, error) {
 			}
 			continue
 		}
-		msg := fmt.Sprintf("%s\n\nholder: %s\nrun: %s\ntaken: %s\nuntil: %s\n", lockTitle, opts.Holder, run,
-			now.UTC().Format(time.RFC3339), now.Add(opts.TTL).UTC().Format(time.RFC3339))
-		commit, err := c.lockCommit(current.hash, msg, now)
+		commit, err := c.lockCommit(current.hash, heldMessage(opts.Holder, run, now, now.Add(opts.TTL)), now)
 		if err != nil {
 			return nil, err
 		}
@@ -140,7 +150,7 @@ func (c *Checkout) Lock(ctx context.Context, opts LockOptions) (*Lock, error) {
 		// the wiser, and leave it held until it expires.
 		switch err := c.moveLock(context.WithoutCancel(ctx), current.hash, commit); {
 		case err == nil:
-			return &Lock{c: c, holder: opts.Holder, run: run, commit: commit, now: opts.Now}, nil
+			return &Lock{c: c, holder: opts.Holder, run: run, taken: now, ttl: opts.TTL, now: opts.Now, commit: commit, until: now.Add(opts.TTL)}, nil
 		case errors.Is(err, errLockMoved):
 			// Someone else moved the lock in between: look again.
 			continue
@@ -184,9 +194,90 @@ func (c *Checkout) Unlock(ctx context.Context, force bool, now time.Time) (*Held
 	}
 }
 
+// heldMessage is what a lock commit says while the lock is held.
+func heldMessage(holder, run string, taken, until time.Time) string {
+	return fmt.Sprintf("%s\n\nholder: %s\nrun: %s\ntaken: %s\nuntil: %s\n", lockTitle, holder, run,
+		taken.UTC().Format(time.RFC3339), until.UTC().Format(time.RFC3339))
+}
+
+// renew moves the lock's expiry a TTL past now, if the lock is still this
+// holder's: errLockMoved says another took it over.
+func (l *Lock) renew(ctx context.Context) error {
+	l.c.gitMu.Lock()
+	defer l.c.gitMu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	until := now.Add(l.ttl)
+	commit, err := l.c.lockCommit(l.commit, heldMessage(l.holder, l.run, l.taken, until), now)
+	if err != nil {
+		return err
+	}
+	if err := l.c.moveLock(ctx, l.commit, commit); err != nil {
+		return err
+	}
+	l.commit, l.until = commit, until
+	return nil
+}
+
+// Keep renews the lock every quarter of its TTL until stop is called, so
+// that a run may last longer than the TTL while one that dies frees the
+// lock soon. If the lock is lost — another reconciler took it over, or it
+// expired because no renewal got through — lost is told why, once, and
+// renewing stops: the run no longer holds the repository.
+func (l *Lock) Keep(lost func(error)) (stop func()) {
+	ticker := time.NewTicker(l.ttl / 4)
+	stopKeeping := l.keep(ticker.C, lost)
+	return func() {
+		stopKeeping()
+		ticker.Stop()
+	}
+}
+
+// keep is Keep renewing at each tick.
+func (l *Lock) keep(ticks <-chan time.Time, lost func(error)) (stop func()) {
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			select {
+			case <-done:
+				return
+			case <-ticks:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), l.ttl/4)
+			err := l.renew(ctx)
+			cancel()
+			switch {
+			case err == nil:
+			case errors.Is(err, errLockMoved):
+				lost(errors.New("another reconciler took the repository lock over: this run held it past its expiry"))
+				return
+			case !l.now().Before(l.expiry()):
+				lost(fmt.Errorf("the repository lock expired: no renewal got through, %w", err))
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}
+
+func (l *Lock) expiry() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.until
+}
+
 // Release frees the lock. If another reconciler took it over after it
 // expired, that one's lock is left alone.
 func (l *Lock) Release(ctx context.Context) error {
+	l.c.gitMu.Lock()
+	defer l.c.gitMu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	commit, err := l.c.lockCommit(l.commit, fmt.Sprintf("%s\n\nreleased-by: %s\nrun: %s\n", lockTitle, l.holder, l.run), l.now())
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -157,6 +158,17 @@ type run struct {
 	hooks  *hooks
 	// disconnect releases what Options.Connect built.
 	disconnect func() error
+	// lostLock is why the run lost the repository lock, nil while it
+	// holds it.
+	lostLock atomic.Pointer[error]
+}
+
+// lockLost is why the run lost the repository lock, nil if it did not.
+func (r *run) lockLost() error {
+	if p := r.lostLock.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 type step struct {
@@ -218,6 +230,13 @@ func runWith(ctx context.Context, c *Checkout, opts Options, h *hooks) (res *Res
 			tell()
 		}
 	}()
+	// The steps stop when told to, by the caller or a test, and when the
+	// run loses the lock it renews while it runs.
+	stepCtx, stopSteps := context.WithCancelCause(ctx)
+	defer stopSteps(nil)
+	if h != nil {
+		h.cancel = func() { stopSteps(nil) }
+	}
 	if !opts.DryRun {
 		lockOpts := opts.Lock
 		if lockOpts.Now == nil {
@@ -232,8 +251,14 @@ func runWith(ctx context.Context, c *Checkout, opts Options, h *hooks) (res *Res
 			lock.Release(context.WithoutCancel(ctx))
 			return nil, err
 		}
+		stopKeeping := lock.Keep(func(err error) {
+			r.lostLock.Store(&err)
+			r.log.Error("the run lost the repository lock and stops", "err", err)
+			stopSteps(err)
+		})
 		defer func() {
-			if errors.Is(err, errCrashed) {
+			stopKeeping()
+			if errors.Is(err, errCrashed) || r.lockLost() != nil {
 				return
 			}
 			if rerr := lock.Release(context.WithoutCancel(ctx)); rerr != nil {
@@ -252,11 +277,6 @@ func runWith(ctx context.Context, c *Checkout, opts Options, h *hooks) (res *Res
 			}
 		}
 	}()
-	stepCtx, crash := context.WithCancel(ctx)
-	defer crash()
-	if h != nil {
-		h.cancel = crash
-	}
 	steps := []step{{StepLoad, r.load}, {StepObserve, r.observe}, {StepPlan, r.plan}, {StepApply, r.apply}}
 	var runErr error
 	for _, s := range steps {
@@ -269,6 +289,10 @@ func runWith(ctx context.Context, c *Checkout, opts Options, h *hooks) (res *Res
 			// Nothing was done: the status stays what it was.
 			return &r.result, runErr
 		}
+		if lost := r.lockLost(); lost != nil {
+			runErr = fmt.Errorf("%s: %w", s.name, lost)
+			break
+		}
 		if runErr != nil {
 			runErr = fmt.Errorf("%s: %w", s.name, runErr)
 			break
@@ -280,7 +304,10 @@ func runWith(ctx context.Context, c *Checkout, opts Options, h *hooks) (res *Res
 	if runErr != nil {
 		r.recordRunError(runErr)
 	}
-	if reportErr := r.finish(context.WithoutCancel(ctx)); reportErr != nil {
+	c.gitMu.Lock()
+	reportErr := r.finish(context.WithoutCancel(ctx))
+	c.gitMu.Unlock()
+	if reportErr != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("report: %w", reportErr))
 	}
 	if runErr == nil {
@@ -318,6 +345,17 @@ func (r *run) statusDir() string {
 // load reads the specs and what the last run left in the status files, and
 // connects to the clouds the specs enable.
 func (r *run) load(ctx context.Context) error {
+	if err := r.loadSpecs(); err != nil {
+		return err
+	}
+	return r.loadRest(ctx)
+}
+
+// loadSpecs reads the specs at the head and what the status says, and
+// checks them against the commit.
+func (r *run) loadSpecs() error {
+	r.c.gitMu.Lock()
+	defer r.c.gitMu.Unlock()
 	head, err := r.c.Head()
 	if err != nil {
 		return err
@@ -346,6 +384,13 @@ func (r *run) load(ctx context.Context) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// loadRest checks the fleets the run is narrowed to, and connects to the
+// clouds the specs enable.
+func (r *run) loadRest(ctx context.Context) error {
+	var err error
 	for _, name := range r.opts.Fleets {
 		if _, ok := r.repo.Fleet(name); !ok {
 			return fmt.Errorf("no fleet %q in the repository, so nothing of it can be applied", name)

@@ -27,6 +27,12 @@ func (r *run) finish(ctx context.Context) error {
 	if r.opts.DryRun || !r.opts.Commit {
 		return nil
 	}
+	if r.lockLost() != nil {
+		// Another reconciler holds the repository now; what it commits
+		// is the status.
+		r.log.Warn("the run lost the repository lock: its status is not committed")
+		return nil
+	}
 	files := r.statusFiles(statuses)
 	if len(files) == 0 {
 		r.log.Info("status unchanged; nothing to commit")

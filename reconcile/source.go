@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
@@ -49,6 +50,9 @@ type Checkout struct {
 	Remote bool
 	URL    string
 	auth   transport.AuthMethod
+	// gitMu keeps the lock's renewals apart from the run's own use of the
+	// repository.
+	gitMu sync.Mutex
 }
 
 // Head is the commit the checkout is at.

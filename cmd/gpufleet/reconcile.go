@@ -26,7 +26,7 @@ type runFlags struct {
 	catalogExplicit               bool
 	dryRun, emulated              bool
 	simState                      string
-	lockWait                      time.Duration
+	lockWait, lockTTL             time.Duration
 	parallelism                   int
 	// saved is the plan apply PLANFILE carries out.
 	saved *reconcile.SavedPlan
@@ -46,6 +46,7 @@ func (f *runFlags) register(cmd *cobra.Command, remote bool) {
 	cmd.Flags().StringVar(&f.catalogFile, "catalog", envOr("GPUFLEET_CATALOG", defaultCatalogPath), "price catalog file; the embedded snapshot when it is missing or older [GPUFLEET_CATALOG]")
 	cmd.Flags().StringVar(&f.simState, "sim-state", envOr("GPUFLEET_SIM_STATE", ".gpufleet/sim-state.json"), "the emulator's state file, with --sim [GPUFLEET_SIM_STATE]")
 	cmd.Flags().DurationVar(&f.lockWait, "lock-wait", 0, "how long to wait for another reconciler's lock; 0 gives up at once")
+	cmd.Flags().DurationVar(&f.lockTTL, "lock-ttl", reconcile.DefaultLockTTL, "how long the repository lock outlives a run that stopped renewing it (one that was killed); renewed every quarter of it")
 	cmd.Flags().IntVar(&f.parallelism, "parallelism", 16, "cloud calls in flight while applying")
 	cmd.Flags().StringArrayVar(&f.fleets, "fleet", nil, "apply only this fleet's actions (all fleets are still placed together); repeat for several")
 }
@@ -130,7 +131,7 @@ func (a *app) reconcile(ctx context.Context, f runFlags, commit bool) error {
 		DryRun:      f.dryRun,
 		Commit:      commit,
 		Parallelism: f.parallelism,
-		Lock:        reconcile.LockOptions{Holder: holder(), Wait: f.lockWait},
+		Lock:        reconcile.LockOptions{Holder: holder(), Wait: f.lockWait, TTL: f.lockTTL},
 		Saved:       f.saved,
 		Secrets:     a.secrets,
 		Notifier:    notify.New(os.Getenv),

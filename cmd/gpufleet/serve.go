@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpufleet/gpufleet/reconcile"
 	"github.com/gpufleet/gpufleet/reconcile/agent"
 )
 
@@ -19,6 +20,7 @@ type serveFlags struct {
 	repos                   []string
 	branch, workDir, listen string
 	interval, lockWait      time.Duration
+	lockTTL                 time.Duration
 	shutdownDelay           time.Duration
 	jitter                  float64
 	maxPayload              int64
@@ -54,6 +56,7 @@ lock), waits for them, and exits 0.`,
 				"interval":       "GPUFLEET_INTERVAL",
 				"jitter":         "GPUFLEET_JITTER",
 				"lock-wait":      "GPUFLEET_LOCK_WAIT",
+				"lock-ttl":       "GPUFLEET_LOCK_TTL",
 				"shutdown-delay": "GPUFLEET_SHUTDOWN_DELAY",
 				"replicas":       "GPUFLEET_REPLICAS",
 				"ordinal":        "GPUFLEET_ORDINAL",
@@ -73,6 +76,7 @@ lock), waits for them, and exits 0.`,
 	flags.DurationVar(&f.interval, "interval", agent.DefaultInterval, "time between scheduled runs of a repository [GPUFLEET_INTERVAL]")
 	flags.Float64Var(&f.jitter, "jitter", agent.DefaultJitter, "share of the interval each pause may be longer or shorter, so agents drift apart; 0 for none [GPUFLEET_JITTER]")
 	flags.DurationVar(&f.lockWait, "lock-wait", 0, "how long a run waits for another reconciler's lock; 0 gives up until the next run [GPUFLEET_LOCK_WAIT]")
+	flags.DurationVar(&f.lockTTL, "lock-ttl", reconcile.DefaultLockTTL, "how long the repository lock outlives a run that stopped renewing it (a crashed or evicted replica); renewed every quarter of it [GPUFLEET_LOCK_TTL]")
 	flags.DurationVar(&f.shutdownDelay, "shutdown-delay", 0, "how long to keep serving, with /readyz failing, after SIGTERM before stopping [GPUFLEET_SHUTDOWN_DELAY]")
 	flags.Int64Var(&f.maxPayload, "max-payload", agent.DefaultMaxPayload, "largest webhook or trigger body accepted, in bytes; larger ones get 413")
 	flags.IntVar(&f.parallelism, "parallelism", 16, "cloud calls in flight while applying")
@@ -122,6 +126,7 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 		Jitter:        f.jitter,
 		WorkDir:       f.workDir,
 		LockWait:      f.lockWait,
+		LockTTL:       f.lockTTL,
 		Parallelism:   f.parallelism,
 		Holder:        holder(),
 		Endpoints:     endpoints,

@@ -33,7 +33,12 @@ func shardFleet(i, nodes int) map[string]string {
 // nine repositories served by a real git daemon: each repository is
 // reconciled by exactly one replica, the one its shard names. Once a
 // replica is killed, its repositories wait — no other replica touches
-// them — and when it comes back, it takes them up again.
+// them — and when it comes back, it takes them up again, as soon as the
+// lock its killed self held has expired (a TTL of seconds here).
+//
+// The shard of a repository hashes its URL, which holds the daemon's port,
+// so the repositories are named once the port is known: three of each
+// shard, whatever the port.
 func TestThreeReplicasShareNineRepositories(t *testing.T) {
 	gitBin, err := exec.LookPath("git")
 	if err != nil {
@@ -44,9 +49,15 @@ func TestThreeReplicasShareNineRepositories(t *testing.T) {
 	sim := startSimProcess(t, bin, "--state", filepath.Join(dir, "clouds.json"))
 
 	serveDir := filepath.Join(dir, "git")
+	port := freeTCPPort(t)
+	names := namesByShard(port, 3, shardRepos/3)
+	urls := make([]string, shardRepos)
+	for i := range urls {
+		urls[i] = fmt.Sprintf("git://127.0.0.1:%d/%s.git", port, names[i])
+	}
 	seeds := make([]string, shardRepos)
 	for i := range shardRepos {
-		bare := filepath.Join(serveDir, fmt.Sprintf("r%d.git", i))
+		bare := filepath.Join(serveDir, names[i]+".git")
 		seeds[i] = filepath.Join(dir, "seed", fmt.Sprint(i))
 		mustGit(t, "", "init", "-q", "--bare", "-b", "main", bare)
 		writeFiles(t, seeds[i], shardFleet(i, 1))
@@ -57,7 +68,6 @@ func TestThreeReplicasShareNineRepositories(t *testing.T) {
 		git("remote", "add", "origin", bare)
 		git("push", "-q", "origin", "main")
 	}
-	port := freeTCPPort(t)
 	daemon := exec.Command(gitBin, "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack",
 		"--base-path="+serveDir, "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), serveDir)
 	if err := daemon.Start(); err != nil {
@@ -71,10 +81,6 @@ func TestThreeReplicasShareNineRepositories(t *testing.T) {
 		}
 		return err == nil
 	})
-	urls := make([]string, shardRepos)
-	for i := range urls {
-		urls[i] = fmt.Sprintf("git://127.0.0.1:%d/r%d.git", port, i)
-	}
 
 	replicas := make([]*replica, 3)
 	start := func(ordinal int) {
@@ -87,7 +93,16 @@ func TestThreeReplicasShareNineRepositories(t *testing.T) {
 	// Each repository's status reaches its origin, from its own replica.
 	waitUntil(t, 90*time.Second, "every repository's first status commit", func() bool {
 		for i := range urls {
-			if !hasStatusCommit(t, filepath.Join(serveDir, fmt.Sprintf("r%d.git", i))) {
+			if !hasStatusCommit(t, filepath.Join(serveDir, names[i]+".git")) {
+				return false
+			}
+		}
+		return true
+	})
+	// A run is counted once it has pushed: wait for the owners' counts.
+	waitUntil(t, 30*time.Second, "every owner's count of its first run", func() bool {
+		for i, u := range urls {
+			if replicas[owner(i)].runs(t, u) == 0 {
 				return false
 			}
 		}
@@ -138,6 +153,22 @@ func TestThreeReplicasShareNineRepositories(t *testing.T) {
 	})
 }
 
+// namesByShard names repositories r0, r1, … served at port, taking for each
+// of replicas shards the first perShard names it holds.
+func namesByShard(port, replicas, perShard int) []string {
+	taken := make([]int, replicas)
+	var names []string
+	for i := 0; len(names) < replicas*perShard; i++ {
+		name := fmt.Sprintf("r%d", i)
+		shard := agent.ShardOf(fmt.Sprintf("git://127.0.0.1:%d/%s.git", port, name), replicas)
+		if taken[shard] < perShard {
+			taken[shard]++
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
 type replica struct {
 	cmd     *exec.Cmd
 	metrics string
@@ -147,7 +178,7 @@ type replica struct {
 func startReplica(t *testing.T, bin, dir string, ordinal int, urls, env []string) *replica {
 	t.Helper()
 	port := freeTCPPort(t)
-	args := []string{"serve", "--replicas", "3", "--ordinal", strconv.Itoa(ordinal), "--interval", "1s", "--jitter", "0",
+	args := []string{"serve", "--replicas", "3", "--ordinal", strconv.Itoa(ordinal), "--interval", "1s", "--jitter", "0", "--lock-ttl", "4s",
 		"--listen", fmt.Sprintf("127.0.0.1:%d", port), "--workdir", filepath.Join(dir, fmt.Sprintf("clones-%d", ordinal))}
 	for _, u := range urls {
 		args = append(args, "--repo", u)

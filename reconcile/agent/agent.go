@@ -65,6 +65,9 @@ type Options struct {
 	WorkDir string
 	// LockWait is how long a run waits for another reconciler's lock.
 	LockWait time.Duration
+	// LockTTL is how long a run's lock outlives it if it stops renewing
+	// it; reconcile.DefaultLockTTL when zero.
+	LockTTL time.Duration
 	// Parallelism bounds the cloud calls in flight while applying.
 	Parallelism int
 	// Holder names this agent in the repository lock.

@@ -29,7 +29,7 @@ func (a *Agent) reconcileRepo(ctx context.Context, w *worker) (*reconcile.Result
 		Notifier:    a.notifier,
 		Secrets:     a.opts.Secrets,
 		Parallelism: a.opts.Parallelism,
-		Lock:        reconcile.LockOptions{Holder: a.opts.Holder, Wait: a.opts.LockWait},
+		Lock:        reconcile.LockOptions{Holder: a.opts.Holder, Wait: a.opts.LockWait, TTL: a.opts.LockTTL},
 		Progress: func(step reconcile.Step) {
 			if step == reconcile.StepLoad {
 				w.markLoaded()
