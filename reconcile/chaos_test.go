@@ -66,7 +66,7 @@ func TestChaos(t *testing.T) {
 	spec := exampleFile(t, "fleets/inference.cue")
 	for round := range rounds {
 		mode := r.IntN(12)
-		edit := func(o *Options) { o.Lock.TTL = 300 * time.Millisecond; o.Lock.Wait = 5 * time.Second }
+		edit := func(o *Options) { o.Lock.TTL = 2 * time.Second; o.Lock.Wait = 5 * time.Second }
 		h := &hooks{}
 		switch mode {
 		case 0:

@@ -234,28 +234,41 @@ func (l *Lock) Keep(lost func(error)) (stop func()) {
 	}
 }
 
-// keep is Keep renewing at each tick.
+// keep is Keep renewing at each tick. A renewal, once its push starts, is
+// seen through, as the taking of the lock is: cut short, it could move the
+// lock on the remote with the holder none the wiser, and its next renewal
+// would read as a takeover. A tick that finds the lock expired — no
+// renewal got through in time, or one is still on its way — ends it: from
+// then on another reconciler may hold the repository.
 func (l *Lock) keep(ticks <-chan time.Time, lost func(error)) (stop func()) {
 	done, finished := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(finished)
+		var renewing chan error
+		var failed error
 		for {
 			select {
 			case <-done:
 				return
+			case err := <-renewing:
+				renewing = nil
+				if errors.Is(err, errLockMoved) {
+					lost(errors.New("another reconciler took the repository lock over: this run held it past its expiry"))
+					return
+				}
+				failed = err
 			case <-ticks:
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), l.ttl/4)
-			err := l.renew(ctx)
-			cancel()
-			switch {
-			case err == nil:
-			case errors.Is(err, errLockMoved):
-				lost(errors.New("another reconciler took the repository lock over: this run held it past its expiry"))
-				return
-			case !l.now().Before(l.expiry()):
-				lost(fmt.Errorf("the repository lock expired: no renewal got through, %w", err))
-				return
+				if !l.now().Before(l.expiry()) {
+					if failed == nil {
+						failed = errors.New("the last renewal had not got through")
+					}
+					lost(fmt.Errorf("the repository lock expired before it could be renewed, %w", failed))
+					return
+				}
+				if renewing == nil {
+					renewing = make(chan error, 1)
+					go func(result chan<- error) { result <- l.renew(context.Background()) }(renewing)
+				}
 			}
 		}
 	}()

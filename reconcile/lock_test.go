@@ -49,10 +49,11 @@ func TestALockIsRenewedWhileItsHolderRuns(t *testing.T) {
 	ticks := make(chan time.Time)
 	lost := make(chan error, 1)
 	stop := lock.keep(ticks, func(err error) { lost <- err })
-	// Each tick is received once the renewal before it is done.
+	// Each tick starts a renewal; the next waits until it got through.
 	for _, at := range []time.Duration{45 * time.Second, 90 * time.Second, 135 * time.Second} {
 		clock.set(t0.Add(at))
 		ticks <- t0.Add(at)
+		waitFor(t, "the renewal at "+at.String(), func() bool { return lock.expiry().Equal(t0.Add(at + time.Minute)) })
 	}
 	stop()
 	// Two minutes and a quarter in, past twice the TTL, the lock is still
@@ -75,11 +76,13 @@ func TestALockIsRenewedWhileItsHolderRuns(t *testing.T) {
 	if _, err := b.Lock(ctx, opts); err != nil {
 		t.Fatalf("an expired lock was not taken: %v", err)
 	}
-	// The first holder, renewing again, finds its lock taken over.
+	// The first holder, renewing again before its expiry (by its clock),
+	// finds its lock taken over.
+	clock.set(t0.Add(150 * time.Second))
 	ticks2 := make(chan time.Time)
 	stop = lock.keep(ticks2, func(err error) { lost <- err })
 	defer stop()
-	ticks2 <- t0.Add(200 * time.Second)
+	ticks2 <- t0.Add(150 * time.Second)
 	select {
 	case err := <-lost:
 		if !strings.Contains(err.Error(), "another reconciler took the repository lock over") {
@@ -87,5 +90,44 @@ func TestALockIsRenewedWhileItsHolderRuns(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("the holder whose lock was taken over was not told")
+	}
+}
+
+// A holder none of whose renewals got through stops at its lock's expiry:
+// another reconciler may hold the repository from then on.
+func TestALockThatExpiresUnrenewedIsLost(t *testing.T) {
+	e := newEnv(t, sim.Config{Seed: 42})
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	clock := &fakeClock{now: t0}
+	lock, err := e.checkout().Lock(context.Background(), LockOptions{Holder: "replica-0", TTL: time.Minute, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ticks := make(chan time.Time)
+	lost := make(chan error, 1)
+	stop := lock.keep(ticks, func(err error) { lost <- err })
+	defer stop()
+	clock.set(t0.Add(61 * time.Second))
+	ticks <- t0.Add(61 * time.Second)
+	select {
+	case err := <-lost:
+		if !strings.Contains(err.Error(), "the repository lock expired before it could be renewed") {
+			t.Errorf("told %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the holder whose lock expired was not told")
+	}
+}
+
+// waitFor waits for cond, failing only if it does not come within a
+// minute: a hang, not a verdict on how fast.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never came", what)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
