@@ -43,8 +43,11 @@ type Catalog struct {
 	// FetchedAt is when the prices were read; the age of a plan's prices is
 	// measured from it.
 	FetchedAt time.Time `json:"fetchedAt"`
-	Regions   []Region  `json:"regions"`
-	Offers    []Offer   `json:"offers"`
+	// Sources are where the prices were read, each with its date; every
+	// offer names one.
+	Sources []Source `json:"sources,omitempty"`
+	Regions []Region `json:"regions"`
+	Offers  []Offer  `json:"offers"`
 	// Egress holds data-transfer prices per source cloud.
 	Egress []Egress `json:"egress"`
 	// Quotas describes the cloud quotas its instance types count against,
@@ -54,13 +57,31 @@ type Catalog struct {
 	QuotaUses []QuotaUse `json:"quotaUses,omitempty"`
 }
 
+// Source is where a catalog's prices were read: a cloud's price API, or
+// a recorded answer of one, on a date.
+type Source struct {
+	// ID is how offers name the source.
+	ID string `json:"id"`
+	// What says where the prices come from, for a person to look up.
+	What string `json:"what"`
+	// Date is when the prices were read or published.
+	Date time.Time `json:"date"`
+}
+
 // Region is one cloud region and its zones.
 type Region struct {
 	Cloud string `json:"cloud"`
 	Name  string `json:"name"`
 	// Geo is a coarse geography ("us", "ca", "eu", "ap"), shown in reports.
-	Geo   string   `json:"geo"`
-	Zones []string `json:"zones"`
+	Geo string `json:"geo"`
+	// Country is the ISO 3166-1 alpha-2 code of the country the region's
+	// data centres are in, for residency rules ("DE", "US").
+	Country string   `json:"country,omitempty"`
+	Zones   []string `json:"zones"`
+	// ZoneIDs are, where the cloud names zones apart for each account
+	// (AWS: us-east-1a may be use1-az4 in one account and use1-az1 in
+	// another), the zones' account-independent ids, in Zones' order.
+	ZoneIDs []string `json:"zoneIds,omitempty"`
 }
 
 // Offer is the price of one instance type in one place, bought one way. A
@@ -78,6 +99,13 @@ type Offer struct {
 	// PriceMicros is US$ per node-hour × 1,000,000. Zero or less means the
 	// price is unknown; such offers are never chosen.
 	PriceMicros int64 `json:"priceMicros"`
+	// Source names the catalog's source of the price.
+	Source string `json:"source,omitempty"`
+	// Derived says the price is not a quote: no source lists this type
+	// in this place, and the price was derived from one that does (the
+	// same type in the nearest quoted region). Plans that use a derived
+	// price say so.
+	Derived bool `json:"derived,omitempty"`
 }
 
 // Egress is what moving data out of a cloud costs, in micro-dollars per GB.

@@ -77,12 +77,22 @@ func (c *Catalog) Validate() error {
 		problems = append(problems, fmt.Errorf(format, args...))
 	}
 
+	sources := make(map[string]bool)
+	for i, s := range c.Sources {
+		if s.ID == "" || sources[s.ID] {
+			report("sources[%d]: id %q is empty or listed twice", i, s.ID)
+		}
+		sources[s.ID] = true
+	}
 	type regionKey struct{ cloud, name string }
 	zonesOf := make(map[regionKey][]string)
 	for i, r := range c.Regions {
 		where := fmt.Sprintf("regions[%d] (%s %s)", i, r.Cloud, r.Name)
 		if !slices.Contains(Clouds, r.Cloud) {
 			report("%s: unknown cloud %q", where, r.Cloud)
+		}
+		if len(r.ZoneIDs) > 0 && len(r.ZoneIDs) != len(r.Zones) {
+			report("%s: %d zone ids for %d zones", where, len(r.ZoneIDs), len(r.Zones))
 		}
 		key := regionKey{r.Cloud, r.Name}
 		if _, ok := zonesOf[key]; ok {
@@ -121,6 +131,9 @@ func (c *Catalog) Validate() error {
 		}
 		if o.GPUs <= 0 {
 			report("%s: %d GPUs, want at least 1", where, o.GPUs)
+		}
+		if o.Source != "" && !sources[o.Source] {
+			report("%s: source %q is not among the catalog's sources", where, o.Source)
 		}
 		key := offerKey{o.Cloud, o.Region, o.Zone, o.InstanceType, o.Market}
 		if first, ok := firstAt[key]; ok {
@@ -283,6 +296,7 @@ func (c *Catalog) clone() *Catalog {
 		}
 	}
 	dup.Offers = slices.Clone(c.Offers)
+	dup.Sources = slices.Clone(c.Sources)
 	dup.Egress = slices.Clone(c.Egress)
 	dup.Quotas = slices.Clone(c.Quotas)
 	dup.QuotaUses = slices.Clone(c.QuotaUses)
@@ -291,5 +305,6 @@ func (c *Catalog) clone() *Catalog {
 
 func (r Region) clone() Region {
 	r.Zones = slices.Clone(r.Zones)
+	r.ZoneIDs = slices.Clone(r.ZoneIDs)
 	return r
 }
