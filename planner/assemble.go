@@ -400,7 +400,7 @@ func (p *planning) cheapestOnDemand(w *schema.Workload, cloud string) (int64, bo
 		if o.Cloud != cloud || o.Market != catalog.OnDemand || !ValidPrice(*o) {
 			continue
 		}
-		if !schema.MatchRegion(o.Region, w.Placement.Regions.Allow, w.Placement.Regions.Deny) {
+		if !schema.MatchRegion(o.Cloud, o.Region, w.Placement.Regions.Allow, w.Placement.Regions.Deny) {
 			continue
 		}
 		if len(w.Placement.Zones) > 0 && !slices.Contains(w.Placement.Zones, o.Zone) {

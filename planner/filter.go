@@ -44,7 +44,7 @@ func (p *planning) filters() []filter {
 		{RejectGPUsPerNode, func(w *schema.Workload, o *Offer, _ bool) bool { return o.GPUs == w.GPU.PerNode }},
 		{RejectCloud, func(w *schema.Workload, o *Offer, _ bool) bool { return slices.Contains(w.Placement.Clouds, o.Cloud) }},
 		{RejectRegion, func(w *schema.Workload, o *Offer, _ bool) bool {
-			return schema.MatchRegion(o.Region, w.Placement.Regions.Allow, w.Placement.Regions.Deny)
+			return schema.MatchRegion(o.Cloud, o.Region, w.Placement.Regions.Allow, w.Placement.Regions.Deny)
 		}},
 		{RejectZone, func(w *schema.Workload, o *Offer, _ bool) bool {
 			return len(w.Placement.Zones) == 0 || slices.Contains(w.Placement.Zones, o.Zone)

@@ -297,7 +297,7 @@ func newRules(in Input) *rules {
 			w := ruleWorkload{fleet: f.Name, spec: spec}
 			for i, o := range in.Offers {
 				if o.GPUModel != spec.GPU.Model || o.GPUs != spec.GPU.PerNode || !slices.Contains(spec.Placement.Clouds, o.Cloud) ||
-					!schema.MatchRegion(o.Region, spec.Placement.Regions.Allow, spec.Placement.Regions.Deny) || !ruleMarket(spec.Capacity, o.Market) {
+					!schema.MatchRegion(o.Cloud, o.Region, spec.Placement.Regions.Allow, spec.Placement.Regions.Deny) || !ruleMarket(spec.Capacity, o.Market) {
 					continue
 				}
 				running := 0

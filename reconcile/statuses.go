@@ -158,7 +158,7 @@ func (r *run) relevantBlocks(f planner.FleetPlan) []status.BlockedOffer {
 			continue
 		}
 		for _, w := range fleet.Workloads {
-			if slices.Contains(w.Placement.Clouds, k.Cloud) && schema.MatchRegion(k.Region, w.Placement.Regions.Allow, w.Placement.Regions.Deny) && r.gpuModel(k) == w.GPU.Model {
+			if slices.Contains(w.Placement.Clouds, k.Cloud) && schema.MatchRegion(k.Cloud, k.Region, w.Placement.Regions.Allow, w.Placement.Regions.Deny) && r.gpuModel(k) == w.GPU.Model {
 				out = append(out, b)
 				break
 			}

@@ -2,7 +2,6 @@ package schema
 
 import (
 	"fmt"
-	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -228,20 +227,20 @@ func (l *loader) checkWorkload(cfg *Config, w *Workload, v cue.Value, base strin
 		l.checkEFA(w, fail)
 	}
 
-	for i, glob := range append(w.Placement.Regions.Allow, w.Placement.Regions.Deny...) {
-		if _, err := path.Match(glob, ""); err != nil {
+	for i, pattern := range append(w.Placement.Regions.Allow, w.Placement.Regions.Deny...) {
+		if err := checkRegionPattern(pattern); err != nil {
 			at := fmt.Sprintf("placement.regions.allow[%d]", i)
 			if i >= len(w.Placement.Regions.Allow) {
 				at = fmt.Sprintf("placement.regions.deny[%d]", i-len(w.Placement.Regions.Allow))
 			}
-			fail(at, "bad region pattern %q: %v", glob, err)
+			fail(at, "%v", err)
 			return
 		}
 	}
 	candidates := l.candidateRegions(cfg, w)
 	unmatched := false
 	for i, glob := range w.Placement.Regions.Allow {
-		if !slices.ContainsFunc(candidates, func(r regionRef) bool { return match(glob, r.name) }) {
+		if !slices.ContainsFunc(candidates, func(r regionRef) bool { return matchRegion(glob, r.cloud, r.name) }) {
 			fail(fmt.Sprintf("placement.regions.allow[%d]", i), "pattern %q matches no configured region of %s", glob, strings.Join(w.Placement.Clouds, ", "))
 			unmatched = true
 		}
@@ -342,23 +341,11 @@ func (l *loader) candidateRegions(cfg *Config, w *Workload) []regionRef {
 func allowedRegions(regions []regionRef, allow, deny []string) []regionRef {
 	var out []regionRef
 	for _, r := range regions {
-		if MatchRegion(r.name, allow, deny) {
+		if MatchRegion(r.cloud, r.name, allow, deny) {
 			out = append(out, r)
 		}
 	}
 	return out
-}
-
-// MatchRegion reports whether a region passes a workload's allow and deny
-// globs: it matches an allow pattern and no deny pattern.
-func MatchRegion(region string, allow, deny []string) bool {
-	return slices.ContainsFunc(allow, func(g string) bool { return match(g, region) }) &&
-		!slices.ContainsFunc(deny, func(g string) bool { return match(g, region) })
-}
-
-func match(glob, name string) bool {
-	ok, _ := path.Match(glob, name)
-	return ok
 }
 
 // valuePosition finds where the value at a path below v is written, falling
