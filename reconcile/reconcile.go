@@ -361,7 +361,7 @@ func (r *run) loadSpecs() error {
 		return err
 	}
 	r.result.Revision = head.String()
-	r.repo, r.specErr = schema.Load(r.c.Dir)
+	r.repo, r.specErr = schema.LoadWithCatalog(r.c.Dir, r.opts.Catalog)
 	if r.root, err = status.OpenRoot(r.c.Dir, r.statusDir()); err != nil {
 		return err
 	}

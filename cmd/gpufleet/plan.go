@@ -90,12 +90,9 @@ type planContext struct {
 	warnings []string
 }
 
-func (a *app) planContext(f planFlags, repoDir string, statusDir string) (*planContext, error) {
-	pc := &planContext{}
+func (a *app) planContext(f planFlags, cat *catalog.Catalog, repoDir string, statusDir string) (*planContext, error) {
+	pc := &planContext{cat: cat}
 	var err error
-	if pc.cat, err = loadCatalog(f.catalogFile, f.catalogExplicit); err != nil {
-		return nil, err
-	}
 	now := now()
 	if pc.cat.Emulated() {
 		pc.warnings = append(pc.warnings, "the prices are the emulator's, not the clouds' (catalog refresh --sim); refresh them with gpufleet catalog refresh")
@@ -136,11 +133,17 @@ func now() time.Time {
 }
 
 func (a *app) plan(f planFlags) error {
-	r, err := schema.Load(f.repo)
+	// The specs are checked against the catalog the plan prices them
+	// with: a region a refresh found is one a spec may name.
+	cat, err := loadCatalog(f.catalogFile, f.catalogExplicit)
+	if err != nil {
+		return err
+	}
+	r, err := schema.LoadWithCatalog(f.repo, cat)
 	if err != nil {
 		return a.specErrors(f.repo, err)
 	}
-	pc, err := a.planContext(f, f.repo, r.Config.Status.Dir)
+	pc, err := a.planContext(f, cat, f.repo, r.Config.Status.Dir)
 	if err != nil {
 		return err
 	}
@@ -170,7 +173,11 @@ func (a *app) plan(f planFlags) error {
 
 // review plans a pull request's head against its base.
 func (a *app) review(f planFlags) error {
-	headRepo, headErr := schema.Load(f.repo)
+	cat, err := loadCatalog(f.catalogFile, f.catalogExplicit)
+	if err != nil {
+		return err
+	}
+	headRepo, headErr := schema.LoadWithCatalog(f.repo, cat)
 	headErrors, err := specErrorLines(headErr)
 	if err != nil {
 		return err
@@ -183,7 +190,7 @@ func (a *app) review(f planFlags) error {
 	if err := reconcile.Export(f.repo, f.base, baseDir); err != nil {
 		return err
 	}
-	baseRepo, baseErr := schema.Load(baseDir)
+	baseRepo, baseErr := schema.LoadWithCatalog(baseDir, cat)
 	baseErrors, err := specErrorLines(baseErr)
 	if err != nil {
 		return err
@@ -192,7 +199,7 @@ func (a *app) review(f planFlags) error {
 	if headRepo != nil {
 		statusDir = headRepo.Config.Status.Dir
 	}
-	pc, err := a.planContext(f, f.repo, statusDir)
+	pc, err := a.planContext(f, cat, f.repo, statusDir)
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,13 @@ summary when the repository is valid, 1 otherwise.`,
 			if err := outputFormat(output, "text", "json"); err != nil {
 				return err
 			}
-			r, err := schema.Load(repo)
+			// As plan checks them: against the refreshed catalog where
+			// there is one.
+			cat, err := loadCatalog(defaultCatalogPath, false)
+			if err != nil {
+				return err
+			}
+			r, err := schema.LoadWithCatalog(repo, cat)
 			var problems schema.Errors
 			if err != nil && !errors.As(err, &problems) {
 				return err
