@@ -24,8 +24,30 @@ var acceleratedSeries = []struct{ prefix, suffix string }{
 // provider asks for it only where it may, and the emulator refuses it
 // elsewhere as ARM does.
 func AcceleratedNetworking(size string) bool {
-	size = strings.ToLower(size)
-	for _, s := range acceleratedSeries {
+	return inSeries(strings.ToLower(size), acceleratedSeries)
+}
+
+// plainSeries are the Azure GPU size series of the catalog that gpufleet
+// creates without Accelerated Networking: the retired K80 and M60 series
+// (NC, NV and their Promo sizes), which lack it, and the V100, M60 v3 and
+// MI25 series (NCv3, NDv2, NVv3, NVv4), whose documentation gives it for
+// some sizes only. Asking for it where a size lacks it fails the create;
+// leaving it out never does.
+var plainSeries = []struct{ prefix, suffix string }{
+	{"standard_nc", ""}, {"standard_nc", "r"}, {"standard_nc", "_promo"}, {"standard_nc", "r_promo"},
+	{"standard_nv", ""}, {"standard_nv", "_promo"},
+	{"standard_nc", "s_v3"}, {"standard_nc", "rs_v3"}, {"standard_nd", "rs_v2"},
+	{"standard_nv", "s_v3"}, {"standard_nv", "as_v4"},
+}
+
+// knownSeries reports whether a size belongs to a series whose Accelerated
+// Networking support has been looked up, either way.
+func knownSeries(size string) bool {
+	return AcceleratedNetworking(size) || inSeries(strings.ToLower(size), plainSeries)
+}
+
+func inSeries(size string, series []struct{ prefix, suffix string }) bool {
+	for _, s := range series {
 		rest, ok := strings.CutPrefix(size, s.prefix)
 		if !ok {
 			continue

@@ -1,431 +1,48 @@
 //go:build ignore
 
-// gen_snapshot writes snapshot.json, the catalog embedded in the package.
-// Run it with `go generate` in this directory after editing the tables below.
+// gen_snapshot writes snapshot.json, the catalog embedded in the package,
+// from the public price rows in data/ (see data/README.md for where they
+// come from). Run it with `go generate` in this directory after the data
+// changes.
 //
-// Every price is one of two kinds. A quote is a public catalog figure
-// (prices.md in the team's shared facts), copied exactly. A derived price
-// fills a region or size no quote covers: it takes a quote of the same
-// family — the same type in the nearest quoted region, preferring the same
-// geography, else the cloud's reference region — and scales it by the ratio
-// of the two regions' price levels and, for another size or memory variant,
-// by a named factor. A base with no spot quote gives a derived row no spot
-// offer. Derived prices are rounded to $0.0001, the precision clouds publish.
+// The rows are the universe: every region, zone, instance type and price
+// in the snapshot is one the data lists. A price is a quote, copied exactly,
+// except for the few offers data/derived.csv keeps in regions the data does
+// not cover; those are marked Derived. What the data holds but gpufleet
+// cannot launch is counted and printed with its reason, never silently
+// dropped.
 package main
 
 import (
 	"bytes"
 	"cmp"
+	"encoding/csv"
 	"flag"
 	"fmt"
+	"io"
 	"log"
+	"maps"
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
-const (
-	aws   = catalog.AWS
-	azure = catalog.Azure
-	gcp   = catalog.GCP
-)
+// recordedAt is when the rows in data/ were read from their source; the
+// source files carry no date of their own.
+var recordedAt = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 
-var fetchedAt = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-
-// A region's level is its price relative to its cloud's reference region
-// (us-east-1, eastus, us-central1). Where a quote exists in both, the level
-// is their ratio rounded to 0.01 (the row it comes from is named); otherwise
-// it is the geography's default: us 1.00, ca 1.10, eu 1.08, ap 1.20.
-type region struct {
-	cloud, name, geo string
-	level            float64
-	zones            []string
-}
-
-var regions = []region{
-	{aws, "us-east-1", "us", 1.00, zones("us-east-1", "a", "b", "c", "d", "e", "f")},
-	{aws, "us-east-2", "us", 1.00, zones("us-east-2", "a", "b", "c")},
-	{aws, "us-west-2", "us", 1.00, zones("us-west-2", "a", "b", "c")},           // p5 quote: same as us-east-1
-	{aws, "ca-central-1", "ca", 1.15, zones("ca-central-1", "a", "b", "d")},     // p5 113.07 / 98.32
-	{aws, "eu-west-1", "eu", 1.08, zones("eu-west-1", "a", "b", "c")},           // p4d 35.40 / 32.77 (g4dn says 1.12)
-	{aws, "eu-central-1", "eu", 1.25, zones("eu-central-1", "a", "b", "c")},     // g6e.2xlarge 2.80 / 2.24
-	{aws, "eu-north-1", "eu", 1.07, zones("eu-north-1", "a", "b", "c")},         // p5 105.20 / 98.32
-	{aws, "ap-northeast-1", "ap", 1.25, zones("ap-northeast-1", "a", "c", "d")}, // p5 123.19 / 98.32, p5en 106.00 / 84.80
-	{aws, "ap-northeast-2", "ap", 1.23, zones("ap-northeast-2", "a", "b", "c")}, // g5.12xlarge 6.97 / 5.67
-	{aws, "ap-south-1", "ap", 1.20, zones("ap-south-1", "a", "b", "c")},         // p4d 39.32 / 32.77
-
-	{azure, "eastus", "us", 1.00, zones("eastus-", "1", "2", "3")},
-	{azure, "eastus2", "us", 1.00, zones("eastus2-", "1", "2", "3")},
-	{azure, "westus", "us", 1.20, zones("westus-", "1", "2", "3")}, // NC4as_T4_v3 0.631 / 0.526
-	{azure, "westus3", "us", 1.00, zones("westus3-", "1", "2", "3")},
-	{azure, "southcentralus", "us", 1.00, zones("southcentralus-", "1", "2", "3")},
-	{azure, "northeurope", "eu", 1.08, zones("northeurope-", "1", "2", "3")},
-	{azure, "westeurope", "eu", 1.08, zones("westeurope-", "1", "2", "3")},
-	{azure, "swedencentral", "eu", 1.08, zones("swedencentral-", "1", "2", "3")},
-	{azure, "japaneast", "ap", 1.20, zones("japaneast-", "1", "2", "3")},
-
-	{gcp, "us-central1", "us", 1.00, zones("us-central1-", "a", "b", "c", "f")},
-	// Northern Virginia costs more than Iowa on GCP for machines; the one
-	// GPU figure known there (H100) is quoted directly.
-	{gcp, "us-east4", "us", 1.12, zones("us-east4-", "a", "b", "c")},
-	{gcp, "us-east1", "us", 1.00, zones("us-east1-", "b", "c", "d")},
-	{gcp, "us-west1", "us", 1.00, zones("us-west1-", "a", "b", "c")},
-	// europe-west4's a3 quote (GPUs at 3× us-central1) is a per-model
-	// outlier, not a regional level, so the geography default is used.
-	{gcp, "europe-west4", "eu", 1.08, zones("europe-west4-", "a", "b", "c")},
-	{gcp, "europe-west1", "eu", 1.08, zones("europe-west1-", "b", "c", "d")},
-	{gcp, "asia-northeast1", "ap", 1.20, zones("asia-northeast1-", "a", "b", "c")},
-	{gcp, "asia-southeast1", "ap", 1.20, zones("asia-southeast1-", "a", "b", "c")},
-}
-
-// Azure names its zones "1", "2" and "3" in every region; the catalog
-// qualifies them with the region ("eastus-1", as AKS zone labels do) so that
-// a zone names one place, as it does on AWS and GCP. The Azure provider
-// sends ARM the bare number.
-
-func zones(prefix string, suffixes ...string) []string {
-	names := make([]string, len(suffixes))
-	for i, s := range suffixes {
-		names[i] = prefix + s
-	}
-	return names
-}
-
-// shape is what an instance type is, from the clouds' instance specs.
-type shape struct {
-	gpuModel  string
-	gpus      int
-	vcpus     int
-	memoryGiB float64
-}
-
-var shapes = map[string]shape{
-	"p5.48xlarge":   {"H100", 8, 192, 2048},
-	"p5en.48xlarge": {"H200", 8, 192, 2048},
-	"p4d.24xlarge":  {"A100-40GB", 8, 96, 1152},
-	"p4de.24xlarge": {"A100-80GB", 8, 96, 1152},
-	"g6e.2xlarge":   {"L40S", 1, 8, 64},
-	"g6e.48xlarge":  {"L40S", 8, 192, 1536},
-	"g6.2xlarge":    {"L4", 1, 8, 32},
-	"g6.12xlarge":   {"L4", 4, 48, 192},
-	"g6.24xlarge":   {"L4", 4, 96, 384},
-	"g5.12xlarge":   {"A10G", 4, 48, 192},
-	"g4dn.xlarge":   {"T4", 1, 4, 16},
-
-	"Standard_ND96isr_H100_v5":  {"H100", 8, 96, 1900},
-	"Standard_ND96isr_H200_v5":  {"H200", 8, 96, 1850},
-	"Standard_NC40ads_H100_v5":  {"H100", 1, 40, 320},
-	"Standard_ND96asr_v4":       {"A100-40GB", 8, 96, 900},
-	"Standard_ND96amsr_A100_v4": {"A100-80GB", 8, 96, 1900},
-	"Standard_NC24ads_A100_v4":  {"A100-80GB", 1, 24, 220},
-	"Standard_NV36ads_A10_v5":   {"A10G", 1, 36, 440},
-	"Standard_NC4as_T4_v3":      {"T4", 1, 4, 28},
-
-	"a3-highgpu-8g":  {"H100", 8, 208, 1872},
-	"a3-ultragpu-8g": {"H200", 8, 224, 2952},
-	"a2-highgpu-1g":  {"A100-40GB", 1, 12, 85},
-	"a2-highgpu-4g":  {"A100-40GB", 4, 48, 340},
-	"a2-highgpu-8g":  {"A100-40GB", 8, 96, 680},
-	"a2-ultragpu-1g": {"A100-80GB", 1, 12, 170},
-	"a2-ultragpu-8g": {"A100-80GB", 8, 96, 1360},
-	"g2-standard-4":  {"L4", 1, 4, 16},
-	"g2-standard-48": {"L4", 4, 48, 192},
-}
-
-// price is one market's US$ per node-hour. GCP bills a GPU VM as machine
-// plus attached GPUs and is quoted that way; the parts stay apart until the
-// offer is written because a size change scales them differently. AWS and
-// Azure quote whole instances, held in machine.
-type price struct{ machine, gpus float64 }
-
-func whole(dollars float64) *price       { return &price{machine: dollars} }
-func parts(machine, gpus float64) *price { return &price{machine, gpus} }
-
-// noSpot marks a quote whose spot column is "—".
-var noSpot *price
-
-// factor scales a base quote to another size or GPU variant.
-type factor struct{ machine, gpus float64 }
-
-func uniform(f float64) factor          { return factor{f, f} }
-func (f factor) times(k float64) factor { return factor{f.machine * k, f.gpus * k} }
-
-var (
-	same = uniform(1)
-	// a100With80GB is Azure's premium for 80GB A100s over 40GB ones
-	// (ND96amsr_A100_v4 32.77 / ND96asr_v4 27.20, eastus); AWS and GCP have
-	// no 80GB A100 quote, so they borrow it.
-	a100With80GB = uniform(32.77 / 27.20)
-	// h200OverH100 is AWS's p5en / p5 ratio in us-east-1 (84.80 / 98.32);
-	// Azure's ND H200 v5 has no quote.
-	h200OverH100 = uniform(84.80 / 98.32)
-)
-
-// row is one instance type in one region, priced in both markets.
-type row struct {
-	cloud, region, instanceType string
-
-	// Set on quotes.
-	onDemand, spot *price
-	spotZone       string // the one zone a zone-level spot quote applies to
-
-	// Set on derived rows.
-	baseType, baseRegion string
-	scale                factor
-	gpusOnDemand         float64 // a quoted GPU part that replaces the derived one
-}
-
-func quote(cloud, region, instanceType string, onDemand, spot *price) row {
-	return row{cloud: cloud, region: region, instanceType: instanceType, onDemand: onDemand, spot: spot}
-}
-
-func like(cloud, region, instanceType, baseRegion string) row {
-	return scaled(cloud, region, instanceType, instanceType, baseRegion, same)
-}
-
-func scaled(cloud, region, instanceType, baseType, baseRegion string, scale factor) row {
-	return row{cloud: cloud, region: region, instanceType: instanceType, baseType: baseType, baseRegion: baseRegion, scale: scale}
-}
-
-func (r row) spotOnlyIn(zone string) row         { r.spotZone = zone; return r }
-func (r row) withGPUsQuoted(dollars float64) row { r.gpusOnDemand = dollars; return r }
-
-var rows = []row{
-	// p5.48xlarge, 8×H100: a handful of regions.
-	quote(aws, "us-east-1", "p5.48xlarge", whole(98.32), whole(30.33)),
-	like(aws, "us-east-2", "p5.48xlarge", "us-east-1"),
-	quote(aws, "us-west-2", "p5.48xlarge", whole(98.32), whole(33.24)),
-	quote(aws, "ca-central-1", "p5.48xlarge", whole(113.07), whole(113.07)), // spot equals on-demand
-	quote(aws, "eu-north-1", "p5.48xlarge", whole(105.20), whole(28.53)).spotOnlyIn("eu-north-1b"),
-	quote(aws, "ap-northeast-1", "p5.48xlarge", whole(123.19), whole(40.10)),
-
-	// p5en.48xlarge, 8×H200.
-	quote(aws, "us-east-1", "p5en.48xlarge", whole(84.80), whole(24.29)),
-	like(aws, "us-east-2", "p5en.48xlarge", "us-east-1"),
-	like(aws, "us-west-2", "p5en.48xlarge", "us-east-1"),
-	quote(aws, "ap-northeast-1", "p5en.48xlarge", whole(106.00), whole(32.62)),
-
-	// p4d.24xlarge, 8×A100 40GB.
-	quote(aws, "us-east-1", "p4d.24xlarge", whole(32.77), whole(6.79)),
-	like(aws, "us-east-2", "p4d.24xlarge", "us-east-1"),
-	like(aws, "us-west-2", "p4d.24xlarge", "us-east-1"),
-	like(aws, "ca-central-1", "p4d.24xlarge", "us-east-1"),
-	quote(aws, "eu-west-1", "p4d.24xlarge", whole(35.40), whole(16.32)),
-	like(aws, "eu-central-1", "p4d.24xlarge", "eu-west-1"),
-	like(aws, "ap-northeast-1", "p4d.24xlarge", "ap-south-1"),
-	like(aws, "ap-northeast-2", "p4d.24xlarge", "ap-south-1"),
-	quote(aws, "ap-south-1", "p4d.24xlarge", whole(39.32), noSpot),
-
-	// p4de.24xlarge, 8×A100 80GB: us-east-1 and us-west-2 only.
-	scaled(aws, "us-east-1", "p4de.24xlarge", "p4d.24xlarge", "us-east-1", a100With80GB),
-	scaled(aws, "us-west-2", "p4de.24xlarge", "p4d.24xlarge", "us-east-1", a100With80GB),
-
-	// g6e.2xlarge, 1×L40S.
-	quote(aws, "us-east-1", "g6e.2xlarge", whole(2.24), whole(0.74)),
-	like(aws, "us-east-2", "g6e.2xlarge", "us-east-1"),
-	like(aws, "us-west-2", "g6e.2xlarge", "us-east-1"),
-	quote(aws, "eu-central-1", "g6e.2xlarge", whole(2.80), whole(1.21)),
-	like(aws, "eu-north-1", "g6e.2xlarge", "eu-central-1"),
-	like(aws, "ap-northeast-1", "g6e.2xlarge", "us-east-1"),
-
-	// g6e.48xlarge, 8×L40S.
-	quote(aws, "us-east-1", "g6e.48xlarge", whole(30.13), whole(7.55)),
-	like(aws, "us-east-2", "g6e.48xlarge", "us-east-1"),
-	like(aws, "us-west-2", "g6e.48xlarge", "us-east-1"),
-	like(aws, "eu-central-1", "g6e.48xlarge", "us-east-1"),
-	like(aws, "eu-north-1", "g6e.48xlarge", "us-east-1"),
-	like(aws, "ap-northeast-1", "g6e.48xlarge", "us-east-1"),
-
-	// g6.2xlarge, 1×L4: everywhere, from its one quote.
-	like(aws, "us-east-1", "g6.2xlarge", "eu-central-1"),
-	like(aws, "us-east-2", "g6.2xlarge", "eu-central-1"),
-	like(aws, "us-west-2", "g6.2xlarge", "eu-central-1"),
-	like(aws, "ca-central-1", "g6.2xlarge", "eu-central-1"),
-	like(aws, "eu-west-1", "g6.2xlarge", "eu-central-1"),
-	quote(aws, "eu-central-1", "g6.2xlarge", whole(1.22), whole(0.32)),
-	like(aws, "eu-north-1", "g6.2xlarge", "eu-central-1"),
-	like(aws, "ap-northeast-1", "g6.2xlarge", "eu-central-1"),
-	like(aws, "ap-northeast-2", "g6.2xlarge", "eu-central-1"),
-	like(aws, "ap-south-1", "g6.2xlarge", "eu-central-1"),
-
-	// g6.12xlarge, 4×L4: its one quote has no spot price, so no region does.
-	like(aws, "us-east-1", "g6.12xlarge", "us-west-2"),
-	like(aws, "us-east-2", "g6.12xlarge", "us-west-2"),
-	quote(aws, "us-west-2", "g6.12xlarge", whole(4.60), noSpot),
-	like(aws, "ca-central-1", "g6.12xlarge", "us-west-2"),
-	like(aws, "eu-west-1", "g6.12xlarge", "us-west-2"),
-	like(aws, "eu-central-1", "g6.12xlarge", "us-west-2"),
-	like(aws, "eu-north-1", "g6.12xlarge", "us-west-2"),
-	like(aws, "ap-northeast-1", "g6.12xlarge", "us-west-2"),
-	like(aws, "ap-northeast-2", "g6.12xlarge", "us-west-2"),
-	like(aws, "ap-south-1", "g6.12xlarge", "us-west-2"),
-
-	// g6.24xlarge, 4×L4 with twice the CPU of g6.12xlarge.
-	quote(aws, "us-east-1", "g6.24xlarge", whole(6.68), whole(3.03)),
-	like(aws, "us-east-2", "g6.24xlarge", "us-east-1"),
-	like(aws, "us-west-2", "g6.24xlarge", "us-east-1"),
-	like(aws, "ca-central-1", "g6.24xlarge", "us-east-1"),
-	like(aws, "eu-west-1", "g6.24xlarge", "us-east-1"),
-	like(aws, "eu-central-1", "g6.24xlarge", "us-east-1"),
-	like(aws, "eu-north-1", "g6.24xlarge", "us-east-1"),
-	like(aws, "ap-northeast-1", "g6.24xlarge", "us-east-1"),
-	like(aws, "ap-northeast-2", "g6.24xlarge", "us-east-1"),
-	like(aws, "ap-south-1", "g6.24xlarge", "us-east-1"),
-
-	// g5.12xlarge, 4×A10G.
-	quote(aws, "us-east-1", "g5.12xlarge", whole(5.67), whole(1.99)),
-	like(aws, "us-east-2", "g5.12xlarge", "us-east-1"),
-	like(aws, "us-west-2", "g5.12xlarge", "us-east-1"),
-	like(aws, "ca-central-1", "g5.12xlarge", "us-east-1"),
-	like(aws, "eu-west-1", "g5.12xlarge", "us-east-1"),
-	like(aws, "eu-central-1", "g5.12xlarge", "us-east-1"),
-	like(aws, "eu-north-1", "g5.12xlarge", "us-east-1"),
-	like(aws, "ap-northeast-1", "g5.12xlarge", "ap-northeast-2"),
-	quote(aws, "ap-northeast-2", "g5.12xlarge", whole(6.97), whole(6.97)), // spot equals on-demand
-	like(aws, "ap-south-1", "g5.12xlarge", "ap-northeast-2"),
-
-	// g4dn.xlarge, 1×T4: everywhere.
-	quote(aws, "us-east-1", "g4dn.xlarge", whole(0.526), whole(0.201)),
-	like(aws, "us-east-2", "g4dn.xlarge", "us-east-1"),
-	like(aws, "us-west-2", "g4dn.xlarge", "us-east-1"),
-	like(aws, "ca-central-1", "g4dn.xlarge", "us-east-1"),
-	quote(aws, "eu-west-1", "g4dn.xlarge", whole(0.587), whole(0.266)),
-	like(aws, "eu-central-1", "g4dn.xlarge", "eu-west-1"),
-	like(aws, "eu-north-1", "g4dn.xlarge", "eu-west-1"),
-	like(aws, "ap-northeast-1", "g4dn.xlarge", "us-east-1"),
-	like(aws, "ap-northeast-2", "g4dn.xlarge", "us-east-1"),
-	like(aws, "ap-south-1", "g4dn.xlarge", "us-east-1"),
-
-	// Azure quotes eastus; every other region derives from it, except the
-	// one westus quote.
-
-	// ND H100 v5, 8×H100: Azure publishes no spot price for it.
-	quote(azure, "eastus", "Standard_ND96isr_H100_v5", whole(96.87), noSpot),
-	like(azure, "eastus2", "Standard_ND96isr_H100_v5", "eastus"),
-	like(azure, "westus3", "Standard_ND96isr_H100_v5", "eastus"),
-	like(azure, "southcentralus", "Standard_ND96isr_H100_v5", "eastus"),
-	like(azure, "swedencentral", "Standard_ND96isr_H100_v5", "eastus"),
-
-	// ND H200 v5, 8×H200: unquoted, so the ND H100 v5 price times AWS's H200 ratio.
-	scaled(azure, "eastus2", "Standard_ND96isr_H200_v5", "Standard_ND96isr_H100_v5", "eastus", h200OverH100),
-	scaled(azure, "swedencentral", "Standard_ND96isr_H200_v5", "Standard_ND96isr_H100_v5", "eastus", h200OverH100),
-
-	// NC H100 v5, 1×H100 NVL.
-	quote(azure, "eastus", "Standard_NC40ads_H100_v5", whole(6.98), whole(6.98)), // spot equals on-demand
-	like(azure, "eastus2", "Standard_NC40ads_H100_v5", "eastus"),
-	like(azure, "westus3", "Standard_NC40ads_H100_v5", "eastus"),
-	like(azure, "southcentralus", "Standard_NC40ads_H100_v5", "eastus"),
-	like(azure, "swedencentral", "Standard_NC40ads_H100_v5", "eastus"),
-
-	// ND A100 v4, 8×A100 40GB.
-	quote(azure, "eastus", "Standard_ND96asr_v4", whole(27.20), whole(2.99)),
-	like(azure, "southcentralus", "Standard_ND96asr_v4", "eastus"),
-	like(azure, "westeurope", "Standard_ND96asr_v4", "eastus"),
-	like(azure, "japaneast", "Standard_ND96asr_v4", "eastus"),
-
-	// NDm A100 v4, 8×A100 80GB.
-	quote(azure, "eastus", "Standard_ND96amsr_A100_v4", whole(32.77), whole(3.60)),
-	like(azure, "westus3", "Standard_ND96amsr_A100_v4", "eastus"),
-	like(azure, "southcentralus", "Standard_ND96amsr_A100_v4", "eastus"),
-	like(azure, "westeurope", "Standard_ND96amsr_A100_v4", "eastus"),
-
-	// NC A100 v4, 1×A100 80GB.
-	quote(azure, "eastus", "Standard_NC24ads_A100_v4", whole(3.67), whole(0.44)),
-	like(azure, "eastus2", "Standard_NC24ads_A100_v4", "eastus"),
-	like(azure, "westus3", "Standard_NC24ads_A100_v4", "eastus"),
-	like(azure, "southcentralus", "Standard_NC24ads_A100_v4", "eastus"),
-	like(azure, "northeurope", "Standard_NC24ads_A100_v4", "eastus"),
-	like(azure, "westeurope", "Standard_NC24ads_A100_v4", "eastus"),
-	like(azure, "swedencentral", "Standard_NC24ads_A100_v4", "eastus"),
-	like(azure, "japaneast", "Standard_NC24ads_A100_v4", "eastus"),
-
-	// NVads A10 v5, 1×A10: everywhere.
-	quote(azure, "eastus", "Standard_NV36ads_A10_v5", whole(3.20), whole(0.80)),
-	like(azure, "eastus2", "Standard_NV36ads_A10_v5", "eastus"),
-	like(azure, "westus", "Standard_NV36ads_A10_v5", "eastus"),
-	like(azure, "westus3", "Standard_NV36ads_A10_v5", "eastus"),
-	like(azure, "southcentralus", "Standard_NV36ads_A10_v5", "eastus"),
-	like(azure, "northeurope", "Standard_NV36ads_A10_v5", "eastus"),
-	like(azure, "westeurope", "Standard_NV36ads_A10_v5", "eastus"),
-	like(azure, "swedencentral", "Standard_NV36ads_A10_v5", "eastus"),
-	like(azure, "japaneast", "Standard_NV36ads_A10_v5", "eastus"),
-
-	// NCas T4 v3, 1×T4: everywhere.
-	quote(azure, "eastus", "Standard_NC4as_T4_v3", whole(0.526), whole(0.063)),
-	like(azure, "eastus2", "Standard_NC4as_T4_v3", "eastus"),
-	quote(azure, "westus", "Standard_NC4as_T4_v3", whole(0.631), whole(0.069)),
-	like(azure, "westus3", "Standard_NC4as_T4_v3", "eastus"),
-	like(azure, "southcentralus", "Standard_NC4as_T4_v3", "eastus"),
-	like(azure, "northeurope", "Standard_NC4as_T4_v3", "eastus"),
-	like(azure, "westeurope", "Standard_NC4as_T4_v3", "eastus"),
-	like(azure, "swedencentral", "Standard_NC4as_T4_v3", "eastus"),
-	like(azure, "japaneast", "Standard_NC4as_T4_v3", "eastus"),
-
-	// GCP quotes are machine + GPUs. GCP attaches T4s to N1 machines, which
-	// have no GPU instance type name, so it offers no T4 here.
-
-	// a3-highgpu-8g, 8×H100.
-	quote(gcp, "us-central1", "a3-highgpu-8g", parts(9.46, 33.61), parts(2.18, 18.02)),
-	like(gcp, "us-east4", "a3-highgpu-8g", "us-central1").withGPUsQuoted(78.37), // machine derived, GPUs quoted
-	like(gcp, "us-west1", "a3-highgpu-8g", "us-central1"),
-	quote(gcp, "europe-west4", "a3-highgpu-8g", parts(9.93, 101.88), parts(1.79, 18.33)),
-	like(gcp, "asia-northeast1", "a3-highgpu-8g", "us-central1"),
-
-	// a3-ultragpu-8g, 8×H200.
-	quote(gcp, "us-central1", "a3-ultragpu-8g", parts(12.27, 74.49), parts(2.82, 29.80)),
-	like(gcp, "europe-west1", "a3-ultragpu-8g", "us-central1"),
-	like(gcp, "asia-southeast1", "a3-ultragpu-8g", "us-central1"),
-
-	// a2-highgpu, A100 40GB. GCP prices machine and GPUs per unit, so the 1-
-	// and 4-GPU sizes are exact fractions of the 8-GPU one.
-	scaled(gcp, "us-central1", "a2-highgpu-1g", "a2-highgpu-8g", "us-central1", uniform(1.0/8)),
-	scaled(gcp, "us-central1", "a2-highgpu-4g", "a2-highgpu-8g", "us-central1", uniform(4.0/8)),
-	quote(gcp, "us-central1", "a2-highgpu-8g", parts(5.92, 23.47), parts(2.37, 9.18)),
-	scaled(gcp, "us-east1", "a2-highgpu-1g", "a2-highgpu-8g", "us-central1", uniform(1.0/8)),
-	scaled(gcp, "us-east1", "a2-highgpu-4g", "a2-highgpu-8g", "us-central1", uniform(4.0/8)),
-	like(gcp, "us-east1", "a2-highgpu-8g", "us-central1"),
-	scaled(gcp, "europe-west4", "a2-highgpu-1g", "a2-highgpu-8g", "us-central1", uniform(1.0/8)),
-	scaled(gcp, "europe-west4", "a2-highgpu-4g", "a2-highgpu-8g", "us-central1", uniform(4.0/8)),
-	like(gcp, "europe-west4", "a2-highgpu-8g", "us-central1"),
-	scaled(gcp, "asia-northeast1", "a2-highgpu-1g", "a2-highgpu-8g", "us-central1", uniform(1.0/8)),
-	scaled(gcp, "asia-northeast1", "a2-highgpu-4g", "a2-highgpu-8g", "us-central1", uniform(4.0/8)),
-	like(gcp, "asia-northeast1", "a2-highgpu-8g", "us-central1"),
-	scaled(gcp, "asia-southeast1", "a2-highgpu-1g", "a2-highgpu-8g", "us-central1", uniform(1.0/8)),
-	scaled(gcp, "asia-southeast1", "a2-highgpu-4g", "a2-highgpu-8g", "us-central1", uniform(4.0/8)),
-	like(gcp, "asia-southeast1", "a2-highgpu-8g", "us-central1"),
-
-	// a2-ultragpu, A100 80GB: unquoted, so a2-highgpu plus the 80GB premium.
-	scaled(gcp, "us-central1", "a2-ultragpu-1g", "a2-highgpu-8g", "us-central1", a100With80GB.times(1.0/8)),
-	scaled(gcp, "us-central1", "a2-ultragpu-8g", "a2-highgpu-8g", "us-central1", a100With80GB),
-	scaled(gcp, "us-east4", "a2-ultragpu-1g", "a2-highgpu-8g", "us-central1", a100With80GB.times(1.0/8)),
-	scaled(gcp, "us-east4", "a2-ultragpu-8g", "a2-highgpu-8g", "us-central1", a100With80GB),
-	scaled(gcp, "europe-west4", "a2-ultragpu-1g", "a2-highgpu-8g", "us-central1", a100With80GB.times(1.0/8)),
-	scaled(gcp, "europe-west4", "a2-ultragpu-8g", "a2-highgpu-8g", "us-central1", a100With80GB),
-	scaled(gcp, "asia-southeast1", "a2-ultragpu-1g", "a2-highgpu-8g", "us-central1", a100With80GB.times(1.0/8)),
-	scaled(gcp, "asia-southeast1", "a2-ultragpu-8g", "a2-highgpu-8g", "us-central1", a100With80GB),
-
-	// g2-standard, L4: everywhere. g2-standard-48 has 12× the machine and 4×
-	// the GPUs of g2-standard-4.
-	quote(gcp, "us-central1", "g2-standard-4", parts(0.147, 0.560), parts(0.059, 0.223)),
-	scaled(gcp, "us-central1", "g2-standard-48", "g2-standard-4", "us-central1", factor{12, 4}),
-	like(gcp, "us-east4", "g2-standard-4", "us-central1"),
-	scaled(gcp, "us-east4", "g2-standard-48", "g2-standard-4", "us-central1", factor{12, 4}),
-	like(gcp, "us-east1", "g2-standard-4", "us-central1"),
-	scaled(gcp, "us-east1", "g2-standard-48", "g2-standard-4", "us-central1", factor{12, 4}),
-	like(gcp, "us-west1", "g2-standard-4", "us-central1"),
-	scaled(gcp, "us-west1", "g2-standard-48", "g2-standard-4", "us-central1", factor{12, 4}),
-	like(gcp, "europe-west4", "g2-standard-4", "us-central1"),
-	scaled(gcp, "europe-west4", "g2-standard-48", "g2-standard-4", "us-central1", factor{12, 4}),
-	like(gcp, "europe-west1", "g2-standard-4", "us-central1"),
-	scaled(gcp, "europe-west1", "g2-standard-48", "g2-standard-4", "us-central1", factor{12, 4}),
-	like(gcp, "asia-northeast1", "g2-standard-4", "us-central1"),
-	scaled(gcp, "asia-northeast1", "g2-standard-48", "g2-standard-4", "us-central1", factor{12, 4}),
-	like(gcp, "asia-southeast1", "g2-standard-4", "us-central1"),
-	scaled(gcp, "asia-southeast1", "g2-standard-48", "g2-standard-4", "us-central1", factor{12, 4}),
+// sources are the files prices are read from, one per cloud.
+var sources = []struct {
+	cloud, id, file, what string
+}{
+	{catalog.AWS, "public-aws", "data/aws-gpu.csv", "AWS on-demand and spot prices per availability zone (zone ids), public GPU catalog skypilot-catalog catalogs/v7/aws/vms.csv at 001367d22a0033fac286a8c71aeac7109e431bcb"},
+	{catalog.Azure, "public-azure", "data/azure-gpu.csv", "Azure on-demand and spot prices per region, public GPU catalog skypilot-catalog catalogs/v6/azure/vms.csv at 098741e70562f65d7af1cceb81e33b284f742604"},
+	{catalog.GCP, "public-gcp", "data/gcp-gpu.csv", "GCP on-demand and spot prices per zone, machine and accelerators apart, public GPU catalog skypilot-catalog catalogs/v7/gcp/vms.csv at 017e2502fb63c7a28757acd94002b2d6099d3e3d"},
 }
 
 // egress is in US$ per GB; the AWS internet rate is its first 10 TB tier,
@@ -434,16 +51,18 @@ var egress = []struct {
 	cloud                 string
 	interRegion, internet float64
 }{
-	{aws, 0.02, 0.09},
-	{azure, 0.02, 0.087},
-	{gcp, 0.02, 0.12},
+	{catalog.AWS, 0.02, 0.09},
+	{catalog.Azure, 0.02, 0.087},
+	{catalog.GCP, 0.02, 0.12},
 }
 
 func main() {
 	// -o lets the package's test regenerate into a scratch file and compare.
 	output := flag.String("o", "snapshot.json", "file to write")
+	quiet := flag.Bool("q", false, "do not print what was skipped")
 	flag.Parse()
-	snapshot, err := build()
+	b := newBuilder()
+	snapshot, err := b.build()
 	if err != nil {
 		log.Fatalf("gen_snapshot: %v", err)
 	}
@@ -454,74 +73,95 @@ func main() {
 	if err := os.WriteFile(*output, out.Bytes(), 0o644); err != nil {
 		log.Fatalf("gen_snapshot: %v", err)
 	}
-	fmt.Printf("%s: %d regions, %d offers\n", *output, len(snapshot.Regions), len(snapshot.Offers))
+	if *quiet {
+		return
+	}
+	fmt.Printf("%s: %d regions, %d offers, %d bytes\n", *output, len(snapshot.Regions), len(snapshot.Offers), out.Len())
+	for _, cloud := range catalog.Clouds {
+		n, derived := 0, 0
+		for _, o := range snapshot.Offers {
+			if o.Cloud == cloud {
+				n++
+				if o.Derived {
+					derived++
+				}
+			}
+		}
+		fmt.Printf("  %s: %d rows read, %d offers (%d derived)\n", cloud, b.rows[cloud], n, derived)
+		for _, reason := range slices.Sorted(maps.Keys(b.skipped[cloud])) {
+			fmt.Printf("    %d skipped: %s\n", b.skipped[cloud][reason], reason)
+		}
+	}
 }
 
-func build() (*catalog.Catalog, error) {
-	c := &catalog.Catalog{Source: "snapshot", FetchedAt: fetchedAt}
+type builder struct {
+	c *catalog.Catalog
+	// zones holds, per region, the zones rows name, by zone id where the
+	// cloud has them.
+	zones   map[place]map[string]string
+	offers  map[offerKey]int
+	rows    map[string]int
+	skipped map[string]map[string]int
+}
 
-	type place struct{ cloud, region string }
-	levels := make(map[place]float64)
-	for _, r := range regions {
-		levels[place{r.cloud, r.name}] = r.level
-		c.Regions = append(c.Regions, catalog.Region{Cloud: r.cloud, Name: r.name, Geo: r.geo, Zones: slices.Clone(r.zones)})
+type place struct{ cloud, region string }
+
+func newBuilder() *builder {
+	return &builder{
+		c:       &catalog.Catalog{Source: "snapshot", FetchedAt: recordedAt},
+		zones:   make(map[place]map[string]string),
+		offers:  make(map[offerKey]int),
+		rows:    make(map[string]int),
+		skipped: make(map[string]map[string]int),
 	}
+}
 
-	type quoted struct{ cloud, region, instanceType string }
-	quotes := make(map[quoted]row)
-	for _, r := range rows {
-		if r.onDemand != nil {
-			quotes[quoted{r.cloud, r.region, r.instanceType}] = r
-		}
+func (b *builder) skip(cloud, reason string) {
+	if b.skipped[cloud] == nil {
+		b.skipped[cloud] = make(map[string]int)
 	}
+	b.skipped[cloud][reason]++
+}
 
-	for _, r := range rows {
-		s, ok := shapes[r.instanceType]
-		if !ok {
-			return nil, fmt.Errorf("%s has no shape", r.instanceType)
+func (b *builder) build() (*catalog.Catalog, error) {
+	if err := readCorrections("data/corrections.csv"); err != nil {
+		return nil, err
+	}
+	for _, s := range sources {
+		b.c.Sources = append(b.c.Sources, catalog.Source{ID: s.id, What: s.what, Date: recordedAt})
+		rows, err := readRows(s.file)
+		if err != nil {
+			return nil, err
 		}
-		level, ok := levels[place{r.cloud, r.region}]
-		if !ok {
-			return nil, fmt.Errorf("%s %s has no region entry", r.cloud, r.region)
+		b.rows[s.cloud] = len(rows)
+		switch s.cloud {
+		case catalog.AWS:
+			err = b.aws(s.id, rows)
+		case catalog.Azure:
+			err = b.azure(s.id, rows)
+		case catalog.GCP:
+			err = b.gcp(s.id, rows)
 		}
-		offer := catalog.Offer{
-			Cloud: r.cloud, Region: r.region, InstanceType: r.instanceType,
-			GPUModel: s.gpuModel, GPUs: s.gpus, VCPUs: s.vcpus, MemoryGiB: s.memoryGiB,
-		}
-
-		onDemand, spot := r.onDemand, r.spot
-		if onDemand == nil {
-			base, ok := quotes[quoted{r.cloud, r.baseRegion, r.baseType}]
-			if !ok {
-				return nil, fmt.Errorf("%s %s %s derives from %s %s, which is not quoted", r.cloud, r.region, r.instanceType, r.baseRegion, r.baseType)
-			}
-			ratio := level / levels[place{r.cloud, r.baseRegion}]
-			onDemand = derive(base.onDemand, r.scale, ratio)
-			if r.gpusOnDemand > 0 {
-				onDemand.gpus = r.gpusOnDemand
-			}
-			if base.spot != nil {
-				spot = derive(base.spot, r.scale, ratio)
-			}
-		}
-
-		offer.Market, offer.PriceMicros = catalog.OnDemand, total(onDemand)
-		c.Offers = append(c.Offers, offer)
-		if spot != nil {
-			offer.Market, offer.Zone, offer.PriceMicros = catalog.Spot, r.spotZone, total(spot)
-			c.Offers = append(c.Offers, offer)
+		if err != nil {
+			return nil, err
 		}
 	}
-
+	if err := b.derived("data/derived.csv"); err != nil {
+		return nil, err
+	}
+	if err := b.regions(); err != nil {
+		return nil, err
+	}
 	for _, e := range egress {
-		c.Egress = append(c.Egress, catalog.Egress{
+		b.c.Egress = append(b.c.Egress, catalog.Egress{
 			Cloud:                  e.cloud,
 			InterRegionMicrosPerGB: catalog.Micros(e.interRegion),
 			InternetMicrosPerGB:    catalog.Micros(e.internet),
 		})
 	}
 
-	// Sorted so that regenerating after a small edit gives a small diff.
+	c := b.c
+	// Sorted so that regenerating after a data change gives a small diff.
 	slices.SortFunc(c.Regions, func(a, b catalog.Region) int {
 		return cmp.Or(strings.Compare(a.Cloud, b.Cloud), strings.Compare(a.Name, b.Name))
 	})
@@ -535,7 +175,6 @@ func build() (*catalog.Catalog, error) {
 		)
 	})
 	slices.SortFunc(c.Egress, func(a, b catalog.Egress) int { return strings.Compare(a.Cloud, b.Cloud) })
-
 	c.AddQuotaUses()
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -543,16 +182,534 @@ func build() (*catalog.Catalog, error) {
 	return c, nil
 }
 
-// derive scales a quoted price, rounding each part to $0.0001 so that the
-// estimate does not pretend to more precision than a quote has.
-func derive(base *price, scale factor, ratio float64) *price {
-	round := func(dollars float64) float64 { return math.Round(dollars*1e4) / 1e4 }
-	return &price{
-		machine: round(base.machine * scale.machine * ratio),
-		gpus:    round(base.gpus * scale.gpus * ratio),
+// row is one line of a data file, by column name, with its line number
+// for errors.
+type row struct {
+	file string
+	line int
+	col  map[string]string
+}
+
+func (r row) get(name string) string { return strings.TrimSpace(r.col[name]) }
+
+func (r row) errorf(format string, args ...any) error {
+	return fmt.Errorf("%s:%d: %s", r.file, r.line, fmt.Sprintf(format, args...))
+}
+
+func readRows(file string) ([]row, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rd := csv.NewReader(f)
+	header, err := rd.Read()
+	if err != nil {
+		return nil, fmt.Errorf("%s: reading the header, %w", file, err)
+	}
+	var rows []row
+	for line := 2; ; line++ {
+		rec, err := rd.Read()
+		if err == io.EOF {
+			return rows, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", file, line, err)
+		}
+		r := row{file: file, line: line, col: make(map[string]string, len(header))}
+		for i, name := range header {
+			r.col[name] = rec[i]
+		}
+		rows = append(rows, r)
 	}
 }
 
-func total(p *price) int64 {
-	return catalog.Micros(p.machine + p.gpus)
+// number parses a column the data writes as a decimal ("8.0", "96.0").
+func (r row) number(name string) (float64, error) {
+	v, err := strconv.ParseFloat(r.get(name), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, r.errorf("%s %q is not a number", name, r.get(name))
+	}
+	return v, nil
+}
+
+func (r row) count(name string) (int, error) {
+	v, err := r.number(name)
+	if err != nil {
+		return 0, err
+	}
+	if v != math.Trunc(v) || v < 0 {
+		return 0, r.errorf("%s %q is not a whole count", name, r.get(name))
+	}
+	return int(v), nil
+}
+
+// price is a row's price column in micro-dollars; false when the column is
+// empty, as the data has it where a type is not sold that way.
+func (r row) price(name string) (int64, bool, error) {
+	if r.get(name) == "" {
+		return 0, false, nil
+	}
+	v, err := r.number(name)
+	if err != nil {
+		return 0, false, err
+	}
+	if v <= 0 {
+		return 0, false, r.errorf("%s %q is not a positive price", name, r.get(name))
+	}
+	return catalog.Micros(v), true, nil
+}
+
+// model is the normalised GPU model of the data's accelerator name. The
+// data's bare "A100" is the 40GB part on all three clouds (AWS's p4d rows
+// say 40960 MiB, GCP's a2-highgpu and Azure's ND A100 v4 carry it).
+func model(r row, name string) (string, error) {
+	if name == "A100" {
+		return "A100-40GB", nil
+	}
+	if m, ok := catalog.NormalizeGPU(name); ok {
+		return m, nil
+	}
+	return "", r.errorf("accelerator %q has no GPU model in gpu.go", name)
+}
+
+// shape reads the instance facts every cloud's rows share.
+func shape(r row, cloud, accelName string) (catalog.Offer, error) {
+	m, err := model(r, accelName)
+	if err != nil {
+		return catalog.Offer{}, err
+	}
+	gpus, err := r.count("AcceleratorCount")
+	if err != nil {
+		return catalog.Offer{}, err
+	}
+	vcpus, err := r.count("vCPUs")
+	if err != nil {
+		return catalog.Offer{}, err
+	}
+	mem, err := r.number("MemoryGiB")
+	if err != nil {
+		return catalog.Offer{}, err
+	}
+	if n, ok := corrections[[2]string{cloud, r.get("InstanceType")}]; ok {
+		gpus = n
+	}
+	return catalog.Offer{Cloud: cloud, InstanceType: r.get("InstanceType"), GPUModel: m, GPUs: gpus, VCPUs: vcpus, MemoryGiB: mem}, nil
+}
+
+// corrections are GPU counts data/corrections.csv says the rows have wrong,
+// each with the source that says so, by cloud and instance type.
+var corrections = map[[2]string]int{}
+
+func readCorrections(file string) error {
+	rows, err := readRows(file)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		n, err := r.count("gpus")
+		if err != nil {
+			return err
+		}
+		if n == 0 || r.get("why") == "" {
+			return r.errorf("a correction needs a GPU count and a why")
+		}
+		corrections[[2]string{r.get("cloud"), r.get("instanceType")}] = n
+	}
+	return nil
+}
+
+// offer adds the on-demand and spot offers of one row, skipping a market
+// the row has no price for.
+func (b *builder) offer(r row, o catalog.Offer, onDemand, spot string) error {
+	for _, m := range []struct {
+		market catalog.Market
+		column string
+	}{{catalog.OnDemand, onDemand}, {catalog.Spot, spot}} {
+		p, ok, err := r.price(m.column)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			b.skip(o.Cloud, fmt.Sprintf("no %s price listed (the offer is left out, the type's other market kept)", m.market))
+			continue
+		}
+		o.Market, o.PriceMicros = m.market, p
+		if err := b.add(r, o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type offerKey struct {
+	cloud, region, zone, instanceType string
+	market                            catalog.Market
+}
+
+// add adds one offer. The data lists some types twice in a zone, once with
+// a spot price and once without (AWS p4de): a price listed again the same
+// is one offer, a price listed again differently is an error in the data.
+func (b *builder) add(r row, o catalog.Offer) error {
+	k := offerKey{o.Cloud, o.Region, o.Zone, o.InstanceType, o.Market}
+	if i, ok := b.offers[k]; ok {
+		if first := b.c.Offers[i]; first != o {
+			return r.errorf("%s %s %s %s %s is listed again at %s, first at %s", o.Cloud, o.Region, o.Zone, o.InstanceType, o.Market,
+				catalog.FormatMicros(o.PriceMicros), catalog.FormatMicros(first.PriceMicros))
+		}
+		b.skip(o.Cloud, "an offer listed again with the same price")
+		return nil
+	}
+	b.offers[k] = len(b.c.Offers)
+	b.c.Offers = append(b.c.Offers, o)
+	return nil
+}
+
+// gcpReference finds, for a machine row whose zone has no row pricing its
+// GPUs, the zone whose GPU price to borrow: one where the same machine type
+// and its GPUs are both priced, in the same geography if there is one,
+// else anywhere; the first such by region and zone, so the choice is
+// stable. It returns that zone's machine row and GPU row.
+func (b *builder) gcpReference(rows []row, machine row, accels map[gcpAccelKey]row, name string, n int) (row, row, bool) {
+	country, _ := catalog.CountryOf(catalog.GCP, machine.get("Region"))
+	var best, bestGPUs row
+	bestRank := ""
+	for _, r := range rows {
+		if r.get("InstanceType") != machine.get("InstanceType") || r.get("Region") == machine.get("Region") {
+			continue
+		}
+		a, ok := accels[gcpAccelKey{r.get("AvailabilityZone"), name, n}]
+		if !ok {
+			continue
+		}
+		other, _ := catalog.CountryOf(catalog.GCP, r.get("Region"))
+		rank := "1"
+		if geo(other) == geo(country) {
+			rank = "0"
+		}
+		rank += r.get("Region") + " " + r.get("AvailabilityZone")
+		if bestRank == "" || rank < bestRank {
+			best, bestGPUs, bestRank = r, a, rank
+		}
+	}
+	if bestRank == "" {
+		return row{}, row{}, false
+	}
+	return best, bestGPUs, true
+}
+
+func (b *builder) zone(cloud, region, name, id string) {
+	p := place{cloud, region}
+	if b.zones[p] == nil {
+		b.zones[p] = make(map[string]string)
+	}
+	b.zones[p][name] = id
+}
+
+// aws reads zone-level rows. The data names zones by zone id (use1-az4),
+// which is the same place in every account; zone names (us-east-1a) are
+// assigned per account. The snapshot names zone idN after the Nth letter
+// and records the ids beside the names; a refresh reads the account's own
+// mapping from DescribeAvailabilityZones.
+func (b *builder) aws(source string, rows []row) error {
+	for _, r := range rows {
+		accel := r.get("AcceleratorName")
+		if accel == "" {
+			b.skip(catalog.AWS, "no accelerator named")
+			continue
+		}
+		o, err := shape(r, catalog.AWS, accel)
+		if err != nil {
+			return err
+		}
+		o.Region, o.Source = r.get("Region"), source
+		id := r.get("AvailabilityZone")
+		name, err := awsZoneName(o.Region, id)
+		if err != nil {
+			return r.errorf("%v", err)
+		}
+		o.Zone = name
+		b.zone(catalog.AWS, o.Region, name, id)
+		if err := b.offer(r, o, "Price", "SpotPrice"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func awsZoneName(region, id string) (string, error) {
+	_, n, ok := strings.Cut(id, "-az")
+	k, err := strconv.Atoi(n)
+	if !ok || err != nil || k < 1 || k > 26 {
+		return "", fmt.Errorf("zone id %q is not of the form <region code>-az<N>", id)
+	}
+	return region + string(rune('a'+k-1)), nil
+}
+
+// azure reads region-level rows: Azure's price list has no zones. Azure
+// names its zones "1", "2" and "3" in every region; the catalog qualifies
+// them with the region ("eastus-1", as AKS zone labels do) so that a zone
+// names one place, as it does on AWS and GCP. The Azure provider sends ARM
+// the bare number.
+func (b *builder) azure(source string, rows []row) error {
+	seen := make(map[string]int)
+	for _, r := range rows {
+		o, err := shape(r, catalog.Azure, r.get("AcceleratorName"))
+		if err != nil {
+			return err
+		}
+		o.Region, o.Source = r.get("Region"), source
+		key := o.Region + " " + o.InstanceType
+		if line, ok := seen[key]; ok {
+			return r.errorf("%s is listed again (first at line %d)", key, line)
+		}
+		seen[key] = r.line
+		for _, z := range []string{"1", "2", "3"} {
+			b.zone(catalog.Azure, o.Region, o.Region+"-"+z, "")
+		}
+		if err := b.offer(r, o, "Price", "SpotPrice"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// gcpAccelerators says which accelerator rows price a GPU machine type's
+// GPUs, by the data's name, and how many the type carries: the machine type
+// rows price the host alone. GCE's machineTypes API gives the same facts.
+func gcpAccelerators(instanceType string) (string, int, bool) {
+	family, size, _ := strings.Cut(instanceType, "-")
+	series, rest, _ := strings.Cut(size, "-")
+	if family == "g2" && series == "standard" {
+		// L4s per g2 size, by vCPUs.
+		n, ok := map[string]int{"4": 1, "8": 1, "12": 1, "16": 1, "24": 2, "32": 1, "48": 4, "96": 8}[rest]
+		return "L4", n, ok
+	}
+	name, ok := map[string]string{
+		"a2-highgpu": "A100", "a2-megagpu": "A100", "a2-ultragpu": "A100-80GB",
+		"a3-highgpu": "H100", "a3-edgegpu": "H100", "a3-megagpu": "H100-MEGA", "a3-ultragpu": "H200",
+	}[family+"-"+series]
+	if !ok {
+		return "", 0, false
+	}
+	count, _, _ := strings.Cut(rest, "-") // "8g-nolssd"
+	n, err := strconv.Atoi(strings.TrimSuffix(count, "g"))
+	return name, n, err == nil && strings.HasSuffix(count, "g") && n > 0
+}
+
+type gcpAccelKey struct {
+	zone, name string
+	count      int
+}
+
+// gcp joins each machine type's zone row with the row pricing its GPUs in
+// the same zone. Accelerator rows no machine type of the data attaches are
+// counted: the T4, V100, P4 and P100 attach to N1 hosts and the B200 to A4
+// hosts, whose rows the data does not have, and TPU slices are launched
+// through the TPU API, not as instances.
+func (b *builder) gcp(source string, rows []row) error {
+	type accelKey = gcpAccelKey
+	accels := make(map[accelKey]row)
+	used := make(map[accelKey]bool)
+	for _, r := range rows {
+		if r.get("InstanceType") != "" {
+			continue
+		}
+		name := r.get("AcceleratorName")
+		n, err := r.count("AcceleratorCount")
+		if err != nil {
+			return err
+		}
+		k := accelKey{r.get("AvailabilityZone"), name, n}
+		if first, ok := accels[k]; ok {
+			if !maps.Equal(first.col, r.col) {
+				return r.errorf("%s ×%d in %s is priced twice, differently (line %d)", name, n, k.zone, first.line)
+			}
+			b.skip(catalog.GCP, "a row repeated exactly")
+			continue
+		}
+		accels[k] = r
+	}
+	for _, r := range rows {
+		if r.get("InstanceType") == "" {
+			continue
+		}
+		name, n, ok := gcpAccelerators(r.get("InstanceType"))
+		if !ok {
+			return r.errorf("machine type %s: which GPUs it carries is not known", r.get("InstanceType"))
+		}
+		zone := r.get("AvailabilityZone")
+		k := accelKey{zone, name, n}
+		a, quoted := accels[k]
+		var ref row // the machine row of the zone whose GPU price is borrowed
+		if !quoted {
+			if ref, a, quoted = b.gcpReference(rows, r, accels, name, n); !quoted {
+				b.skip(catalog.GCP, "a machine type whose GPUs have no price in its zone or any other")
+				continue
+			}
+		} else {
+			used[k] = true
+		}
+		m, err := model(r, name)
+		if err != nil {
+			return err
+		}
+		vcpus, err := r.count("vCPUs")
+		if err != nil {
+			return err
+		}
+		mem, err := r.number("MemoryGiB")
+		if err != nil {
+			return err
+		}
+		o := catalog.Offer{
+			Cloud: catalog.GCP, Region: r.get("Region"), Zone: zone, InstanceType: r.get("InstanceType"),
+			GPUModel: m, GPUs: n, VCPUs: vcpus, MemoryGiB: mem, Source: source,
+		}
+		b.zone(catalog.GCP, o.Region, zone, "")
+		for _, market := range []struct {
+			m      catalog.Market
+			column string
+		}{{catalog.OnDemand, "Price"}, {catalog.Spot, "SpotPrice"}} {
+			host, hostOK, err := r.price(market.column)
+			if err != nil {
+				return err
+			}
+			gpus, gpusOK, err := a.price(market.column)
+			if err != nil {
+				return err
+			}
+			if !hostOK || !gpusOK {
+				b.skip(catalog.GCP, fmt.Sprintf("no %s price listed for the machine or its GPUs (the offer is left out, the type's other market kept)", market.m))
+				continue
+			}
+			if ref.col != nil {
+				// GCP sets a region's GPU and machine prices apart, so the
+				// borrowed GPU price is scaled by the two zones' machine
+				// prices: an estimate, and marked so.
+				refHost, refOK, err := ref.price(market.column)
+				if err != nil {
+					return err
+				}
+				if !refOK {
+					b.skip(catalog.GCP, fmt.Sprintf("no %s price listed for the machine or its GPUs (the offer is left out, the type's other market kept)", market.m))
+					continue
+				}
+				gpus = int64(math.Round(float64(gpus)*float64(host)/float64(refHost)/100)) * 100
+				o.Derived = true
+			}
+			o.Market, o.PriceMicros = market.m, host+gpus
+			if err := b.add(r, o); err != nil {
+				return err
+			}
+		}
+	}
+	attached := make(map[string]bool)
+	for k := range used {
+		attached[k.name] = true
+	}
+	for k := range accels {
+		switch {
+		case used[k]:
+		case strings.HasPrefix(k.name, "tpu-"):
+			b.skip(catalog.GCP, "a TPU slice (launched through the TPU API, not as an instance)")
+		case attached[k.name]:
+			b.skip(catalog.GCP, fmt.Sprintf("%s GPUs priced in a zone or a count no machine type of the data has there", k.name))
+		default:
+			b.skip(catalog.GCP, fmt.Sprintf("%s GPUs, whose host machine types are not in the data", k.name))
+		}
+	}
+	return nil
+}
+
+// derived reads data/derived.csv: offers kept in regions the public data
+// does not cover, priced from the same type's quote in a base region times
+// a regional level and rounded to $0.0001. They are marked Derived, and
+// plans that use one say so.
+func (b *builder) derived(file string) error {
+	rows, err := readRows(file)
+	if err != nil {
+		return err
+	}
+	type key struct {
+		cloud, region, instanceType string
+		market                      catalog.Market
+	}
+	quoted := make(map[key]catalog.Offer)
+	for _, o := range b.c.Offers {
+		if o.Zone == "" {
+			quoted[key{o.Cloud, o.Region, o.InstanceType, o.Market}] = o
+		}
+	}
+	for _, r := range rows {
+		cloud, region, base := r.get("cloud"), r.get("region"), r.get("baseRegion")
+		level, err := r.number("level")
+		if err != nil {
+			return err
+		}
+		if _, ok := catalog.CountryOf(cloud, region); !ok {
+			return r.errorf("%s region %q has no country", cloud, region)
+		}
+		found := false
+		for _, market := range []catalog.Market{catalog.OnDemand, catalog.Spot} {
+			o, ok := quoted[key{cloud, base, r.get("instanceType"), market}]
+			if !ok {
+				continue
+			}
+			found = true
+			if _, clash := quoted[key{cloud, region, o.InstanceType, market}]; clash {
+				return r.errorf("%s %s %s is quoted: a derived price may not replace a quote", cloud, region, o.InstanceType)
+			}
+			o.Region, o.Derived = region, true
+			o.PriceMicros = int64(math.Round(float64(o.PriceMicros)*level/100)) * 100
+			if err := b.add(r, o); err != nil {
+				return err
+			}
+		}
+		if !found {
+			return r.errorf("%s %s is not quoted in %s", cloud, r.get("instanceType"), base)
+		}
+		if cloud == catalog.Azure {
+			for _, z := range []string{"1", "2", "3"} {
+				b.zone(cloud, region, region+"-"+z, "")
+			}
+		}
+	}
+	return nil
+}
+
+// regions lists every region an offer is in, with the zones rows named,
+// its country and its coarse geography.
+func (b *builder) regions() error {
+	for p, zones := range b.zones {
+		country, ok := catalog.CountryOf(p.cloud, p.region)
+		if !ok {
+			return fmt.Errorf("%s region %q has no country in country.go", p.cloud, p.region)
+		}
+		r := catalog.Region{Cloud: p.cloud, Name: p.region, Country: country, Geo: geo(country)}
+		for _, name := range slices.Sorted(maps.Keys(zones)) {
+			r.Zones = append(r.Zones, name)
+			if id := zones[name]; id != "" {
+				r.ZoneIDs = append(r.ZoneIDs, id)
+			}
+		}
+		if len(r.ZoneIDs) > 0 && len(r.ZoneIDs) != len(r.Zones) {
+			return fmt.Errorf("%s %s: some zones have ids and some not", p.cloud, p.region)
+		}
+		b.c.Regions = append(b.c.Regions, r)
+	}
+	return nil
+}
+
+// geo is the coarse geography reports show beside a region.
+func geo(country string) string {
+	for _, g := range []struct{ geo, name string }{
+		{"us", "us"}, {"ca", "ca"}, {"eu", "europe"}, {"ap", "apac"},
+		{"sa", "latam"}, {"me", "middle-east"}, {"af", "africa"},
+	} {
+		if countries, _ := catalog.GeoCountries(g.name); slices.Contains(countries, country) {
+			return g.geo
+		}
+	}
+	return "other"
 }

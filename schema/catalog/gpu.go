@@ -16,7 +16,7 @@ var gpuModels = []struct {
 }{
 	// Azure's NC H100 v5 carries the H100 NVL and GCP's a3-megagpu the
 	// "mega" H100; both schedule like any H100.
-	{"H100", []string{"H100 80GB", "H100 SXM", "H100 SXM5", "H100 NVL", "H100 PCIe", "nvidia-h100-80gb", "nvidia-h100-mega-80gb"}},
+	{"H100", []string{"H100 80GB", "H100 SXM", "H100 SXM5", "H100 NVL", "H100 PCIe", "H100 MEGA", "nvidia-h100-80gb", "nvidia-h100-mega-80gb"}},
 	{"H200", []string{"H200 141GB", "H200 SXM", "nvidia-h200-141gb"}},
 	// GCP's "nvidia-tesla-a100" is its 40GB part; a bare "A100" is not
 	// (see ambiguousGPUs).
@@ -28,6 +28,28 @@ var gpuModels = []struct {
 	// the same 24GB Ampere card.
 	{"A10G", []string{"A10", "A10 24GB", "A10G 24GB", "nvidia-a10g"}},
 	{"T4", []string{"T4 16GB", "nvidia-tesla-t4"}},
+	// Older NVIDIA generations, still sold.
+	{"V100-32GB", []string{"V100 32GB", "V100 SXM2 32GB"}},
+	{"V100", []string{"V100 16GB", "V100 SXM2", "nvidia-tesla-v100"}},
+	{"P100", []string{"P100 16GB", "nvidia-tesla-p100"}},
+	{"P4", []string{"P4 8GB", "nvidia-tesla-p4"}},
+	{"M60", []string{"Tesla M60"}},
+	{"K80", []string{"Tesla K80", "nvidia-tesla-k80"}},
+	// AWS's Graviton G5g carries the T4G, an Arm host's T4.
+	{"T4g", []string{"T4G 16GB"}},
+	// AMD GPUs.
+	{"V520", []string{"Radeon Pro V520"}},
+	{"MI25", []string{"Radeon MI25", "Radeon Instinct MI25"}},
+	// Accelerators that are not GPUs: a workload names them as it names a
+	// GPU model, and gets only the types that carry them.
+	{"Trainium", []string{"Trainium1", "AWS Trainium"}},
+	{"Inferentia2", []string{"AWS Inferentia2"}},
+	{"Inferentia", []string{"Inferentia1", "AWS Inferentia"}},
+	{"Gaudi", []string{"Gaudi HL-205", "HL-205", "Habana Gaudi"}},
+	{"AI100", []string{"Qualcomm AI100", "Cloud AI100"}},
+	// FPGAs, by their Xilinx part.
+	{"VU47P", []string{"Virtex UltraScale+ (VU47P)"}},
+	{"VU9P", []string{"Virtex UltraScale (VU9P)"}},
 }
 
 // ambiguousGPUs are spellings that name more than one model. Guessing would

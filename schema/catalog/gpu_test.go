@@ -38,7 +38,13 @@ func TestNormalizeGPU(t *testing.T) {
 		{"vendor a100 is ambiguous", "NVIDIA A100", "", false},
 		{"a100 sxm4 is ambiguous", "A100-SXM4", "", false},
 		{"l40 is not l40s", "L40", "", false},
-		{"unknown", "V100", "", false},
+		{"gcp v100", "nvidia-tesla-v100", "V100", true},
+		{"v100 32gb", "V100-32GB", "V100-32GB", true},
+		{"amd by its full name", "Radeon Pro V520", "V520", true},
+		{"an accelerator that is not a GPU", "Inferentia2", "Inferentia2", true},
+		{"fpga by its family name", "Virtex UltraScale+ (VU47P)", "VU47P", true},
+		{"gcp mega h100", "H100-MEGA", "H100", true},
+		{"unknown", "V200", "", false},
 		{"empty", "", "", false},
 	}
 	for _, tt := range tests {
@@ -62,7 +68,9 @@ func TestNormalizeGPUAcceptsEveryModel(t *testing.T) {
 }
 
 func TestModels(t *testing.T) {
-	want := []string{"H100", "H200", "A100-40GB", "A100-80GB", "L40S", "L4", "A10G", "T4"}
+	want := []string{"H100", "H200", "A100-40GB", "A100-80GB", "L40S", "L4", "A10G", "T4",
+		"V100-32GB", "V100", "P100", "P4", "M60", "K80", "T4g", "V520", "MI25",
+		"Trainium", "Inferentia2", "Inferentia", "Gaudi", "AI100", "VU47P", "VU9P"}
 	got := Models()
 	if !slices.Equal(got, want) {
 		t.Fatalf("Models() = %v, want %v", got, want)
@@ -85,7 +93,7 @@ func TestSuggestGPU(t *testing.T) {
 		{"l40", "L40", []string{"L40S", "L4", "A10G"}},
 		{"t5", "T5", []string{"T4"}},
 		{"typo in gcp name", "nvidia-h200-141g", []string{"H200"}},
-		{"exact name comes first", "L4", []string{"L4", "T4"}},
+		{"exact name comes first", "L4", []string{"L4", "T4", "P4"}},
 		{"nothing close", "quantum-annealer", nil},
 		{"empty", "", nil},
 		{"vendor only", "nvidia", nil},
