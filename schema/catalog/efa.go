@@ -5,14 +5,19 @@ package catalog
 // NetworkInfo.EfaInfo.MaximumEfaInterfaces): one per network card that
 // supports EFA.
 var efaInterfaces = map[string]int{
-	"p5.48xlarge":   32,
-	"p5en.48xlarge": 16,
-	"p4d.24xlarge":  4,
-	"p4de.24xlarge": 4,
-	"g6e.48xlarge":  4,
-	"g5.12xlarge":   1,
-	"g6.12xlarge":   1,
-	"g6.24xlarge":   1,
+	"p5.48xlarge":    32,
+	"p5en.48xlarge":  16,
+	"p5e.48xlarge":   32,
+	"p3dn.24xlarge":  1,
+	"trn1.32xlarge":  8,
+	"trn1n.32xlarge": 16,
+	"dl1.24xlarge":   4,
+	"p4d.24xlarge":   4,
+	"p4de.24xlarge":  4,
+	"g6e.48xlarge":   4,
+	"g5.12xlarge":    1,
+	"g6.12xlarge":    1,
+	"g6.24xlarge":    1,
 }
 
 // EFAInterfaces is how many Elastic Fabric Adapters an AWS instance type

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -152,6 +153,10 @@ func UsesFor(cloud, instanceType, gpuModel string, gpus, vcpus int, market Marke
 		out = append(out, use(AzureCores, vcpus))
 	case GCP:
 		metric, ok := gcpGPUMetric[gpuModel]
+		if strings.HasPrefix(instanceType, "a3-megagpu-") {
+			// The a3-mega's H100s have a quota of their own.
+			metric = "NVIDIA_H100_MEGA_GPUS"
+		}
 		if !ok || gpus <= 0 {
 			return nil
 		}
@@ -171,10 +176,18 @@ const (
 )
 
 // awsClass is the Service Quotas class of an EC2 instance type: "P", "G" (G
-// and VT) or "Standard".
+// and VT), "DL", "F", "Inf", "Trn" or "Standard".
 func awsClass(instanceType string) string {
 	family, _, _ := strings.Cut(instanceType, ".")
 	switch {
+	case strings.HasPrefix(family, "dl"):
+		return "DL"
+	case strings.HasPrefix(family, "inf"):
+		return "Inf"
+	case strings.HasPrefix(family, "trn"):
+		return "Trn"
+	case strings.HasPrefix(family, "f"):
+		return "F"
 	case strings.HasPrefix(family, "p"):
 		return "P"
 	case strings.HasPrefix(family, "g"), strings.HasPrefix(family, "vt"):
@@ -184,8 +197,10 @@ func awsClass(instanceType string) string {
 }
 
 var (
-	awsOnDemandQuota = map[string]string{"P": "L-417A185B", "G": "L-DB2E81BA", "Standard": "L-1216C47A"}
-	awsSpotQuota     = map[string]string{"P": "L-7212CCBC", "G": "L-3819A6DF", "Standard": "L-34B43A08"}
+	awsOnDemandQuota = map[string]string{"P": "L-417A185B", "G": "L-DB2E81BA", "DL": "L-6E869C2A", "F": "L-74FC7D96",
+		"Inf": "L-1945791B", "Trn": "L-2C3B7624", "Standard": "L-1216C47A"}
+	awsSpotQuota = map[string]string{"P": "L-7212CCBC", "G": "L-3819A6DF", "DL": "L-85EED4F7", "F": "L-88CF9481",
+		"Inf": "L-B5D1601B", "Trn": "L-6B0D517C", "Standard": "L-34B43A08"}
 )
 
 // azureFamilies maps a size series (the name without its vCPU count) to
@@ -200,6 +215,10 @@ var azureFamilies = []struct{ prefix, suffix, family, description string }{
 	{"Standard_ND", "isr_H100_v5", "standardNDSH100v5Family", "Standard NDSH100v5 Family vCPUs"},
 	{"Standard_ND", "isr_H200_v5", "standardNDISRH200V5Family", "Standard NDISRH200V5 Family vCPUs"},
 	{"Standard_NV", "ads_A10_v5", "StandardNVADSA10v5Family", "Standard NVADSA10v5 Family vCPUs"},
+	{"Standard_NV", "adms_A10_v5", "StandardNVADSA10v5Family", "Standard NVADSA10v5 Family vCPUs"},
+	{"Standard_NC", "s_v3", "standardNCSv3Family", "Standard NCSv3 Family vCPUs"},
+	{"Standard_NC", "rs_v3", "standardNCSv3Family", "Standard NCSv3 Family vCPUs"},
+	{"Standard_NV", "s_v3", "standardNVSv3Family", "Standard NVSv3 Family vCPUs"},
 }
 
 // AzureFamily returns the quota family of an Azure VM size, if known.
@@ -254,7 +273,7 @@ func KnownQuota(cloud, name string) (Quota, bool) {
 			break
 		}
 		metric, preemptible := strings.CutPrefix(name, "PREEMPTIBLE_")
-		for _, m := range gcpGPUMetric {
+		for _, m := range append(slices.Collect(maps.Values(gcpGPUMetric)), "NVIDIA_H100_MEGA_GPUS") {
 			if m == metric {
 				// "NVIDIA_A100_80GB_GPUS" is "NVIDIA A100 80GB GPUs".
 				q.Description = strings.ReplaceAll(strings.TrimSuffix(m, "_GPUS"), "_", " ") + " GPUs"
@@ -274,4 +293,12 @@ var awsQuotaDescriptions = map[string]string{
 	"L-7212CCBC": "All P Spot Instance Requests",
 	"L-3819A6DF": "All G and VT Spot Instance Requests",
 	"L-34B43A08": "All Standard (A, C, D, H, I, M, R, T, Z) Spot Instance Requests",
+	"L-6E869C2A": "Running On-Demand DL instances",
+	"L-74FC7D96": "Running On-Demand F instances",
+	"L-1945791B": "Running On-Demand Inf instances",
+	"L-2C3B7624": "Running On-Demand Trn instances",
+	"L-85EED4F7": "All DL Spot Instance Requests",
+	"L-88CF9481": "All F Spot Instance Requests",
+	"L-B5D1601B": "All Inf Spot Instance Requests",
+	"L-6B0D517C": "All Trn Spot Instance Requests",
 }
