@@ -19,7 +19,7 @@ func (p *planning) placements(w *workload) []Placement {
 		pl := byOffer[offer]
 		if pl == nil {
 			o := &p.offers[offer]
-			pl = &Placement{Offer: o.OfferKey, PriceMicros: o.PriceMicros, EgressMicros: p.egressCost(w.spec, o)}
+			pl = &Placement{Offer: o.OfferKey, PriceMicros: o.PriceMicros, EgressMicros: p.egressCost(w.spec, o), Derived: o.Derived}
 			byOffer[offer] = pl
 		}
 		return pl
@@ -98,6 +98,9 @@ func (p *planning) assemble(result componentResult, components int) *Plan {
 					f.Name, w.Name, nodes, strings.Join(unpriced, ", ")))
 			}
 		}
+	}
+	if w := derivedWarning(plan); w != "" {
+		plan.Warnings = append(plan.Warnings, w)
 	}
 	if n := len(p.blocked); n > 0 {
 		plan.Warnings = append(plan.Warnings, fmt.Sprintf("%d offers are blocklisted after capacity errors or preemptions", n))
@@ -411,4 +414,31 @@ func (p *planning) cheapestOnDemand(w *schema.Workload, cloud string) (int64, bo
 		}
 	}
 	return best, found
+}
+
+// derivedWarning says, once for the plan, which of the places it uses are
+// priced by the catalog's estimate rather than a quote, and how to get the
+// clouds' own prices; "" when none is.
+func derivedWarning(plan *Plan) string {
+	var places []string
+	nodes := 0
+	for _, f := range plan.Fleets {
+		for _, w := range f.Workloads {
+			for _, pl := range w.Placements {
+				if !pl.Derived {
+					continue
+				}
+				nodes += pl.Count
+				if place := pl.Offer.Cloud + " " + pl.Offer.Region; !slices.Contains(places, place) {
+					places = append(places, place)
+				}
+			}
+		}
+	}
+	if nodes == 0 {
+		return ""
+	}
+	slices.Sort(places)
+	return fmt.Sprintf("%d nodes are priced with derived prices, estimates for places no price source quotes (%s): gpufleet catalog refresh reads the clouds' own",
+		nodes, strings.Join(places, ", "))
 }

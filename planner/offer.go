@@ -68,6 +68,8 @@ type Offer struct {
 	NotOffered bool `json:"notOffered,omitempty"`
 	// Quotas is what each node counts against (see Quota).
 	Quotas []QuotaCount `json:"quotas,omitempty"`
+	// Derived says the price is the catalog's estimate, not a quote.
+	Derived bool `json:"derived,omitempty"`
 }
 
 // Expand turns catalog prices into zone-level offers for the given regions
@@ -105,6 +107,7 @@ func Expand(cat *catalog.Catalog, regions map[string][]string) []Offer {
 			PriceMicros: o.PriceMicros,
 			Available:   Unlimited,
 			Quotas:      quotaCounts(cat, o.Cloud, o.InstanceType, o.Market),
+			Derived:     o.Derived,
 		})
 	}
 	for k, o := range regional {

@@ -153,6 +153,9 @@ type Placement struct {
 	// Unpriced nodes run on an offer with no valid price. They are kept,
 	// and their cost is unknown: PriceMicros is zero.
 	Unpriced bool `json:"unpriced,omitempty"`
+	// Derived says PriceMicros is the catalog's estimate for a place no
+	// price source quotes, not a quote.
+	Derived bool `json:"derived,omitempty"`
 }
 
 // Cost is what the placement's nodes cost per hour: each its price, none
