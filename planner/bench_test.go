@@ -108,6 +108,7 @@ func benchmarkSolve(b *testing.B, in Input) {
 			desired += w.Desired
 		}
 	}
+	b.ReportMetric(float64(plan.Stats.Offers), "offers")
 	b.ReportMetric(float64(plan.Stats.Components), "components")
 	b.ReportMetric(float64(plan.Stats.Solves), "solves")
 	b.ReportMetric(float64(placed)/float64(max(1, desired)), "placed/desired")

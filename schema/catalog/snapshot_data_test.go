@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"encoding/csv"
 	"fmt"
 	"os"
@@ -281,5 +282,30 @@ func TestSnapshotCoverage(t *testing.T) {
 			}
 			t.Logf("%s: %d types, %d regions", cloud, len(types), len(regions))
 		})
+	}
+}
+
+// Reading the embedded snapshot: what the first Default of a process
+// costs, and the snapshot's size.
+func BenchmarkReadSnapshot(b *testing.B) {
+	b.ReportAllocs()
+	var c *Catalog
+	for b.Loop() {
+		var err error
+		if c, err = Read(bytes.NewReader(snapshotJSON)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(c.Offers)), "offers")
+	b.ReportMetric(float64(len(c.Regions)), "regions")
+	b.ReportMetric(float64(len(snapshotJSON))/1024, "KiB")
+}
+
+// Default after the first: a copy a caller may change.
+func BenchmarkDefault(b *testing.B) {
+	b.ReportAllocs()
+	Default()
+	for b.Loop() {
+		Default()
 	}
 }
