@@ -172,8 +172,8 @@ type UnfitOffer struct {
 
 // Alternative is an offer the planner could have used instead.
 type Alternative struct {
-	Offer        OfferKey `json:"offer"`
-	PriceMicros  int64    `json:"priceMicros"`
+	Offer       OfferKey `json:"offer"`
+	PriceMicros int64    `json:"priceMicros"`
 	AccountTerms
 	EgressMicros int64 `json:"egressMicros,omitempty"`
 }
