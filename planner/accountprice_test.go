@@ -1,9 +1,14 @@
 package planner
 
 import (
+	"fmt"
+	"math"
 	"math/big"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/gpufleet/gpufleet/schema"
@@ -278,4 +283,106 @@ func TestAccountPricesApplyOnce(t *testing.T) {
 	if offers[0].PriceMicros != 60_000_000 || offers[0].Adjusted() {
 		t.Errorf("without account pricing, %s is at %d %+v, want its list price", offers[0].OfferKey, offers[0].PriceMicros, offers[0].AccountTerms)
 	}
+}
+
+// The discount that makes the dearer cloud win is read from the catalog:
+// just above it, the fleet moves there; just below, it stays. A budget is
+// held to what the account pays: the moved fleet fits a budget the list
+// prices break.
+func TestADiscountThatChangesTheCheapestCloudChangesThePlan(t *testing.T) {
+	const nodes = 2
+	load := func(pricing, budget string) *schema.Repo {
+		t.Helper()
+		dir := t.TempDir()
+		files := map[string]string{
+			"gpufleet.cue": "package gpufleet\n\ngpufleet: clouds: {\n\taws: {}\n\tgcp: project: \"acme-gpu-fleet\"\n}\n" + pricing,
+			"fleets/train.cue": fmt.Sprintf("package gpufleet\n\nfleets: train: {\n\towner: \"research\"\n%s\tworkloads: pretrain: {gpu: {model: \"H100\", perNode: 8}, nodes: %d, placement: clouds: [\"aws\", \"gcp\"]}\n}\n", budget, nodes),
+		}
+		for name, body := range files {
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		repo, err := schema.Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return repo
+	}
+	cat := catalog.Default()
+	list := NewInput(load("", ""), cat)
+	cheapest := map[string]int64{}
+	for _, o := range list.Offers {
+		if o.GPUModel == "H100" && o.GPUs == 8 && o.Market == catalog.OnDemand && ValidPrice(o) {
+			if c, ok := cheapest[o.Cloud]; !ok || o.PriceMicros < c {
+				cheapest[o.Cloud] = o.PriceMicros
+			}
+		}
+	}
+	if cheapest["aws"] == 0 || cheapest["gcp"] == 0 {
+		t.Fatalf("the catalog has no H100 ×8 on-demand offer on both clouds: %v", cheapest)
+	}
+	winner, loser := "aws", "gcp"
+	if cheapest["gcp"] < cheapest["aws"] {
+		winner, loser = "gcp", "aws"
+	}
+	if cloudOf(t, solve(t, list)) != winner {
+		t.Fatalf("at list prices the fleet is not on %s, the cheaper cloud", winner)
+	}
+	// Below this many percent off, the dearer cloud stays dearer.
+	flip := 100 * (1 - float64(cheapest[winner])/float64(cheapest[loser]))
+	if flip < 0.6 || flip > 99 {
+		t.Fatalf("the clouds' H100 ×8 prices are %v, too close or too far apart for a discount half a point either side of %.3f %%: test with another GPU", cheapest, flip)
+	}
+	// Percentages to a thousandth, as written in gpufleet.cue.
+	round := func(percent float64) float64 { return math.Round(percent*1000) / 1000 }
+	term := func(percent float64) string {
+		return fmt.Sprintf("gpufleet: pricing: %s: discount: %s\n", loser, strconv.FormatFloat(percent, 'f', -1, 64))
+	}
+	below, above := term(round(flip-0.5)), term(round(flip+0.5))
+	if got := cloudOf(t, solve(t, NewInput(load(below, ""), cat))); got != winner {
+		t.Errorf("%.3f %% off %s, just below the %.3f %% it takes, moved the fleet to %s", flip-0.5, loser, flip, got)
+	}
+	moved := solve(t, NewInput(load(above, ""), cat))
+	if got := cloudOf(t, moved); got != loser {
+		t.Fatalf("%.3f %% off %s, past the %.3f %% it takes, left the fleet on %s", flip+0.5, loser, flip, got)
+	}
+	pl := moved.Fleets[0].Workloads[0].Placements[0]
+	if pl.ListMicros != cheapest[loser] || pl.DiscountPPM != schema.DiscountPPM(round(flip+0.5)) || pl.PriceMicros >= cheapest[winner] {
+		t.Errorf("placement %s at %d %+v: want %s's list %d, %.3f %% off, below %d", pl.Offer, pl.PriceMicros, pl.AccountTerms, loser, cheapest[loser], flip+0.5, cheapest[winner])
+	}
+
+	// A budget of what the account pays for the moved fleet: met at the
+	// account's prices, broken at list prices, where the cheapest cloud
+	// asks more.
+	budget := fmt.Sprintf("\tbudget: %s\n", strconv.FormatFloat(float64(moved.CostMicros)/1e6, 'f', 6, 64))
+	if p := solve(t, NewInput(load(above, budget), cat)); p.Fleets[0].Workloads[0].Placed != nodes {
+		t.Errorf("with the discount, a budget of %s placed %d of %d nodes", budget, p.Fleets[0].Workloads[0].Placed, nodes)
+	}
+	if p := solve(t, NewInput(load("", budget), cat)); p.Fleets[0].Workloads[0].Placed == nodes {
+		t.Errorf("at list prices, a budget of %s placed every node at %d", budget, p.CostMicros)
+	}
+}
+
+// cloudOf is the one cloud a plan places its nodes in.
+func cloudOf(t *testing.T, p *Plan) string {
+	t.Helper()
+	clouds := map[string]bool{}
+	for _, f := range p.Fleets {
+		for _, w := range f.Workloads {
+			for _, pl := range w.Placements {
+				clouds[pl.Offer.Cloud] = true
+			}
+		}
+	}
+	if len(clouds) != 1 {
+		t.Fatalf("the plan uses clouds %v, want one", clouds)
+	}
+	for c := range clouds {
+		return c
+	}
+	return ""
 }
