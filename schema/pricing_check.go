@@ -58,7 +58,8 @@ func checkTerm(t PriceTerm, at string, fail func(at string, format string, args 
 	case t.Discount != nil:
 		checkDiscount(*t.Discount, at+".discount", fail)
 	case t.Price != nil:
-		if p := *t.Price; p <= 0 || p >= MaxPrivatePrice {
+		// Prices are whole micro-dollars: one that rounds to none is none.
+		if p := *t.Price; catalog.Micros(p) <= 0 || p >= MaxPrivatePrice {
 			fail(at+".price", "a private price is US$ per node-hour, above 0 and below %d; %v is not one", MaxPrivatePrice, p)
 		}
 	default:
@@ -70,7 +71,9 @@ func checkTerm(t PriceTerm, at string, fail func(at string, format string, args 
 }
 
 func checkDiscount(d float64, at string, fail func(at string, format string, args ...any)) {
-	if d <= 0 || d >= 100 {
+	// Discounts are taken in millionths: one that rounds to nothing, or
+	// to all, is no discount.
+	if ppm := DiscountPPM(d); ppm <= 0 || ppm >= 1_000_000 {
 		fail(at, "a discount is a percentage off the list price, above 0 and below 100 (12 for 12 %% off); %v is not one", d)
 	}
 }
