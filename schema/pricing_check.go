@@ -73,7 +73,7 @@ func checkTerm(t PriceTerm, at string, fail func(at string, format string, args 
 func checkDiscount(d float64, at string, fail func(at string, format string, args ...any)) {
 	// Discounts are taken in millionths: one that rounds to nothing, or
 	// to all, is no discount.
-	if ppm := DiscountPPM(d); ppm <= 0 || ppm >= 1_000_000 {
+	if cut := DiscountPPM(d); cut <= 0 || cut >= ppm {
 		fail(at, "a discount is a percentage off the list price, above 0 and below 100 (12 for 12 %% off); %v is not one", d)
 	}
 }
