@@ -295,7 +295,7 @@ func TestADiscountThatChangesTheCheapestCloudChangesThePlan(t *testing.T) {
 		t.Helper()
 		dir := t.TempDir()
 		files := map[string]string{
-			"gpufleet.cue": "package gpufleet\n\ngpufleet: clouds: {\n\taws: {}\n\tgcp: project: \"acme-gpu-fleet\"\n}\n" + pricing,
+			"gpufleet.cue":     "package gpufleet\n\ngpufleet: clouds: {\n\taws: {}\n\tgcp: project: \"acme-gpu-fleet\"\n}\n" + pricing,
 			"fleets/train.cue": fmt.Sprintf("package gpufleet\n\nfleets: train: {\n\towner: \"research\"\n%s\tworkloads: pretrain: {gpu: {model: \"H100\", perNode: 8}, nodes: %d, placement: clouds: [\"aws\", \"gcp\"]}\n}\n", budget, nodes),
 		}
 		for name, body := range files {
