@@ -56,9 +56,6 @@ func (p Pricing) Cloud(cloud string) *CloudPricing {
 	return nil
 }
 
-// Any reports whether any cloud has account pricing.
-func (p Pricing) Any() bool { return p.AWS != nil || p.Azure != nil || p.GCP != nil }
-
 // AccountPrice is what an account pays for a node-hour, and how it comes
 // from the list price.
 type AccountPrice struct {
