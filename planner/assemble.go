@@ -19,7 +19,7 @@ func (p *planning) placements(w *workload) []Placement {
 		pl := byOffer[offer]
 		if pl == nil {
 			o := &p.offers[offer]
-			pl = &Placement{Offer: o.OfferKey, PriceMicros: o.PriceMicros, EgressMicros: p.egressCost(w.spec, o), Derived: o.Derived}
+			pl = &Placement{Offer: o.OfferKey, PriceMicros: o.PriceMicros, AccountTerms: o.AccountTerms, EgressMicros: p.egressCost(w.spec, o), Derived: o.Derived}
 			byOffer[offer] = pl
 		}
 		return pl
@@ -145,7 +145,7 @@ func (p *planning) leaving(w *workload, placements []Placement) []Placement {
 		}
 		pl := Placement{Offer: key, Count: gone}
 		if o, ok := p.offer(key); ok && ValidPrice(*o) {
-			pl.PriceMicros, pl.EgressMicros = o.PriceMicros, p.egressCost(w.spec, o)
+			pl.PriceMicros, pl.AccountTerms, pl.EgressMicros = o.PriceMicros, o.AccountTerms, p.egressCost(w.spec, o)
 		}
 		out = append(out, pl)
 	}
@@ -219,7 +219,7 @@ func (p *planning) explain(w *workload) WorkloadPlan {
 	}
 	if runnerUp != nil {
 		o := &p.offers[runnerUp.offer]
-		wp.RunnerUp = &Alternative{Offer: o.OfferKey, PriceMicros: o.PriceMicros, EgressMicros: runnerUp.egress}
+		wp.RunnerUp = &Alternative{Offer: o.OfferKey, PriceMicros: o.PriceMicros, AccountTerms: o.AccountTerms, EgressMicros: runnerUp.egress}
 	}
 	if missing := wp.Desired - wp.Placed; missing > 0 {
 		wp.Shortfall = p.shortfall(w, missing)

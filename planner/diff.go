@@ -63,6 +63,8 @@ type Action struct {
 	// Instance is the instance a delete removes.
 	Instance    string `json:"instance,omitempty"`
 	PriceMicros int64  `json:"priceMicros"`
+	// AccountTerms say how the price comes from the list price.
+	AccountTerms
 	// EgressMicros is what the node adds per hour for pulling its
 	// workload's data across; its cost is price plus egress.
 	EgressMicros int64  `json:"egressMicros,omitempty"`
@@ -271,9 +273,9 @@ func diffWorkload(fleet string, w WorkloadPlan, observed []Instance, revision st
 		keep := min(len(running), pl.Count)
 		for _, inst := range running[keep:] {
 			d := deleteAction(inst, "", "")
-			d.PriceMicros = pl.PriceMicros
+			d.PriceMicros, d.AccountTerms = pl.PriceMicros, pl.AccountTerms
 			if d.PriceMicros == 0 {
-				d.PriceMicros = priceOf(w, offer)
+				d.PriceMicros, d.AccountTerms = priceOf(w, offer)
 			}
 			egress[d.Instance] = egressOf(w, offer)
 			if reason, ok := unfit[offer]; ok {
@@ -289,7 +291,7 @@ func diffWorkload(fleet string, w WorkloadPlan, observed []Instance, revision st
 			token, slot = nextToken(fleet, w.Name, offer, revision, slot, retired)
 			creates = append(creates, Action{
 				Kind: Create, Fleet: fleet, Workload: w.Name, Offer: offer, Token: token,
-				PriceMicros: pl.PriceMicros, EgressMicros: pl.EgressMicros, Cause: CausePlaced, Reason: "the plan places a node here",
+				PriceMicros: pl.PriceMicros, AccountTerms: pl.AccountTerms, EgressMicros: pl.EgressMicros, Cause: CausePlaced, Reason: "the plan places a node here",
 			})
 		}
 	}
@@ -364,13 +366,13 @@ func egressOf(w WorkloadPlan, offer OfferKey) int64 {
 	return 0
 }
 
-func priceOf(w WorkloadPlan, offer OfferKey) int64 {
+func priceOf(w WorkloadPlan, offer OfferKey) (int64, AccountTerms) {
 	for _, pl := range slices.Concat(w.Placements, w.Leaving) {
 		if pl.Offer == offer {
-			return pl.PriceMicros
+			return pl.PriceMicros, pl.AccountTerms
 		}
 	}
-	return 0
+	return 0, AccountTerms{}
 }
 
 func deleteAction(inst Instance, cause Cause, reason string) Action {

@@ -86,10 +86,14 @@ const minGPUHourMicros = 10_000
 // ValidPrice reports whether an offer's price can be planned with: known,
 // and believable for its GPUs, neither a placeholder nor a mistake. An
 // offer without one is never chosen, and a node running on it is never
-// moved or deleted because of its price.
+// moved or deleted because of its price. Believable is asked of the list
+// price, which is the cloud's data; what the account pays only has to be
+// a price, as a deep discount or a private rate is the account's to have.
 func ValidPrice(o Offer) bool {
 	gpus := int64(max(o.GPUs, 1))
-	return o.PriceMicros >= minGPUHourMicros*gpus && o.PriceMicros < maxPriceMicros && o.PriceMicros <= maxGPUHourMicros*gpus
+	list := o.ListPrice()
+	return list >= minGPUHourMicros*gpus && list < maxPriceMicros && list <= maxGPUHourMicros*gpus &&
+		o.PriceMicros > 0 && o.PriceMicros < maxPriceMicros
 }
 
 // CheckPrices refuses offers that leave an enabled cloud without a single

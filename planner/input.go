@@ -10,17 +10,20 @@ import (
 )
 
 // NewInput builds the input for a repository's fleets from a catalog, with
-// offers in the configured regions of the enabled clouds only.
+// offers in the configured regions of the enabled clouds only, each at the
+// price the account pays.
 func NewInput(repo *schema.Repo, cat *catalog.Catalog) Input {
 	regions := map[string][]string{}
 	for _, c := range repo.Config.Clouds.Enabled() {
 		regions[c] = repo.Config.Clouds.Regions(c)
 	}
+	offers := Expand(cat, regions)
+	ApplyAccountPrices(offers, repo.Config.Pricing)
 	return Input{
 		Fleets:       repo.Fleets,
 		Defaults:     repo.Config.Defaults,
 		Reservations: repo.Config.Reservations,
-		Offers:       Expand(cat, regions),
+		Offers:       offers,
 		Egress:       cat.Egress,
 		Prices:       PriceInfo{Source: cat.Source, AsOf: cat.FetchedAt},
 		Bootstraps:   Bootstraps(&repo.Config, repo.Fleets),

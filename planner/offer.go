@@ -58,8 +58,12 @@ type Offer struct {
 	GPUs      int     `json:"gpus"`
 	VCPUs     int     `json:"vcpus"`
 	MemoryGiB float64 `json:"memoryGiB"`
-	// PriceMicros is US$ per node-hour × 1e6; zero or less is unknown.
+	// PriceMicros is US$ per node-hour × 1e6, what the account pays;
+	// zero or less is unknown.
 	PriceMicros int64 `json:"priceMicros"`
+	// AccountTerms say how the price comes from the list price, when the
+	// account does not pay list (ApplyAccountPrices).
+	AccountTerms
 	// Available is how many more nodes the offer can take, or Unlimited.
 	// Nodes already running on it are not counted against it.
 	Available int `json:"available"`

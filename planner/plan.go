@@ -147,6 +147,8 @@ type Placement struct {
 	// more.
 	Reserved    int   `json:"reserved,omitempty"`
 	PriceMicros int64 `json:"priceMicros"`
+	// AccountTerms say how the price comes from the list price.
+	AccountTerms
 	// EgressMicros is the amortised data-transfer cost per node-hour of
 	// running away from the workload's data.
 	EgressMicros int64 `json:"egressMicros,omitempty"`
@@ -173,9 +175,10 @@ type UnfitOffer struct {
 
 // Alternative is an offer the planner could have used instead.
 type Alternative struct {
-	Offer        OfferKey `json:"offer"`
-	PriceMicros  int64    `json:"priceMicros"`
-	EgressMicros int64    `json:"egressMicros,omitempty"`
+	Offer       OfferKey `json:"offer"`
+	PriceMicros int64    `json:"priceMicros"`
+	AccountTerms
+	EgressMicros int64 `json:"egressMicros,omitempty"`
 }
 
 // ShortfallCause names why nodes were left unplaced.

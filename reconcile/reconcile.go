@@ -491,6 +491,9 @@ func (r *run) plan(ctx context.Context) error {
 		}
 		r.offers = append(r.offers, offers...)
 	}
+	// Live offers come at list price; the account's own are the ones
+	// planned with, as NewInput gives every offline plan.
+	planner.ApplyAccountPrices(r.offers, r.repo.Config.Pricing)
 	if err := planner.CheckPrices(r.offers, r.repo.Config.Clouds.Enabled(), r.opts.Catalog.Source); err != nil {
 		return err
 	}

@@ -456,5 +456,5 @@ func describeAction(a planner.Action) string {
 	if a.Kind == planner.Delete {
 		target = a.Instance
 	}
-	return fmt.Sprintf("%s %s/%s on %s (%s) at %s/h", a.Kind, a.Fleet, a.Workload, a.Offer, target, catalog.Money(a.PriceMicros))
+	return fmt.Sprintf("%s %s/%s on %s (%s) at %s", a.Kind, a.Fleet, a.Workload, a.Offer, target, planner.PriceText(a.PriceMicros, a.AccountTerms))
 }

@@ -102,6 +102,7 @@ func (l *loader) checkConfig(v cue.Value, cfg *Config) bool {
 			fail(at+".instanceType", "%s does not offer %q in %s", r.Cloud, r.InstanceType, r.Region)
 		}
 	}
+	l.checkPricing(cfg.Pricing, fail)
 	return ok
 }
 

@@ -55,6 +55,8 @@ type Config struct {
 	Defaults      Defaults       `json:"defaults"`
 	Reservations  []Reservation  `json:"reservations"`
 	Notifications *Notifications `json:"notifications,omitempty"`
+	// Pricing is what the account pays where it is not the list price.
+	Pricing Pricing `json:"pricing"`
 }
 
 // Notifications say who is told of runs; the URLs and the signing key are

@@ -139,6 +139,9 @@ func placementNote(pl planner.Placement) string {
 	if pl.Unpriced {
 		notes = append(notes, "price unknown, kept")
 	}
+	if note := pl.Note(); note != "" {
+		notes = append(notes, note)
+	}
 	if len(notes) == 0 {
 		return ""
 	}
@@ -152,7 +155,7 @@ func explanation(wl planner.WorkloadPlan) []string {
 		lines = append(lines, fmt.Sprintf("%d nodes short (%s): %s", wl.Shortfall.Nodes, wl.Shortfall.Cause, wl.Shortfall.Message))
 	}
 	if ru := wl.RunnerUp; ru != nil {
-		lines = append(lines, fmt.Sprintf("runner-up %s at %s/node-h", ru.Offer, catalog.Money(ru.PriceMicros+ru.EgressMicros)))
+		lines = append(lines, fmt.Sprintf("runner-up %s at %s", ru.Offer, ru.Annotate(catalog.Money(ru.PriceMicros+ru.EgressMicros)+"/node-h")))
 	}
 	lines = append(lines, bootstrapLines(wl)...)
 	if len(wl.Rejected) > 0 {
@@ -210,7 +213,7 @@ func writeChanges(b *strings.Builder, c planner.Changes, indent string) {
 func actionLine(a planner.Action) string {
 	switch a.Kind {
 	case planner.Create:
-		return fmt.Sprintf("+ create %s/%s on %s at %s/h", a.Fleet, a.Workload, a.Offer, catalog.Money(a.PriceMicros+a.EgressMicros))
+		return fmt.Sprintf("+ create %s/%s on %s at %s", a.Fleet, a.Workload, a.Offer, planner.PriceText(a.PriceMicros+a.EgressMicros, a.AccountTerms))
 	default:
 		return fmt.Sprintf("- delete %s (%s/%s on %s): %s", a.Instance, a.Fleet, a.Workload, a.Offer, a.Reason)
 	}
@@ -316,7 +319,7 @@ func writePlacementTable(b *strings.Builder, f planner.FleetPlan) {
 			}
 			o := pl.Offer
 			fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", name, pl.Count, o.Cloud, o.Region, o.Zone, o.InstanceType, o.Market,
-				catalog.Money(pl.PriceMicros+pl.EgressMicros), catalog.Money(pl.Cost()))
+				pl.Annotate(catalog.Money(pl.PriceMicros+pl.EgressMicros)), catalog.Money(pl.Cost()))
 		}
 	}
 }
