@@ -109,6 +109,7 @@ func NewAWS(ctx context.Context, opts AWSOptions) (*AWS, error) {
 	if pricingRegion == "" {
 		pricingRegion = "us-east-1"
 	}
+	b.what = "AWS Price List and EC2 spot price history"
 	a := &AWS{b: b, spot: ec2Clients(cfg, b, opts), ec2: func(region string) *ec2.Client { return ec2Client(cfg, region, opts) }}
 	a.pricing = pricing.NewFromConfig(cfg, func(o *pricing.Options) {
 		o.Region = pricingRegion

@@ -43,6 +43,7 @@ func NewAzure(opts Options) (*Azure, error) {
 	if err != nil {
 		return nil, err
 	}
+	b.what = "Azure Retail Prices API"
 	if b.discover {
 		// The Retail Prices API lists no regions, and a listing of every
 		// region's rows at once is hundreds of thousands of them: the

@@ -88,8 +88,12 @@ func priceServer(t *testing.T, awsProducts []string, azureItems, gcpSKUs string)
 }
 
 func azureRow(size, skuName, currency, unit, price string) string {
-	return fmt.Sprintf(`{"currencyCode":%q,"retailPrice":%s,"armRegionName":"eastus","meterId":"m-%s-%s","meterName":%q,"productName":"Virtual Machines","skuName":%q,"serviceName":"Virtual Machines","unitOfMeasure":%q,"type":"Consumption","armSkuName":%q}`,
-		currency, price, size, skuName, skuName, skuName, unit, size)
+	return azureRowIn("eastus", size, skuName, currency, unit, price)
+}
+
+func azureRowIn(region, size, skuName, currency, unit, price string) string {
+	return fmt.Sprintf(`{"currencyCode":%q,"retailPrice":%s,"armRegionName":%q,"meterId":"m-%s-%s-%s","meterName":%q,"productName":"Virtual Machines","skuName":%q,"serviceName":"Virtual Machines","unitOfMeasure":%q,"type":"Consumption","armSkuName":%q}`,
+		currency, price, region, region, size, skuName, skuName, skuName, unit, size)
 }
 
 func gcpPart(id, description, usage, unit, currency, units string, nanos int64) string {

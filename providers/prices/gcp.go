@@ -96,6 +96,7 @@ func NewGCP(opts GCPOptions) (*GCP, error) {
 	if err != nil {
 		return nil, err
 	}
+	b.what = "GCP Cloud Billing Catalog"
 	key := opts.APIKey
 	if key == "" {
 		key = os.Getenv(GCPAPIKeyEnv)

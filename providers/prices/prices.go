@@ -206,6 +206,8 @@ type base struct {
 	onDrop   func(Drop)
 	client   *http.Client
 	timeout  time.Duration
+	// what names the price source in the catalog's Sources.
+	what string
 }
 
 func newBase(cloud string, opts Options) (*base, error) {
@@ -350,16 +352,22 @@ func (c *collector) put(o catalog.Offer, row string) {
 // catalog returns what was collected as a catalog of the cloud. A region
 // with no offer is left out of Regions, so that Merge keeps the prices it
 // had there.
+// Each offer names the catalog's one source: the cloud's price API at the
+// time it was read.
 func (c *collector) catalog() (*catalog.Catalog, error) {
-	out := &catalog.Catalog{Source: c.b.cloud, FetchedAt: c.b.now().UTC().Truncate(time.Second)}
+	now := c.b.now().UTC().Truncate(time.Second)
+	source := catalog.Source{ID: c.b.cloud + "@" + now.Format(time.RFC3339), What: c.b.what, Date: now}
+	out := &catalog.Catalog{Source: c.b.cloud, FetchedAt: now, Sources: []catalog.Source{source}}
 	priced := map[string]bool{}
 	for _, held := range c.offers {
+		held.offer.Source, held.offer.Derived = source.ID, false
 		out.Offers = append(out.Offers, held.offer)
 		priced[held.offer.Region] = true
 	}
 	if len(out.Offers) == 0 {
 		return nil, fmt.Errorf("%s: %w in %d regions", c.b.cloud, ErrNoOffers, len(c.b.regions))
 	}
+	slices.SortFunc(out.Sources, func(a, b catalog.Source) int { return cmp.Compare(a.ID, b.ID) })
 	for _, r := range c.b.regions {
 		if priced[r.Name] {
 			out.Regions = append(out.Regions, r)
