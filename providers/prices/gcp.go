@@ -178,18 +178,8 @@ type partPrice struct {
 // Load reads every Compute Engine SKU and prices the catalog's GPU
 // machine types from them.
 func (g *GCP) Load(ctx context.Context) (*catalog.Catalog, error) {
-	kinds := map[string]string{}
 	machines := g.machines()
-	for _, m := range machines {
-		series := m.parts
-		for _, d := range series.cores {
-			kinds[d] = partCores
-		}
-		for _, d := range series.ram {
-			kinds[d] = partRAM
-		}
-		kinds[series.gpu] = partGPU
-	}
+	kinds := partKinds(machines)
 	parts := map[partKey]partPrice{}
 	seen := map[partKey]bool{}
 	token := ""
@@ -211,14 +201,7 @@ func (g *GCP) Load(ctx context.Context) (*catalog.Catalog, error) {
 		if err := getJSON(ctx, g.client, u, &page); err != nil {
 			return nil, fmt.Errorf("listing GCP SKUs, %w", err)
 		}
-		for _, raw := range page.SKUs {
-			var sku gcpSKU
-			if err := json.Unmarshal(raw, &sku); err != nil {
-				g.b.drop(Drop{Reason: ReasonMalformed, Detail: err.Error()})
-				continue
-			}
-			g.sku(sku, kinds, parts, seen)
-		}
+		g.page(page, kinds, parts, seen)
 		token = page.NextPageToken
 		if token == "" {
 			break
@@ -229,6 +212,40 @@ func (g *GCP) Load(ctx context.Context) (*catalog.Catalog, error) {
 		tokens[token] = true
 	}
 
+	return g.price(machines, parts, seen).catalog()
+}
+
+// partKinds are the SKU descriptions the machines are billed by, each
+// with the part it prices.
+func partKinds(machines []gcpMachine) map[string]string {
+	kinds := map[string]string{}
+	for _, m := range machines {
+		for _, d := range m.parts.cores {
+			kinds[d] = partCores
+		}
+		for _, d := range m.parts.ram {
+			kinds[d] = partRAM
+		}
+		kinds[m.parts.gpu] = partGPU
+	}
+	return kinds
+}
+
+// page records the part prices of a page's SKUs.
+func (g *GCP) page(page gcpPage, kinds map[string]string, parts map[partKey]partPrice, seen map[partKey]bool) {
+	for _, raw := range page.SKUs {
+		var sku gcpSKU
+		if err := json.Unmarshal(raw, &sku); err != nil {
+			g.b.drop(Drop{Reason: ReasonMalformed, Detail: err.Error()})
+			continue
+		}
+		g.sku(sku, kinds, parts, seen)
+	}
+}
+
+// price collects the offers of every machine in every region read, from
+// the part prices found.
+func (g *GCP) price(machines []gcpMachine, parts map[partKey]partPrice, seen map[partKey]bool) *collector {
 	c := g.b.collector()
 	for _, m := range machines {
 		for _, r := range g.b.regions {
@@ -237,7 +254,7 @@ func (g *GCP) Load(ctx context.Context) (*catalog.Catalog, error) {
 			}
 		}
 	}
-	return c.catalog()
+	return c
 }
 
 // gcpMachine is a machine type the loader prices, and the SKUs it is
