@@ -371,8 +371,11 @@ func (c *collector) catalog() (*catalog.Catalog, error) {
 	for _, r := range c.b.regions {
 		if priced[r.Name] {
 			out.Regions = append(out.Regions, r)
-		} else {
+		} else if _, known := c.b.known.Region(c.b.cloud, r.Name); known || !c.b.discover {
 			c.b.log.Warn("no GPU prices found in a region; its old prices are kept", "cloud", c.b.cloud, "region", r.Name)
+		} else {
+			// Most regions of a cloud have no GPUs.
+			c.b.log.Debug("no GPU prices found in a region the price API lists", "cloud", c.b.cloud, "region", r.Name)
 		}
 	}
 	if e, ok := c.b.known.EgressOf(c.b.cloud); ok {
