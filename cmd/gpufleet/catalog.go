@@ -127,17 +127,12 @@ func (a *app) refreshCatalog(ctx context.Context, f refreshFlags) error {
 		endpoints = priceEndpoints{awsPricing: emu.Endpoints.AWSPricing, ec2: emu.Endpoints.EC2, azurePrices: emu.Endpoints.AzurePrices, gcpBilling: emu.Endpoints.GCPBilling}
 	}
 
-	dropped := map[string]int{}
-	var droppedMu sync.Mutex
+	var skipped prices.Tally
 	opts := prices.Options{
 		Known:     catalog.Default(),
 		Log:       a.log,
 		AllowHTTP: outbound.AllowHTTP(os.Getenv),
-		OnDrop: func(d prices.Drop) {
-			droppedMu.Lock()
-			defer droppedMu.Unlock()
-			dropped[d.Cloud]++
-		},
+		OnDrop:    skipped.Add,
 	}
 	loaders, err := newLoaders(ctx, clouds, regions, opts, endpoints)
 	if err != nil {
@@ -171,7 +166,7 @@ func (a *app) refreshCatalog(ctx context.Context, f refreshFlags) error {
 		merged.Source = catalog.EmulatedSource(merged.Source)
 	}
 	for i, l := range loaders {
-		fmt.Fprintf(a.stdout, "%-6s %4d offers in %d regions, %d price rows dropped\n", l.Cloud(), len(results[i].Offers), len(results[i].Regions), dropped[l.Cloud()])
+		fmt.Fprintf(a.stdout, "%-6s %4d offers in %d regions; %s\n", l.Cloud(), len(results[i].Offers), len(results[i].Regions), skipped.Summary(l.Cloud()))
 	}
 	if err := merged.Validate(); err != nil {
 		return fmt.Errorf("the refreshed catalog is invalid, nothing was written: %w", err)
@@ -208,28 +203,21 @@ func refreshScope(cloudFlags, regionFlags []string) ([]string, map[string][]stri
 	regions := map[string][]string{}
 	for _, r := range regionFlags {
 		r = strings.TrimSpace(r)
-		found := false
-		for _, c := range catalog.Clouds {
-			if _, ok := known.Region(c, r); ok && (len(cloudFlags) == 0 || slices.Contains(clouds, c)) {
+		// Any region the clouds have, not only those the catalog prices:
+		// a refresh is how a region gets its first prices.
+		of := prices.RegionClouds(r, known)
+		var asked []string
+		for _, c := range of {
+			if len(cloudFlags) == 0 || slices.Contains(clouds, c) {
 				regions[c] = append(regions[c], r)
-				found = true
+				asked = append(asked, c)
 			}
 		}
-		if !found {
-			for _, c := range catalog.Clouds {
-				if _, ok := known.Region(c, r); ok {
-					return nil, nil, fmt.Errorf("--regions: %q is a region of %s, which --cloud leaves out", r, c)
-				}
-			}
-			var names []string
-			for _, region := range known.Regions {
-				names = append(names, region.Name)
-			}
-			msg := fmt.Sprintf("--regions: %q is not a region of %s in the catalog", r, strings.Join(cmpSlice(clouds, catalog.Clouds), " or "))
-			if near := catalog.Closest(r, names, 3); len(near) > 0 {
-				msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(near, ", "))
-			}
-			return nil, nil, errors.New(msg)
+		switch {
+		case len(of) > 0 && len(asked) == 0:
+			return nil, nil, fmt.Errorf("--regions: %q is a region of %s, which --cloud leaves out", r, strings.Join(of, " and "))
+		case len(of) == 0:
+			return nil, nil, fmt.Errorf("--regions: %w", prices.UnknownRegion(r, cmpSlice(clouds, catalog.Clouds), known))
 		}
 	}
 	if len(clouds) == 0 {

@@ -3,6 +3,7 @@ package prices
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/pricing"
 	pricingtypes "github.com/aws/aws-sdk-go-v2/service/pricing/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
@@ -42,6 +44,8 @@ type AWS struct {
 	b       *base
 	pricing *pricing.Client
 	spot    map[string]*ec2.Client // by region
+	// ec2 builds the client of a region found in the price list.
+	ec2 func(region string) *ec2.Client
 }
 
 var _ Loader = (*AWS)(nil)
@@ -60,21 +64,34 @@ var awsProductFilters = [][2]string{
 	{"productFamily", "Compute Instance"},
 }
 
-// awsGPUs names the GPU of each AWS GPU instance family as EC2 does
-// (DescribeInstanceTypes' GpuInfo): the Price List says how many GPUs an
-// instance has and how much GPU memory, never which GPU. An "A100" is
-// told apart by its memory per GPU.
+// awsGPUs names the accelerator of each AWS accelerated instance family
+// as EC2 does (DescribeInstanceTypes' GpuInfo): the Price List says how
+// many GPUs an instance has and how much GPU memory, never which GPU. An
+// "A100" or a "V100" is told apart by its memory per GPU. A family whose
+// accelerator gpufleet has no model for is dropped as an unknown GPU, and
+// counted, rather than priced under a wrong name.
 var awsGPUs = map[string]string{
-	"p5":   "H100",
-	"p5e":  "H200",
-	"p5en": "H200",
-	"p4d":  "A100",
-	"p4de": "A100",
-	"g6e":  "L40S",
-	"g6":   "L4",
-	"gr6":  "L4",
-	"g5":   "A10G",
-	"g4dn": "T4",
+	"p5":    "H100",
+	"p5e":   "H200",
+	"p5en":  "H200",
+	"p4d":   "A100",
+	"p4de":  "A100",
+	"p3":    "V100",
+	"p3dn":  "V100",
+	"g6e":   "L40S",
+	"g6":    "L4",
+	"gr6":   "L4",
+	"g5":    "A10G",
+	"g5g":   "T4g",
+	"g4dn":  "T4",
+	"g4ad":  "Radeon Pro V520",
+	"dl1":   "Gaudi HL-205",
+	"dl2q":  "Qualcomm AI100",
+	"inf1":  "Inferentia",
+	"inf2":  "Inferentia2",
+	"trn1":  "Trainium",
+	"trn1n": "Trainium",
+	"trn2":  "Trainium2",
 }
 
 // NewAWS builds the AWS loader. It reads the SDK's shared configuration
@@ -92,7 +109,8 @@ func NewAWS(ctx context.Context, opts AWSOptions) (*AWS, error) {
 	if pricingRegion == "" {
 		pricingRegion = "us-east-1"
 	}
-	a := &AWS{b: b, spot: ec2Clients(cfg, b, opts)}
+	b.what = "AWS Price List and EC2 spot price history"
+	a := &AWS{b: b, spot: ec2Clients(cfg, b, opts), ec2: func(region string) *ec2.Client { return ec2Client(cfg, region, opts) }}
 	a.pricing = pricing.NewFromConfig(cfg, func(o *pricing.Options) {
 		o.Region = pricingRegion
 		if opts.Endpoint != "" {
@@ -126,17 +144,21 @@ func awsConfig(ctx context.Context, b *base, opts AWSOptions) (awssdk.Config, er
 func ec2Clients(cfg awssdk.Config, b *base, opts AWSOptions) map[string]*ec2.Client {
 	out := map[string]*ec2.Client{}
 	for _, r := range b.regions {
-		out[r.Name] = ec2.NewFromConfig(cfg, func(o *ec2.Options) {
-			o.Region = r.Name
-			if opts.SpotEndpoint != "" {
-				o.BaseEndpoint = awssdk.String(opts.SpotEndpoint)
-			}
-			if opts.HTTPClient != nil {
-				o.HTTPClient = opts.HTTPClient
-			}
-		})
+		out[r.Name] = ec2Client(cfg, r.Name, opts)
 	}
 	return out
+}
+
+func ec2Client(cfg awssdk.Config, region string, opts AWSOptions) *ec2.Client {
+	return ec2.NewFromConfig(cfg, func(o *ec2.Options) {
+		o.Region = region
+		if opts.SpotEndpoint != "" {
+			o.BaseEndpoint = awssdk.String(opts.SpotEndpoint)
+		}
+		if opts.HTTPClient != nil {
+			o.HTTPClient = opts.HTTPClient
+		}
+	})
 }
 
 // newAWSRetryer retries what the SDK's standard retryer does (throttling,
@@ -157,19 +179,73 @@ func newAWSRetryer(r Retry) awssdk.Retryer {
 // Cloud is "aws".
 func (a *AWS) Cloud() string { return catalog.AWS }
 
-// Load reads every region's on-demand and spot prices.
+// Load reads every region's on-demand and spot prices: of the regions it
+// was given, or of every region the Price List has.
 func (a *AWS) Load(ctx context.Context) (*catalog.Catalog, error) {
-	c := a.b.collector()
-	for _, r := range a.b.regions {
-		specs, err := a.onDemand(ctx, r, c)
-		if err != nil {
-			return nil, err
-		}
-		if err := a.spotPrices(ctx, r, specs, c); err != nil {
+	if a.b.discover {
+		if err := a.listRegions(ctx); err != nil {
 			return nil, err
 		}
 	}
+	c := a.b.collector()
+	names := make([]string, len(a.b.regions))
+	for i, r := range a.b.regions {
+		names[i] = r.Name
+	}
+	for _, name := range names {
+		r, _ := a.b.region(name)
+		in := a.b.collector()
+		specs, err := a.onDemand(ctx, *r, in)
+		if err != nil {
+			return nil, err
+		}
+		err = a.spotPrices(ctx, name, specs, in)
+		if a.b.discover && notEnabled(err) {
+			// A region the account has not opted in to has no spot
+			// prices to read; left out, it keeps the prices it had.
+			a.b.log.Warn("the account cannot read this region's spot prices; its old prices are kept", "cloud", a.b.cloud, "region", name, "error", err)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		c.take(in)
+	}
 	return c.catalog()
+}
+
+// listRegions adds the regions the Price List prices EC2 in.
+func (a *AWS) listRegions(ctx context.Context) error {
+	pages := pricing.NewGetAttributeValuesPaginator(a.pricing, &pricing.GetAttributeValuesInput{
+		ServiceCode: awssdk.String("AmazonEC2"), AttributeName: awssdk.String("regionCode"), MaxResults: awssdk.Int32(100),
+	})
+	for n := 0; pages.HasMorePages(); n++ {
+		if n == maxPages {
+			return fmt.Errorf("aws regions, more than %d pages", maxPages)
+		}
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("listing the regions of the AWS price list, %w", err)
+		}
+		for _, v := range page.AttributeValues {
+			a.b.addRegion(awssdk.ToString(v.Value))
+		}
+	}
+	return nil
+}
+
+// notEnabled reports an EC2 answer that the account may not call the
+// region: an opt-in region it has not enabled.
+func notEnabled(err error) bool {
+	var apiErr smithy.APIError
+	if !errors.As(err, &apiErr) {
+		return false
+	}
+	switch apiErr.ErrorCode() {
+	case "OptInRequired", "AuthFailure", "UnauthorizedOperation":
+		return true
+	}
+	return false
 }
 
 // awsProduct is one PriceList entry, a JSON document in a string.
@@ -213,11 +289,7 @@ func (a *AWS) onDemand(ctx context.Context, region catalog.Region, c *collector)
 			return nil, fmt.Errorf("listing AWS prices in %s, %w", region.Name, err)
 		}
 		for _, raw := range page.PriceList {
-			var p awsProduct
-			if err := json.Unmarshal([]byte(raw), &p); err != nil {
-				return nil, fmt.Errorf("aws prices in %s, reading a product, %w", region.Name, err)
-			}
-			a.product(region, p, specs, c)
+			a.product(region, raw, specs, c)
 		}
 	}
 	return specs, nil
@@ -227,8 +299,14 @@ func termMatch(field, value string) pricingtypes.Filter {
 	return pricingtypes.Filter{Type: pricingtypes.FilterTypeTermMatch, Field: awssdk.String(field), Value: awssdk.String(value)}
 }
 
-// product collects one product's on-demand offer.
-func (a *AWS) product(region catalog.Region, p awsProduct, specs map[string]shape, c *collector) {
+// product collects one product's on-demand offer from its JSON document.
+// A document that cannot be read is one row dropped, not the refresh.
+func (a *AWS) product(region catalog.Region, raw string, specs map[string]shape, c *collector) {
+	var p awsProduct
+	if err := json.Unmarshal([]byte(raw), &p); err != nil {
+		a.b.drop(Drop{Region: region.Name, Market: catalog.OnDemand, Reason: ReasonMalformed, Detail: err.Error()})
+		return
+	}
 	attrs := p.Product.Attributes
 	instanceType := attrs["instanceType"]
 	if instanceType == "" || attrs["regionCode"] != region.Name {
@@ -247,23 +325,33 @@ func (a *AWS) product(region catalog.Region, p awsProduct, specs map[string]shap
 	}
 	specs[instanceType] = s
 
-	// One term with one hourly dimension is the rule; of several, the
-	// dearest, as for duplicate rows.
+	// One term with one hourly dimension in US$ is the rule; of several,
+	// the dearest, as for duplicate rows. What a row has instead of it
+	// says why it is dropped.
 	var price float64
-	var found, unit bool
+	var found bool
+	var units, currencies []string
 	for _, term := range p.Terms.OnDemand {
 		for _, dim := range term.PriceDimensions {
 			usd, ok := dim.PricePerUnit["USD"]
-			if !ok || strings.TrimSpace(usd) == "" {
+			if !ok {
+				for code, v := range dim.PricePerUnit {
+					if strings.TrimSpace(v) != "" {
+						currencies = append(currencies, code)
+					}
+				}
+				continue
+			}
+			if strings.TrimSpace(usd) == "" {
 				continue
 			}
 			if dim.Unit != "Hrs" {
-				unit = true
+				units = append(units, cmpOr(dim.Unit, "no unit"))
 				continue
 			}
-			v, err := strconv.ParseFloat(usd, 64)
-			if err != nil {
-				drop.Reason, drop.Detail = ReasonPlaceholder, fmt.Sprintf("USD %q", usd)
+			v, ok := parseDollars(usd)
+			if !ok {
+				drop.Reason, drop.Detail = ReasonMalformed, fmt.Sprintf("USD %q", usd)
 				a.b.drop(drop)
 				return
 			}
@@ -273,8 +361,14 @@ func (a *AWS) product(region catalog.Region, p awsProduct, specs map[string]shap
 		}
 	}
 	switch {
-	case !found && unit:
-		drop.Reason = ReasonUnit
+	case !found && len(units) > 0:
+		slices.Sort(units)
+		drop.Reason, drop.Value = ReasonUnit, strings.Join(slices.Compact(units), ",")
+		a.b.drop(drop)
+		return
+	case !found && len(currencies) > 0:
+		slices.Sort(currencies)
+		drop.Reason, drop.Value = ReasonCurrency, strings.Join(slices.Compact(currencies), ",")
 		a.b.drop(drop)
 		return
 	case !found:
@@ -334,10 +428,20 @@ func (a *AWS) spec(instanceType string, attrs map[string]string) (shape, string,
 // spotPrices reads a region's current spot prices for the GPU types its
 // products listed, and collects an offer per zone, or one for the whole
 // region when every zone has the same price.
-func (a *AWS) spotPrices(ctx context.Context, region catalog.Region, specs map[string]shape, c *collector) error {
+func (a *AWS) spotPrices(ctx context.Context, regionName string, specs map[string]shape, c *collector) error {
 	if len(specs) == 0 {
 		return nil
 	}
+	client, ok := a.spot[regionName]
+	if !ok {
+		client = a.ec2(regionName)
+		a.spot[regionName] = client
+	}
+	r, _ := a.b.region(regionName)
+	region := *r
+	// A region the catalog has no zones of takes them from the spot
+	// prices: EC2 answers for the zones the account has.
+	learnZones := len(region.Zones) == 0
 	in := &ec2.DescribeSpotPriceHistoryInput{
 		ProductDescriptions: []string{linuxSpot},
 		// From now: EC2 answers with the price in force in each zone.
@@ -349,7 +453,7 @@ func (a *AWS) spotPrices(ctx context.Context, region catalog.Region, specs map[s
 
 	type zoneType struct{ zone, instanceType string }
 	prices := map[zoneType]spotRow{}
-	pages := ec2.NewDescribeSpotPriceHistoryPaginator(a.spot[region.Name], in)
+	pages := ec2.NewDescribeSpotPriceHistoryPaginator(client, in)
 	for n := 0; pages.HasMorePages(); n++ {
 		if n == maxPages {
 			return fmt.Errorf("aws spot prices in %s, more than %d pages", region.Name, maxPages)
@@ -370,15 +474,18 @@ func (a *AWS) spotPrices(ctx context.Context, region catalog.Region, specs map[s
 			at := awssdk.ToTime(h.Timestamp)
 			row := "spot price of " + at.UTC().Format(time.RFC3339)
 			drop := Drop{Region: region.Name, Zone: zone, InstanceType: instanceType, Market: catalog.Spot, Row: row}
+			if learnZones && !slices.Contains(region.Zones, zone) && zoneOf(zone, region.Name) {
+				region.Zones = append(region.Zones, zone)
+			}
 			if !slices.Contains(region.Zones, zone) {
 				drop.Reason = ReasonUnknownZone
 				a.b.drop(drop)
 				continue
 			}
 			usd := awssdk.ToString(h.SpotPrice)
-			dollars, err := strconv.ParseFloat(usd, 64)
-			if err != nil {
-				drop.Reason, drop.Detail = ReasonPlaceholder, fmt.Sprintf("%q", usd)
+			dollars, ok := parseDollars(usd)
+			if !ok {
+				drop.Reason, drop.Detail = ReasonMalformed, fmt.Sprintf("%q", usd)
 				a.b.drop(drop)
 				continue
 			}
@@ -408,6 +515,11 @@ func (a *AWS) spotPrices(ctx context.Context, region catalog.Region, specs map[s
 		}
 	}
 
+	if learnZones {
+		slices.Sort(region.Zones)
+		r, _ := a.b.region(regionName)
+		r.Zones = region.Zones
+	}
 	byType := map[string]map[string]spotRow{}
 	for k, p := range prices {
 		if byType[k.instanceType] == nil {
@@ -435,6 +547,13 @@ func (a *AWS) spotPrices(ctx context.Context, region catalog.Region, specs map[s
 		}
 	}
 	return nil
+}
+
+// zoneOf reports whether an AWS zone name is one of the region's:
+// the region's name and a letter ("eu-west-3a").
+func zoneOf(zone, region string) bool {
+	rest, ok := strings.CutPrefix(zone, region)
+	return ok && len(rest) == 1 && rest[0] >= 'a' && rest[0] <= 'z'
 }
 
 // samePriceEverywhere reports the price when every zone of the region has

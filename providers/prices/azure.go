@@ -2,6 +2,7 @@ package prices
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
@@ -42,6 +43,15 @@ func NewAzure(opts Options) (*Azure, error) {
 	if err != nil {
 		return nil, err
 	}
+	b.what = "Azure Retail Prices API"
+	if b.discover {
+		// The Retail Prices API lists no regions, and a listing of every
+		// region's rows at once is hundreds of thousands of them: the
+		// regions read are those gpufleet knows the country of.
+		for _, name := range catalog.RegionNames(catalog.Azure) {
+			b.addRegion(name)
+		}
+	}
 	return &Azure{b: b, client: newRetryClient(b, endpoint), endpoint: endpoint}, nil
 }
 
@@ -50,10 +60,12 @@ func (a *Azure) Cloud() string { return catalog.Azure }
 
 // azurePage is one page of the Retail Prices API.
 type azurePage struct {
-	BillingCurrency string      `json:"BillingCurrency"`
-	Items           []azureItem `json:"Items"`
-	NextPageLink    string      `json:"NextPageLink"`
-	Count           int         `json:"Count"`
+	BillingCurrency string `json:"BillingCurrency"`
+	// Items are decoded one by one, so that one of the wrong shape is a
+	// row dropped rather than the page lost.
+	Items        []json.RawMessage `json:"Items"`
+	NextPageLink string            `json:"NextPageLink"`
+	Count        int               `json:"Count"`
 }
 
 type azureItem struct {
@@ -99,9 +111,7 @@ func (a *Azure) region(ctx context.Context, region string, c *collector) error {
 		if err := getJSON(ctx, a.client, next, &page); err != nil {
 			return fmt.Errorf("listing Azure prices in %s, %w", region, err)
 		}
-		for _, item := range page.Items {
-			a.item(region, item, c)
-		}
+		a.page(region, page, c)
 		next = nil
 		if page.NextPageLink != "" {
 			u, err := a.nextPage(page.NextPageLink)
@@ -116,6 +126,18 @@ func (a *Azure) region(ctx context.Context, region string, c *collector) error {
 		}
 	}
 	return nil
+}
+
+// page collects the offers of one page's rows.
+func (a *Azure) page(region string, page azurePage, c *collector) {
+	for _, raw := range page.Items {
+		var it azureItem
+		if err := json.Unmarshal(raw, &it); err != nil {
+			a.b.drop(Drop{Region: region, Reason: ReasonMalformed, Detail: err.Error()})
+			continue
+		}
+		a.item(region, it, c)
+	}
 }
 
 // nextPage checks that a NextPageLink stays on the API's host: the loader
@@ -146,17 +168,29 @@ func (a *Azure) item(region string, it azureItem, c *collector) {
 		strings.HasSuffix(it.SkuName, " Low Priority"):
 		return
 	}
-	s, ok := a.b.shapes[it.ArmSkuName]
-	if !ok {
-		return
-	}
 	market := catalog.OnDemand
 	if strings.HasSuffix(it.SkuName, " Spot") {
 		market = catalog.Spot
 	}
 	drop := Drop{Region: region, InstanceType: it.ArmSkuName, Market: market, Row: cmpOr(it.MeterID, it.SkuName)}
-	if it.UnitOfMeasure != "1 Hour" || it.CurrencyCode != "" && it.CurrencyCode != "USD" {
-		drop.Reason, drop.Detail = ReasonUnit, strings.TrimSpace(it.CurrencyCode+" per "+it.UnitOfMeasure)
+	s, ok := a.b.shapes[it.ArmSkuName]
+	if !ok {
+		// The price list says nothing of a size's GPUs. Of the N
+		// series, Azure's GPU sizes, a size the catalog has no facts of
+		// is counted; the thousands of other sizes are no offers.
+		if strings.HasPrefix(it.ArmSkuName, "Standard_N") {
+			drop.Reason, drop.Detail = ReasonNoSpec, "no GPU facts for the size"
+			a.b.drop(drop)
+		}
+		return
+	}
+	switch {
+	case it.CurrencyCode != "" && it.CurrencyCode != "USD":
+		drop.Reason, drop.Value = ReasonCurrency, it.CurrencyCode
+		a.b.drop(drop)
+		return
+	case it.UnitOfMeasure != "1 Hour":
+		drop.Reason, drop.Value = ReasonUnit, cmpOr(it.UnitOfMeasure, "no unit")
 		a.b.drop(drop)
 		return
 	}

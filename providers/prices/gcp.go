@@ -3,6 +3,7 @@ package prices
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -95,6 +96,7 @@ func NewGCP(opts GCPOptions) (*GCP, error) {
 	if err != nil {
 		return nil, err
 	}
+	b.what = "GCP Cloud Billing Catalog"
 	key := opts.APIKey
 	if key == "" {
 		key = os.Getenv(GCPAPIKeyEnv)
@@ -117,8 +119,10 @@ func NewGCP(opts GCPOptions) (*GCP, error) {
 func (g *GCP) Cloud() string { return catalog.GCP }
 
 type gcpPage struct {
-	SKUs          []gcpSKU `json:"skus"`
-	NextPageToken string   `json:"nextPageToken"`
+	// SKUs are decoded one by one, so that one of the wrong shape is a
+	// row dropped rather than the page lost.
+	SKUs          []json.RawMessage `json:"skus"`
+	NextPageToken string            `json:"nextPageToken"`
 }
 
 type gcpSKU struct {
@@ -174,21 +178,8 @@ type partPrice struct {
 // Load reads every Compute Engine SKU and prices the catalog's GPU
 // machine types from them.
 func (g *GCP) Load(ctx context.Context) (*catalog.Catalog, error) {
-	kinds := map[string]string{}
-	for _, series := range gcpSeries {
-		for _, d := range series.cores {
-			kinds[d] = partCores
-		}
-		for _, d := range series.ram {
-			kinds[d] = partRAM
-		}
-		kinds[series.gpu] = partGPU
-	}
-	regions := map[string]bool{}
-	for _, r := range g.b.regions {
-		regions[r.Name] = true
-	}
-
+	machines := g.machines()
+	kinds := partKinds(machines)
 	parts := map[partKey]partPrice{}
 	seen := map[partKey]bool{}
 	token := ""
@@ -210,9 +201,7 @@ func (g *GCP) Load(ctx context.Context) (*catalog.Catalog, error) {
 		if err := getJSON(ctx, g.client, u, &page); err != nil {
 			return nil, fmt.Errorf("listing GCP SKUs, %w", err)
 		}
-		for _, sku := range page.SKUs {
-			g.sku(sku, kinds, regions, parts, seen)
-		}
+		g.page(page, kinds, parts, seen)
 		token = page.NextPageToken
 		if token == "" {
 			break
@@ -223,7 +212,65 @@ func (g *GCP) Load(ctx context.Context) (*catalog.Catalog, error) {
 		tokens[token] = true
 	}
 
+	return g.price(machines, parts, seen).catalog()
+}
+
+// partKinds are the SKU descriptions the machines are billed by, each
+// with the part it prices.
+func partKinds(machines []gcpMachine) map[string]string {
+	kinds := map[string]string{}
+	for _, m := range machines {
+		for _, d := range m.parts.cores {
+			kinds[d] = partCores
+		}
+		for _, d := range m.parts.ram {
+			kinds[d] = partRAM
+		}
+		kinds[m.parts.gpu] = partGPU
+	}
+	return kinds
+}
+
+// page records the part prices of a page's SKUs.
+func (g *GCP) page(page gcpPage, kinds map[string]string, parts map[partKey]partPrice, seen map[partKey]bool) {
+	for _, raw := range page.SKUs {
+		var sku gcpSKU
+		if err := json.Unmarshal(raw, &sku); err != nil {
+			g.b.drop(Drop{Reason: ReasonMalformed, Detail: err.Error()})
+			continue
+		}
+		g.sku(sku, kinds, parts, seen)
+	}
+}
+
+// price collects the offers of every machine in every region read, from
+// the part prices found.
+func (g *GCP) price(machines []gcpMachine, parts map[partKey]partPrice, seen map[partKey]bool) *collector {
 	c := g.b.collector()
+	for _, m := range machines {
+		for _, r := range g.b.regions {
+			for _, market := range []catalog.Market{catalog.OnDemand, catalog.Spot} {
+				g.machine(m.instanceType, m.shape, m.model, m.parts, r.Name, market, parts, seen, c)
+			}
+		}
+	}
+	return c
+}
+
+// gcpMachine is a machine type the loader prices, and the SKUs it is
+// billed by.
+type gcpMachine struct {
+	instanceType string
+	shape        shape
+	model        string
+	parts        gcpParts
+}
+
+// machines are the GPU machine types the catalog knows, by name, each with
+// the SKUs that price it: gcpSeries' where it names the series, else those
+// the billing catalog's naming gives (gcpPartsOf).
+func (g *GCP) machines() []gcpMachine {
+	var out []gcpMachine
 	for _, instanceType := range sortedKeys(g.b.shapes) {
 		s := g.b.shapes[instanceType]
 		cut := strings.LastIndex(instanceType, "-")
@@ -232,25 +279,42 @@ func (g *GCP) Load(ctx context.Context) (*catalog.Catalog, error) {
 		}
 		series, ok := gcpSeries[instanceType[:cut]]
 		if !ok {
-			continue
+			if series, ok = gcpPartsOf(instanceType[:cut], s.gpuModel); !ok {
+				continue
+			}
 		}
 		model, ok := catalog.NormalizeGPU(strings.TrimSuffix(series.gpu, " GPU"))
 		if !ok {
 			g.b.drop(Drop{InstanceType: instanceType, Reason: ReasonUnknownGPU, Detail: series.gpu})
 			continue
 		}
-		for _, r := range g.b.regions {
-			for _, market := range []catalog.Market{catalog.OnDemand, catalog.Spot} {
-				g.machine(instanceType, s, model, series, r.Name, market, parts, seen, c)
-			}
-		}
+		out = append(out, gcpMachine{instanceType, s, model, series})
 	}
-	return c.catalog()
+	return out
+}
+
+// gcpPartsOf names the SKUs of a series gcpSeries does not list as the
+// billing catalog names its machine SKUs: the family and the kind less
+// "gpu" ("a3-megagpu" is "A3 Mega Instance Core" and "… Ram"; a "high"
+// or "standard" kind is the family's own), and the GPU by its model
+// ("Nvidia B200 GPU").
+func gcpPartsOf(series, gpuModel string) (gcpParts, bool) {
+	words := strings.Split(series, "-")
+	if len(words) < 2 || gpuModel == "" || words[0] == "" {
+		return gcpParts{}, false
+	}
+	name := strings.ToUpper(words[0])
+	switch kind := strings.TrimSuffix(words[1], "gpu"); kind {
+	case "", "high", "standard":
+	default:
+		name += " " + strings.ToUpper(kind[:1]) + kind[1:]
+	}
+	return gcpParts{cores: []string{name + " Instance Core"}, ram: []string{name + " Instance Ram"}, gpu: "Nvidia " + gpuModel + " GPU"}, true
 }
 
 // sku records the part prices one SKU gives, for the regions read, and
 // in seen the parts it names, priced or not.
-func (g *GCP) sku(sku gcpSKU, kinds map[string]string, regions map[string]bool, parts map[partKey]partPrice, seen map[partKey]bool) {
+func (g *GCP) sku(sku gcpSKU, kinds map[string]string, parts map[partKey]partPrice, seen map[partKey]bool) {
 	var market catalog.Market
 	switch sku.Category.UsageType {
 	case "OnDemand":
@@ -265,9 +329,11 @@ func (g *GCP) sku(sku gcpSKU, kinds map[string]string, regions map[string]bool, 
 	if !ok {
 		return
 	}
+	// The regions a part is sold in are the regions GCP has GPUs in:
+	// each is read, whether the catalog lists it or not.
 	var in []string
 	for _, r := range sku.ServiceRegions {
-		if regions[r] && !slices.Contains(in, r) {
+		if g.b.addRegion(r) && !slices.Contains(in, r) {
 			in = append(in, r)
 		}
 	}
@@ -278,11 +344,12 @@ func (g *GCP) sku(sku gcpSKU, kinds map[string]string, regions map[string]bool, 
 	for _, r := range in {
 		seen[partKey{description, r, market}] = true
 	}
-	drop := func(reason, detail string) {
+	dropAs := func(reason, value, detail string) {
 		for _, r := range in {
-			g.b.drop(Drop{Region: r, Market: market, Row: sku.SkuID, Reason: reason, Detail: strings.TrimSpace(sku.Description + "; " + detail)})
+			g.b.drop(Drop{Region: r, Market: market, Row: sku.SkuID, Reason: reason, Value: value, Detail: strings.Trim(sku.Description+"; "+detail, "; ")})
 		}
 	}
+	drop := func(reason, detail string) { dropAs(reason, "", detail) }
 
 	if len(sku.PricingInfo) == 0 {
 		drop(ReasonNoPrice, "no pricingInfo")
@@ -300,8 +367,18 @@ func (g *GCP) sku(sku gcpSKU, kinds map[string]string, regions map[string]bool, 
 			break
 		}
 	}
-	if expr.UsageUnit != partUnits[kind] || rate.UnitPrice.CurrencyCode != "" && rate.UnitPrice.CurrencyCode != "USD" {
-		drop(ReasonUnit, rate.UnitPrice.CurrencyCode+" per "+expr.UsageUnit)
+	switch {
+	case rate.UnitPrice.CurrencyCode != "" && rate.UnitPrice.CurrencyCode != "USD":
+		dropAs(ReasonCurrency, rate.UnitPrice.CurrencyCode, "")
+		return
+	case expr.UsageUnit != partUnits[kind]:
+		dropAs(ReasonUnit, cmpOr(expr.UsageUnit, "no unit"), "")
+		return
+	}
+	// A unit price past a million dollars is no part price, and would
+	// overflow in nanos.
+	if units := int64(rate.UnitPrice.Units); units > 1_000_000 || units < -1_000_000 || rate.UnitPrice.Nanos >= 1_000_000_000 || rate.UnitPrice.Nanos <= -1_000_000_000 {
+		drop(ReasonMalformed, fmt.Sprintf("unit price %d units %d nanos", units, rate.UnitPrice.Nanos))
 		return
 	}
 	nanos := int64(rate.UnitPrice.Units)*1_000_000_000 + rate.UnitPrice.Nanos

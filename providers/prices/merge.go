@@ -18,6 +18,13 @@ import (
 // region's entry by the fresh one. Other clouds and regions keep their
 // offers. No argument is changed.
 //
+// So a cloud loses offers only where it was read to the end: a loader
+// fails rather than return a region it could not read, and leaves out of
+// its Regions a region where it priced nothing (every row refused, or an
+// opt-in region the account may not call), which therefore keeps what it
+// had. Within a region read, an offer whose row is gone from the price
+// list is gone from the catalog.
+//
 // The merged catalog is as old as its oldest part: FetchedAt is the
 // earliest of the fresh catalogs' and, when any of existing's offers are
 // kept, of existing's, so a plan never claims fresher prices than some of
@@ -70,6 +77,7 @@ func Merge(existing *catalog.Catalog, fresh ...*catalog.Catalog) (*catalog.Catal
 	}
 	out.Source = joinSources(sources...)
 	sortOffers(out.Offers)
+	out.Sources = usedSources(out.Offers, append([]*catalog.Catalog{existing}, fresh...))
 
 	for _, r := range existing.Regions {
 		if !covered[place{r.Cloud, r.Name}] {
@@ -95,6 +103,26 @@ func Merge(existing *catalog.Catalog, fresh ...*catalog.Catalog) (*catalog.Catal
 	}
 	slices.SortFunc(out.Egress, func(a, b catalog.Egress) int { return cmp.Compare(a.Cloud, b.Cloud) })
 	return out, nil
+}
+
+// usedSources are the sources, of those the catalogs name, that offers
+// name, sorted by id: a source no offer is priced from any more is gone.
+// Of two with one id the first catalog's is kept.
+func usedSources(offers []catalog.Offer, from []*catalog.Catalog) []catalog.Source {
+	used := map[string]bool{}
+	for _, o := range offers {
+		used[o.Source] = true
+	}
+	var out []catalog.Source
+	for _, c := range from {
+		for _, s := range c.Sources {
+			if used[s.ID] && !slices.ContainsFunc(out, func(x catalog.Source) bool { return x.ID == s.ID }) {
+				out = append(out, s)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b catalog.Source) int { return cmp.Compare(a.ID, b.ID) })
+	return out
 }
 
 // joinSources joins "+"-joined sources into one, in a fixed order:

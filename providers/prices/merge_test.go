@@ -2,6 +2,7 @@ package prices
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -219,4 +220,47 @@ func TestNextPageLinkStaysOnTheAPI(t *testing.T) {
 			t.Errorf("nextPage(%q): error %v, want ok %t", tt.link, err, tt.ok)
 		}
 	}
+}
+
+// Every refreshed offer names its source, the cloud's price API with the
+// time it was read, and the merged catalog keeps the sources its offers
+// name, from the snapshot and the refresh alike, so it validates.
+func TestOffersNameTheirSource(t *testing.T) {
+	emu := startEmulator(t)
+	at := time.Date(2026, 11, 5, 6, 0, 0, 0, time.UTC)
+	var fresh []*catalog.Catalog
+	for _, l := range loaders(t, emu, Options{Retry: Retry{Max: -1}, Now: func() time.Time { return at }}, map[string][]string{catalog.AWS: {"us-east-1"}, catalog.Azure: {"eastus"}, catalog.GCP: {"us-central1"}}) {
+		c, err := l.Load(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := catalog.Source{ID: l.Cloud() + "@2026-11-05T06:00:00Z", Date: at}
+		if len(c.Sources) != 1 || c.Sources[0].ID != want.ID || !c.Sources[0].Date.Equal(at) || c.Sources[0].What == "" {
+			t.Errorf("%s sources %+v, want one %+v", l.Cloud(), c.Sources, want)
+		}
+		for _, o := range c.Offers {
+			if o.Source != want.ID || o.Derived {
+				t.Fatalf("%s offer %+v does not name %s as a quote", l.Cloud(), o, want.ID)
+			}
+		}
+		fresh = append(fresh, c)
+	}
+	// The existing catalog's offers name a source of their own.
+	existing := catalog.Default()
+	existing.Sources = append(existing.Sources, catalog.Source{ID: "recorded", What: "a recorded answer", Date: existing.FetchedAt})
+	for i := range existing.Offers {
+		existing.Offers[i].Source = "recorded"
+	}
+	merged, err := Merge(existing, fresh...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := merged.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, s := range merged.Sources {
+		ids = append(ids, s.ID)
+	}
+	diffStrings(t, "sources", ids, []string{"aws@2026-11-05T06:00:00Z", "azure@2026-11-05T06:00:00Z", "gcp@2026-11-05T06:00:00Z", "recorded"})
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -99,13 +100,19 @@ const (
 	// ReasonNoPrice: the row carries no price at all (an empty string, no
 	// term, no tier).
 	ReasonNoPrice = "no price"
-	// ReasonPlaceholder: the price is zero, negative, below a cent an
-	// hour or not a number; price lists use such values for rows that are
-	// not for sale.
+	// ReasonPlaceholder: the price is zero or negative; price lists use
+	// such values for rows that are not for sale.
 	ReasonPlaceholder = "placeholder price"
+	// ReasonBelowFloor: a positive price under minPrice a node-hour,
+	// which no GPU instance costs: a placeholder or a unit mix-up.
+	ReasonBelowFloor = "price below floor"
 	// ReasonImplausible: more than maxPerGPUHour per GPU, which no
 	// cloud charges; a typo or a unit mix-up in the source.
 	ReasonImplausible = "implausible price"
+	// ReasonMalformed: the row, or its price, cannot be read: JSON of the
+	// wrong shape, a price that is not a decimal number (NaN, "1e400",
+	// "12,5").
+	ReasonMalformed = "malformed row"
 	// ReasonDuplicate: a second row for an offer already priced. Of
 	// different prices the higher is kept, so a plan never understates
 	// what a node costs; the choice does not depend on row order.
@@ -118,8 +125,11 @@ const (
 	// ReasonNoSpec: neither the row nor the catalog says how many GPUs,
 	// vCPUs or GiB the instance has.
 	ReasonNoSpec = "no instance spec"
-	// ReasonUnit: the price is not in US dollars per hour.
-	ReasonUnit = "not US$ per hour"
+	// ReasonUnit: the price is not per hour; Detail is the unit.
+	ReasonUnit = "not per hour"
+	// ReasonCurrency: the price is not in US dollars; Detail is the
+	// currency.
+	ReasonCurrency = "currency"
 	// ReasonIncomplete: a GCP machine some of whose parts (cores, memory,
 	// GPUs) have no price in the region.
 	ReasonIncomplete = "incomplete machine price"
@@ -144,6 +154,9 @@ type Drop struct {
 	// SKU id.
 	Row    string
 	Reason string
+	// Value is, for ReasonCurrency and ReasonUnit, the currency or the
+	// unit the row had instead: what a summary groups such rows by.
+	Value  string
 	Detail string
 }
 
@@ -180,16 +193,21 @@ type shape struct {
 // base is what every loader shares: the regions it reads, the instance
 // types it knows, and the offers it collects.
 type base struct {
-	cloud   string
-	known   *catalog.Catalog
-	regions []catalog.Region
-	shapes  map[string]shape // by instance type, of this cloud
-	retry   Retry
-	now     func() time.Time
-	log     *slog.Logger
-	onDrop  func(Drop)
-	client  *http.Client
-	timeout time.Duration
+	cloud string
+	known *catalog.Catalog
+	// regions are those read, sorted by name; with discover, the loader
+	// adds the regions its price API lists beyond them.
+	regions  []catalog.Region
+	discover bool
+	shapes   map[string]shape // by instance type, of this cloud
+	retry    Retry
+	now      func() time.Time
+	log      *slog.Logger
+	onDrop   func(Drop)
+	client   *http.Client
+	timeout  time.Duration
+	// what names the price source in the catalog's Sources.
+	what string
 }
 
 func newBase(cloud string, opts Options) (*base, error) {
@@ -203,31 +221,25 @@ func newBase(cloud string, opts Options) (*base, error) {
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
 	}
-	all := b.known.RegionsOf(cloud)
 	if len(opts.Regions) == 0 {
-		b.regions = all
-	}
-	var names []string
-	for _, r := range all {
-		names = append(names, r.Name)
+		// Every region the catalog lists, and those the price API lists
+		// besides, which the loader adds as it finds them.
+		b.discover = true
+		b.regions = b.known.RegionsOf(cloud)
 	}
 	for _, name := range opts.Regions {
-		r, ok := b.known.Region(cloud, name)
-		if !ok {
-			msg := fmt.Sprintf("%s has no region %q in the catalog", cloud, name)
-			if near := catalog.Closest(name, names, 2); len(near) > 0 {
-				msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(near, " or "))
-			}
-			return nil, errors.New(msg)
+		if !HasRegion(cloud, name, b.known) {
+			return nil, fmt.Errorf("%s prices, %w", cloud, UnknownRegion(name, []string{cloud}, b.known))
 		}
-		if !slices.ContainsFunc(b.regions, func(x catalog.Region) bool { return x.Name == name }) {
+		if _, ok := b.region(name); !ok {
+			r, known := b.known.Region(cloud, name)
+			if !known {
+				r = newRegion(cloud, name)
+			}
 			b.regions = append(b.regions, r)
 		}
 	}
 	slices.SortFunc(b.regions, func(x, y catalog.Region) int { return cmp.Compare(x.Name, y.Name) })
-	if len(b.regions) == 0 {
-		return nil, fmt.Errorf("%s has no regions in the catalog", cloud)
-	}
 
 	b.shapes = map[string]shape{}
 	for _, o := range b.known.Offers {
@@ -236,6 +248,34 @@ func newBase(cloud string, opts Options) (*base, error) {
 		}
 	}
 	return b, nil
+}
+
+// region returns a region being read.
+func (b *base) region(name string) (*catalog.Region, bool) {
+	i := slices.IndexFunc(b.regions, func(r catalog.Region) bool { return r.Name == name })
+	if i < 0 {
+		return nil, false
+	}
+	return &b.regions[i], true
+}
+
+// addRegion adds a region the price API lists, unless it is read already
+// or the loader reads only the regions it was given; false when it is
+// not read.
+func (b *base) addRegion(name string) bool {
+	if _, ok := b.region(name); ok {
+		return true
+	}
+	if !b.discover || !plausibleRegion(b.cloud, name, b.known) {
+		return false
+	}
+	r, ok := b.known.Region(b.cloud, name)
+	if !ok {
+		r = newRegion(b.cloud, name)
+	}
+	b.regions = append(b.regions, r)
+	slices.SortFunc(b.regions, func(x, y catalog.Region) int { return cmp.Compare(x.Name, y.Name) })
+	return true
 }
 
 func (b *base) drop(d Drop) {
@@ -281,6 +321,13 @@ func (c *collector) add(o catalog.Offer, dollars float64, row string) {
 	c.put(o, row)
 }
 
+// take adds what another collector of the same loader gathered.
+func (c *collector) take(other *collector) {
+	for _, held := range other.offers {
+		c.put(held.offer, held.row)
+	}
+}
+
 func (c *collector) put(o catalog.Offer, row string) {
 	o.Cloud = c.b.cloud
 	drop := Drop{Region: o.Region, Zone: o.Zone, InstanceType: o.InstanceType, Market: o.Market, Row: row, Reason: ReasonDuplicate}
@@ -305,21 +352,30 @@ func (c *collector) put(o catalog.Offer, row string) {
 // catalog returns what was collected as a catalog of the cloud. A region
 // with no offer is left out of Regions, so that Merge keeps the prices it
 // had there.
+// Each offer names the catalog's one source: the cloud's price API at the
+// time it was read.
 func (c *collector) catalog() (*catalog.Catalog, error) {
-	out := &catalog.Catalog{Source: c.b.cloud, FetchedAt: c.b.now().UTC().Truncate(time.Second)}
+	now := c.b.now().UTC().Truncate(time.Second)
+	source := catalog.Source{ID: c.b.cloud + "@" + now.Format(time.RFC3339), What: c.b.what, Date: now}
+	out := &catalog.Catalog{Source: c.b.cloud, FetchedAt: now, Sources: []catalog.Source{source}}
 	priced := map[string]bool{}
 	for _, held := range c.offers {
+		held.offer.Source, held.offer.Derived = source.ID, false
 		out.Offers = append(out.Offers, held.offer)
 		priced[held.offer.Region] = true
 	}
 	if len(out.Offers) == 0 {
 		return nil, fmt.Errorf("%s: %w in %d regions", c.b.cloud, ErrNoOffers, len(c.b.regions))
 	}
+	slices.SortFunc(out.Sources, func(a, b catalog.Source) int { return cmp.Compare(a.ID, b.ID) })
 	for _, r := range c.b.regions {
 		if priced[r.Name] {
 			out.Regions = append(out.Regions, r)
-		} else {
+		} else if _, known := c.b.known.Region(c.b.cloud, r.Name); known || !c.b.discover {
 			c.b.log.Warn("no GPU prices found in a region; its old prices are kept", "cloud", c.b.cloud, "region", r.Name)
+		} else {
+			// Most regions of a cloud have no GPUs.
+			c.b.log.Debug("no GPU prices found in a region the price API lists", "cloud", c.b.cloud, "region", r.Name)
 		}
 	}
 	if e, ok := c.b.known.EgressOf(c.b.cloud); ok {
@@ -351,11 +407,26 @@ func sortOffers(offers []catalog.Offer) {
 func checkPrice(dollars float64, gpus int) (micros int64, reason, detail string) {
 	switch {
 	case math.IsNaN(dollars) || math.IsInf(dollars, 0):
-		return 0, ReasonPlaceholder, fmt.Sprint(dollars)
-	case dollars < minPrice:
+		return 0, ReasonMalformed, fmt.Sprintf("price %v", dollars)
+	case dollars <= 0:
 		return 0, ReasonPlaceholder, fmt.Sprintf("$%g per node-hour", dollars)
+	case dollars < minPrice:
+		return 0, ReasonBelowFloor, fmt.Sprintf("$%g per node-hour, under $%g", dollars, minPrice)
 	case dollars > maxPerGPUHour*float64(max(gpus, 1)):
 		return 0, ReasonImplausible, fmt.Sprintf("$%g per node-hour for %d GPUs", dollars, gpus)
 	}
 	return catalog.Micros(dollars), "", ""
+}
+
+// parseDollars reads a price a price list writes as a decimal string
+// ("30.330000"): digits and one point, nothing a float parser would also
+// take ("NaN", "Inf", "1e3", "0x1p-2").
+func parseDollars(s string) (float64, bool) {
+	s = strings.TrimSpace(s)
+	digits := strings.TrimPrefix(s, "-")
+	if digits == "" || digits == "." || strings.Count(digits, ".") > 1 || strings.Trim(digits, "0123456789.") != "" {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	return v, err == nil
 }

@@ -108,3 +108,9 @@ func KnownCountry(code string) bool {
 	}
 	return false
 }
+
+// RegionNames are the regions of a cloud whose country gpufleet knows,
+// sorted: every region the cloud had when the table was written.
+func RegionNames(cloud string) []string {
+	return slices.Sorted(maps.Keys(regionCountries[cloud]))
+}

@@ -66,11 +66,15 @@ func (s *AWS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusBadRequest, "UnknownOperationException", "The requested operation is not recognized by the service.")
 		return
 	}
-	if op != "GetProducts" {
-		s.fail(w, http.StatusBadRequest, "UnknownOperationException", fmt.Sprintf("The emulator serves GetProducts, not %s.", op))
+	if op != "GetProducts" && op != "GetAttributeValues" {
+		s.fail(w, http.StatusBadRequest, "UnknownOperationException", fmt.Sprintf("The emulator serves GetProducts and GetAttributeValues, not %s.", op))
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err == nil && op == "GetAttributeValues" {
+		s.attributeValues(w, r, body)
+		return
+	}
 	var in getProductsInput
 	if err == nil {
 		err = json.Unmarshal(body, &in)
@@ -97,6 +101,78 @@ func (s *AWS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if status != http.StatusOK {
 		s.fail(w, status, code, msg)
 		return
+	}
+	writeJSON(w, http.StatusOK, awsContentType, out)
+}
+
+type getAttributeValuesInput struct {
+	ServiceCode   string `json:"ServiceCode"`
+	AttributeName string `json:"AttributeName"`
+	NextToken     string `json:"NextToken"`
+	MaxResults    *int   `json:"MaxResults"`
+}
+
+// attributeValues answers GetAttributeValues: the values an attribute
+// takes across the EC2 products, sorted, paged as GetProducts is.
+func (s *AWS) attributeValues(w http.ResponseWriter, r *http.Request, body []byte) {
+	var in getAttributeValuesInput
+	if err := json.Unmarshal(body, &in); err != nil {
+		s.fail(w, http.StatusBadRequest, "SerializationException", "The request body is not valid JSON.")
+		return
+	}
+	if in.ServiceCode == "" || in.AttributeName == "" {
+		s.fail(w, http.StatusBadRequest, "InvalidParameterException", "Input validation failed: ServiceCode and AttributeName are required")
+		return
+	}
+	if e := intercept(r.Context(), s.world, sim.Call{Cloud: catalog.AWS, Op: "GetAttributeValues"}); e != nil {
+		code := cmp.Or(e.Code, "InternalErrorException")
+		if e.Kind == sim.KindThrottled {
+			code = cmp.Or(e.Code, "ThrottlingException")
+		}
+		s.fail(w, faultStatus(e), code, e.Message)
+		return
+	}
+	size := awsMaxResults
+	if in.MaxResults != nil {
+		if *in.MaxResults < 1 || *in.MaxResults > awsMaxResults {
+			s.fail(w, http.StatusBadRequest, "InvalidParameterException", fmt.Sprintf("Input validation failed: MaxResults must be between 1 and %d", awsMaxResults))
+			return
+		}
+		size = *in.MaxResults
+	}
+	size = s.opts.pageSize(size)
+	query := in.ServiceCode + "\x00" + in.AttributeName
+	offset := 0
+	if in.NextToken != "" {
+		n, ok := decodeToken(in.NextToken, "values", query)
+		if !ok {
+			s.fail(w, http.StatusBadRequest, "InvalidNextTokenException", "The next token is invalid.")
+			return
+		}
+		offset = n
+	}
+	var values []string
+	if in.ServiceCode == "AmazonEC2" {
+		for _, p := range s.products() {
+			if v := p.field(in.AttributeName); v != "" && !slices.Contains(values, v) {
+				values = append(values, v)
+			}
+		}
+	}
+	slices.Sort(values)
+	start, end, more := page(len(values), offset, size)
+	type value struct {
+		Value string `json:"Value"`
+	}
+	out := struct {
+		AttributeValues []value `json:"AttributeValues"`
+		NextToken       string  `json:"NextToken,omitempty"`
+	}{AttributeValues: []value{}}
+	for _, v := range values[start:end] {
+		out.AttributeValues = append(out.AttributeValues, value{v})
+	}
+	if more {
+		out.NextToken = encodeToken("values", end, query)
 	}
 	writeJSON(w, http.StatusOK, awsContentType, out)
 }
@@ -172,10 +248,7 @@ var gpuMemoryGB = map[string]int{
 // stable order.
 func (s *AWS) products() []awsProduct {
 	var out []awsProduct
-	for _, o := range s.world.Catalog().Offers {
-		if o.Cloud != catalog.AWS || o.Market != catalog.OnDemand || o.Zone != "" || o.PriceMicros <= 0 {
-			continue
-		}
+	for _, o := range regional(s.world.Catalog(), catalog.AWS, catalog.OnDemand) {
 		gpuMemory := "NA"
 		if per, ok := gpuMemoryGB[o.GPUModel]; ok {
 			gpuMemory = fmt.Sprintf("%d GB", per*o.GPUs)

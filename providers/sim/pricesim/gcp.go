@@ -46,6 +46,26 @@ var gcpSeries = map[string]struct{ core, ram, gpu string }{
 	"g2-standard": {"G2 Instance Core", "G2 Instance Ram", "Nvidia L4 GPU"},
 }
 
+// seriesNames are the SKU descriptions of a series: gcpSeries' names, or
+// for another series those the billing catalog gives its kind — the
+// family and the kind less "gpu" ("a3-megagpu": "A3 Mega Instance
+// Core"; "high" and "standard" are the family's own) and the GPU by its
+// model ("Nvidia B200 GPU").
+func seriesNames(series, gpuModel string) (struct{ core, ram, gpu string }, bool) {
+	if names, ok := gcpSeries[series]; ok {
+		return names, true
+	}
+	words := strings.Split(series, "-")
+	if len(words) < 2 || words[0] == "" || gpuModel == "" {
+		return struct{ core, ram, gpu string }{}, false
+	}
+	name := strings.ToUpper(words[0])
+	if kind := strings.TrimSuffix(words[1], "gpu"); kind != "" && kind != "high" && kind != "standard" {
+		name += " " + strings.ToUpper(kind[:1]) + kind[1:]
+	}
+	return struct{ core, ram, gpu string }{name + " Instance Core", name + " Instance Ram", "Nvidia " + gpuModel + " GPU"}, true
+}
+
 // The split of a machine's price, when its series' sizes cannot tell it:
 // memory costs ramPerCore of a core per GiB (GCP's usual ratio), and the
 // GPUs take gpuShare of the whole (what the quotes in the catalog show).
@@ -182,15 +202,12 @@ func (s *GCP) skus() []gcpSKU {
 		market         catalog.Market
 	}
 	groups := map[groupKey][]catalog.Offer{}
-	for _, o := range cat.Offers {
-		if o.Cloud != catalog.GCP || o.Zone != "" || o.PriceMicros <= 0 {
-			continue
-		}
+	for _, o := range append(regional(cat, catalog.GCP, catalog.OnDemand), regional(cat, catalog.GCP, catalog.Spot)...) {
 		cut := strings.LastIndex(o.InstanceType, "-")
 		if cut < 0 {
 			continue
 		}
-		if _, ok := gcpSeries[o.InstanceType[:cut]]; !ok {
+		if _, ok := seriesNames(o.InstanceType[:cut], o.GPUModel); !ok {
 			continue
 		}
 		k := groupKey{o.InstanceType[:cut], o.Region, o.Market}
@@ -204,7 +221,7 @@ func (s *GCP) skus() []gcpSKU {
 	regionsOf := map[skuKey][]string{}
 	for k, offers := range groups {
 		core, gpu := split(offers)
-		names := gcpSeries[k.series]
+		names, _ := seriesNames(k.series, offers[0].GPUModel)
 		geo := "Americas"
 		if r, ok := cat.Region(catalog.GCP, k.region); ok {
 			geo = map[string]string{"eu": "EMEA", "ap": "APAC"}[r.Geo]

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // Options configure the fronts.
@@ -122,4 +123,39 @@ func page(n, offset, size int) (start, end int, more bool) {
 	start = min(offset, n)
 	end = min(start+size, n)
 	return start, end, end < n
+}
+
+// regional is a cloud's offers on a market as a regional price list
+// writes them: one per region and type, priced where the catalog prices
+// the type in the whole region, else at the dearest of its zones' prices.
+// The Price List and the billing catalog price a type per region; a
+// catalog that lists a type zone by zone holds one price per zone.
+func regional(cat *catalog.Catalog, cloud string, market catalog.Market) []catalog.Offer {
+	type key struct{ region, instanceType string }
+	byKey := map[key]catalog.Offer{}
+	whole := map[key]bool{}
+	var order []key
+	for _, o := range cat.Offers {
+		if o.Cloud != cloud || o.Market != market || o.PriceMicros <= 0 {
+			continue
+		}
+		k := key{o.Region, o.InstanceType}
+		held, ok := byKey[k]
+		switch {
+		case !ok:
+			order = append(order, k)
+		case whole[k] && o.Zone != "":
+			continue
+		case o.Zone != "" && held.PriceMicros >= o.PriceMicros:
+			continue
+		}
+		whole[k] = whole[k] || o.Zone == ""
+		o.Zone = ""
+		byKey[k] = o
+	}
+	out := make([]catalog.Offer, 0, len(order))
+	for _, k := range order {
+		out = append(out, byKey[k])
+	}
+	return out
 }
