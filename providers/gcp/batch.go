@@ -56,7 +56,7 @@ func (p *Provider) CreateBatch(ctx context.Context, req providers.BatchRequest) 
 		},
 	}, p.callOptions()...)
 	if err != nil {
-		return nil, withOffer(classify("create", err), o)
+		return nil, p.insertError(ctx, err, o)
 	}
 	done, err := p.await(ctx, o.Zone, op.Proto())
 	if err != nil {

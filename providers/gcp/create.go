@@ -65,7 +65,7 @@ func (p *Provider) Create(ctx context.Context, req providers.CreateRequest) (pro
 		if nameTaken(err) {
 			return p.existing(ctx, req, name)
 		}
-		return providers.Instance{}, withOffer(classify("create", err), o)
+		return providers.Instance{}, p.insertError(ctx, err, o)
 	}
 	done, err := p.await(ctx, o.Zone, op.Proto())
 	if err != nil {

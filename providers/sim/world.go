@@ -51,8 +51,10 @@ type World struct {
 	cfg   Config
 	clock Clock
 	cat   *catalog.Catalog
-	rng   *rand.Rand
-	pcg   *rand.PCG
+	// uni is the catalog's universe, indexed.
+	uni universe
+	rng *rand.Rand
+	pcg *rand.PCG
 
 	instances map[string]*Instance // by id
 	// tokens maps a cloud's idempotency key to what it created.
@@ -150,6 +152,7 @@ func New(cfg Config) (*World, error) {
 		cfg:        cfg,
 		clock:      cfg.Clock,
 		cat:        cfg.Catalog,
+		uni:        newUniverse(cfg.Catalog),
 		pcg:        pcg,
 		rng:        rand.New(pcg),
 		instances:  map[string]*Instance{},
@@ -181,85 +184,6 @@ func (w *World) Catalog() *catalog.Catalog { return w.cat }
 
 // Region reports a region of a cloud.
 func (w *World) Region(cloud, name string) (catalog.Region, bool) { return w.cat.Region(cloud, name) }
-
-// ZoneRegion returns the region a zone belongs to.
-func (w *World) ZoneRegion(cloud, zone string) (string, bool) {
-	for _, r := range w.cat.RegionsOf(cloud) {
-		if slices.Contains(r.Zones, zone) {
-			return r.Name, true
-		}
-	}
-	return "", false
-}
-
-// InstanceType describes an instance type as the catalog knows it.
-type InstanceType struct {
-	Name      string
-	GPUModel  string
-	GPUs      int
-	VCPUs     int
-	MemoryGiB float64
-}
-
-// Type looks an instance type up in a zone for a market. It reports false
-// when the zone does not offer it.
-func (w *World) Type(cloud, zone, name string, market catalog.Market) (InstanceType, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.typeIn(cloud, zone, name, market)
-}
-
-func (w *World) typeIn(cloud, zone, name string, market catalog.Market) (InstanceType, bool) {
-	region, ok := w.ZoneRegion(cloud, zone)
-	if !ok || w.unoffered[offeringKey{cloud, zone, name}] {
-		return InstanceType{}, false
-	}
-	for _, o := range w.cat.Offers {
-		if o.Cloud == cloud && o.Region == region && o.InstanceType == name && o.Market == market && (o.Zone == "" || o.Zone == zone) {
-			return InstanceType{Name: name, GPUModel: o.GPUModel, GPUs: o.GPUs, VCPUs: o.VCPUs, MemoryGiB: o.MemoryGiB}, true
-		}
-	}
-	return InstanceType{}, false
-}
-
-// SetOffered says whether a zone offers an instance type its region's
-// catalog lists: a zone that does not refuses creates of it as the cloud
-// does, and its offerings APIs leave it out.
-func (w *World) SetOffered(cloud, zone, instanceType string, offered bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	k := offeringKey{cloud, zone, instanceType}
-	if offered {
-		delete(w.unoffered, k)
-	} else {
-		w.unoffered[k] = true
-	}
-	w.changed()
-}
-
-// Offered lists the instance types a zone offers, for a market, sorted.
-func (w *World) Offered(cloud, zone string, market catalog.Market) []InstanceType {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var out []InstanceType
-	seen := map[string]bool{}
-	for _, o := range w.cat.Offers {
-		if o.Cloud != cloud || o.Market != market || seen[o.InstanceType] {
-			continue
-		}
-		if t, ok := w.typeIn(cloud, zone, o.InstanceType, market); ok {
-			seen[o.InstanceType] = true
-			out = append(out, t)
-		}
-	}
-	slices.SortFunc(out, func(a, b InstanceType) int { return cmp.Compare(a.Name, b.Name) })
-	return out
-}
-
-// TypeExists reports whether a cloud has an instance type anywhere.
-func (w *World) TypeExists(cloud, name string) bool {
-	return slices.ContainsFunc(w.cat.Offers, func(o catalog.Offer) bool { return o.Cloud == cloud && o.InstanceType == name })
-}
 
 // SetCapacity sets how many instances of a type and market a zone can hold
 // in all; zero makes it a stock-out.

@@ -361,9 +361,12 @@ func sanitize(p *armcompute.VirtualMachineProperties, ref vmRef, spec vmSpec) *a
 // canonicalSize finds a size in the catalog, ignoring case as ARM does;
 // "" when no region offers it.
 func (s *Server) canonicalSize(size string) string {
-	for _, o := range s.world.Catalog().Offers {
-		if o.Cloud == cloud && strings.EqualFold(o.InstanceType, size) {
-			return o.InstanceType
+	if _, ok := s.world.TypeNamed(cloud, size); ok {
+		return size
+	}
+	for _, t := range s.world.Types(cloud) {
+		if strings.EqualFold(t.Name, size) {
+			return t.Name
 		}
 	}
 	return ""

@@ -1,7 +1,8 @@
 package ec2sim
 
 import (
-	"github.com/gpufleet/gpufleet/providers/sim"
+	"strings"
+
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
@@ -38,8 +39,9 @@ type hardware struct {
 // ebsPerformance is EBS bandwidth in Mbps and IOPS.
 type ebsPerformance struct{ mbps, iops int }
 
-// hardwareOf holds the catalog's AWS types. A type another catalog brings
-// and this table lacks is described from defaultHardware and the catalog.
+// hardwareOf holds the published specifications of the AWS types gpufleet
+// has been run on. A type it lacks is described from its family,
+// defaultHardware and the catalog.
 var hardwareOf = map[string]hardware{
 	"g4dn.xlarge": {cpu: "Intel", clockGHz: 2.5, network: "Up to 25 Gigabit", interfaces: 3, cards: 1, ipv4PerInterface: 10, disks: 1, diskGB: 125,
 		ebs: ebsPerformance{3500, 20000}, ebsBaseline: ebsPerformance{950, 3000}},
@@ -65,6 +67,53 @@ var hardwareOf = map[string]hardware{
 		ebs: ebsPerformance{100000, 400000}, ebsBaseline: ebsPerformance{100000, 400000}, capacityBlocks: true},
 }
 
+// family is what every size of an instance family shares: its processor,
+// whether it is an older Nitro type, whether Capacity Blocks sell it.
+type family struct {
+	cpu string
+	// clockGHz is 0 where the published speed is not known; EC2 leaves
+	// it out then.
+	clockGHz       float64
+	capacityBlocks bool
+	legacy         bool
+}
+
+// families holds the GPU and accelerator families of the clouds' price
+// data, so a size hardwareOf lacks is still described by its processor;
+// its network, storage and EBS take defaultHardware's.
+var families = map[string]family{
+	"dl1":   {cpu: "Intel", clockGHz: 3.0},
+	"dl2q":  {cpu: "Intel"},
+	"f1":    {cpu: "Intel", clockGHz: 2.3, legacy: true},
+	"f2":    {cpu: "AMD"},
+	"g4ad":  {cpu: "AMD"},
+	"g4dn":  {cpu: "Intel", clockGHz: 2.5},
+	"g5":    {cpu: "AMD", clockGHz: 3.3},
+	"g5g":   {cpu: "AWS", clockGHz: 2.5},
+	"g6":    {cpu: "AMD", clockGHz: 3.4},
+	"g6e":   {cpu: "AMD", clockGHz: 3.4},
+	"gr6":   {cpu: "AMD", clockGHz: 3.4},
+	"inf1":  {cpu: "Intel"},
+	"inf2":  {cpu: "AMD"},
+	"p3":    {cpu: "Intel", clockGHz: 2.3, legacy: true},
+	"p3dn":  {cpu: "Intel", clockGHz: 2.5, legacy: true},
+	"p4d":   {cpu: "Intel", clockGHz: 3.0, capacityBlocks: true, legacy: true},
+	"p4de":  {cpu: "Intel", clockGHz: 3.0, capacityBlocks: true, legacy: true},
+	"p5":    {cpu: "AMD", clockGHz: 3.6, capacityBlocks: true},
+	"p5e":   {cpu: "AMD", clockGHz: 3.6, capacityBlocks: true},
+	"p5en":  {cpu: "Intel", clockGHz: 2.4, capacityBlocks: true},
+	"trn1":  {cpu: "Intel", clockGHz: 3.5, capacityBlocks: true},
+	"trn1n": {cpu: "Intel", clockGHz: 3.5},
+	"trn2":  {cpu: "Intel", capacityBlocks: true},
+}
+
+// familyOf is the family of a type: the part of its name before the dot.
+func familyOf(instanceType string) (family, bool) {
+	name, _, _ := strings.Cut(instanceType, ".")
+	f, ok := families[name]
+	return f, ok
+}
+
 // defaultHardware describes a type the table lacks: a Nitro type of one
 // network card with no instance store.
 var defaultHardware = hardware{cpu: "Intel", network: "Up to 25 Gigabit", interfaces: 4, cards: 1, ipv4PerInterface: 15,
@@ -76,39 +125,13 @@ func hardwareFor(instanceType string) hardware {
 	h, ok := hardwareOf[instanceType]
 	if !ok {
 		h = defaultHardware
+		if f, ok := familyOf(instanceType); ok {
+			h.cpu, h.clockGHz, h.capacityBlocks, h.legacy = f.cpu, f.clockGHz, f.capacityBlocks, f.legacy
+		}
 	}
 	if efa := catalog.EFAInterfaces(instanceType); h.cards < efa {
 		h.cards = efa
 		h.interfaces = max(h.interfaces, efa)
 	}
 	return h
-}
-
-// gpuDevice is a GPU as EC2's GpuInfo names it: by chip, without the
-// catalog's memory suffix, and with its memory in MiB as EC2 reports it
-// (a little under the marketed size for some).
-type gpuDevice struct {
-	name         string
-	manufacturer string
-	memoryMiB    int
-}
-
-var gpuDevices = map[string]gpuDevice{
-	"T4":        {"T4", "NVIDIA", 16384},
-	"A10G":      {"A10G", "NVIDIA", 22888},
-	"L4":        {"L4", "NVIDIA", 22888},
-	"L40S":      {"L40S", "NVIDIA", 45776},
-	"A100-40GB": {"A100", "NVIDIA", 40960},
-	"A100-80GB": {"A100", "NVIDIA", 81920},
-	"H100":      {"H100", "NVIDIA", 81920},
-	"H200":      {"H200", "NVIDIA", 144384},
-}
-
-// gpuDeviceOf is the GPU of a type from the catalog's model; a model the
-// table lacks keeps its catalog name and reports no memory.
-func gpuDeviceOf(t sim.InstanceType) gpuDevice {
-	if d, ok := gpuDevices[t.GPUModel]; ok {
-		return d
-	}
-	return gpuDevice{name: t.GPUModel, manufacturer: "NVIDIA"}
 }

@@ -97,6 +97,22 @@ type gpuInfoXML struct {
 	TotalGpuMemoryInMiB int64          `xml:"totalGpuMemoryInMiB"`
 }
 
+type neuronDeviceXML struct {
+	Name       string      `xml:"name"`
+	Count      int         `xml:"count"`
+	MemoryInfo *sizeMiBXML `xml:"memoryInfo,omitempty"`
+}
+
+type neuronInfoXML struct {
+	NeuronDevices                []neuronDeviceXML `xml:"neuronDevices>item"`
+	TotalNeuronDeviceMemoryInMiB int64             `xml:"totalNeuronDeviceMemoryInMiB,omitempty"`
+}
+
+type fpgaInfoXML struct {
+	Fpgas                []gpuDeviceXML `xml:"fpgas>item"`
+	TotalFpgaMemoryInMiB int64          `xml:"totalFpgaMemoryInMiB,omitempty"`
+}
+
 type placementGroupInfoXML struct {
 	SupportedStrategies []string `xml:"supportedStrategies>item"`
 }
@@ -118,6 +134,8 @@ type instanceTypeXML struct {
 	EbsInfo                       ebsInfoXML              `xml:"ebsInfo"`
 	NetworkInfo                   networkInfoXML          `xml:"networkInfo"`
 	GpuInfo                       *gpuInfoXML             `xml:"gpuInfo,omitempty"`
+	FpgaInfo                      *fpgaInfoXML            `xml:"fpgaInfo,omitempty"`
+	NeuronInfo                    *neuronInfoXML          `xml:"neuronInfo,omitempty"`
 	PlacementGroupInfo            placementGroupInfoXML   `xml:"placementGroupInfo"`
 	HibernationSupported          bool                    `xml:"hibernationSupported"`
 	BurstablePerformanceSupported bool                    `xml:"burstablePerformanceSupported"`
@@ -170,11 +188,10 @@ func (s *Server) regionTypes(region string, others bool) []describedType {
 		}
 	}
 	if others {
-		for _, o := range s.world.Catalog().Offers {
-			if o.Cloud != cloud || byName[o.InstanceType] != nil {
-				continue
+		for _, t := range s.world.Types(cloud) {
+			if byName[t.Name] == nil {
+				byName[t.Name] = &describedType{typ: t}
 			}
-			byName[o.InstanceType] = &describedType{typ: sim.InstanceType{Name: o.InstanceType, GPUModel: o.GPUModel, GPUs: o.GPUs, VCPUs: o.VCPUs, MemoryGiB: o.MemoryGiB}}
 		}
 	}
 	out := make([]describedType, 0, len(byName))
@@ -236,13 +253,31 @@ func renderType(d describedType) instanceTypeXML {
 		}
 	}
 	if t.GPUs > 0 {
-		dev := gpuDeviceOf(t)
-		x.GpuInfo = &gpuInfoXML{
-			Gpus:                []gpuDeviceXML{{Name: dev.name, Manufacturer: dev.manufacturer, Count: t.GPUs, MemoryInfo: sizeMiBXML{SizeInMiB: int64(dev.memoryMiB)}}},
-			TotalGpuMemoryInMiB: int64(dev.memoryMiB * t.GPUs),
-		}
+		renderAccelerators(&x, t)
 	}
 	return x
+}
+
+// renderAccelerators files a type's accelerators where EC2 does: GPUs
+// under GpuInfo, AWS's Inferentia and Trainium under NeuronInfo, FPGAs
+// under FpgaInfo, each with the memory of one device where it is known.
+func renderAccelerators(x *instanceTypeXML, t sim.InstanceType) {
+	g := t.GPU
+	total := int64(g.MemoryMiB) * int64(t.GPUs)
+	switch g.Kind {
+	case sim.KindNeuron:
+		dev := neuronDeviceXML{Name: g.Chip, Count: t.GPUs}
+		if g.MemoryMiB > 0 {
+			dev.MemoryInfo = &sizeMiBXML{SizeInMiB: int64(g.MemoryMiB)}
+		}
+		x.NeuronInfo = &neuronInfoXML{NeuronDevices: []neuronDeviceXML{dev}, TotalNeuronDeviceMemoryInMiB: total}
+	case sim.KindFPGA:
+		dev := gpuDeviceXML{Name: g.Chip, Manufacturer: g.Manufacturer, Count: t.GPUs, MemoryInfo: sizeMiBXML{SizeInMiB: int64(g.MemoryMiB)}}
+		x.FpgaInfo = &fpgaInfoXML{Fpgas: []gpuDeviceXML{dev}, TotalFpgaMemoryInMiB: total}
+	default:
+		dev := gpuDeviceXML{Name: g.Chip, Manufacturer: g.Manufacturer, Count: t.GPUs, MemoryInfo: sizeMiBXML{SizeInMiB: int64(g.MemoryMiB)}}
+		x.GpuInfo = &gpuInfoXML{Gpus: []gpuDeviceXML{dev}, TotalGpuMemoryInMiB: total}
+	}
 }
 
 // ebsOptimized is a type's EBS performance; throughput is bandwidth in

@@ -91,15 +91,20 @@ func regionCode(region string) string {
 }
 
 // zoneID is a zone's id, use1-az1 and so on. EC2 maps names to ids apart
-// for each account; the front's one account maps them in the order the
-// catalog lists the region's zones.
+// for each account; the front's one account maps them as the catalog's
+// region lists them (Region.ZoneIDs, what the price data names zones by),
+// or, for a region listed without ids, in the order of its zones.
 func (s *Server) zoneID(zone string) string {
 	region, ok := s.world.ZoneRegion(cloud, zone)
 	if !ok {
 		return ""
 	}
 	r, _ := s.world.Region(cloud, region)
-	return fmt.Sprintf("%s-az%d", regionCode(region), slices.Index(r.Zones, zone)+1)
+	i := slices.Index(r.Zones, zone)
+	if len(r.ZoneIDs) == len(r.Zones) && r.ZoneIDs[i] != "" {
+		return r.ZoneIDs[i]
+	}
+	return fmt.Sprintf("%s-az%d", regionCode(region), i+1)
 }
 
 // zoneByID is the zone of the region with this id.

@@ -5,11 +5,13 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 
 	"cloud.google.com/go/compute/apiv1/computepb"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // A zone's accelerator types are the GPU models of the machine types it
@@ -25,22 +27,47 @@ type acceleratorType struct {
 	maxCards int32
 }
 
-// acceleratorTypes names the GPU models of the catalog as GCE does.
+// acceleratorTypes names the GPU models GCE sells as GCE does, keyed by
+// the catalog's model.
 var acceleratorTypes = map[string]acceleratorType{
 	"T4":        {"nvidia-tesla-t4", "NVIDIA T4", 4},
 	"L4":        {"nvidia-l4", "NVIDIA L4", 8},
+	"P4":        {"nvidia-tesla-p4", "NVIDIA P4", 4},
+	"P100":      {"nvidia-tesla-p100", "NVIDIA P100", 4},
+	"V100":      {"nvidia-tesla-v100", "NVIDIA V100", 8},
 	"A100-40GB": {"nvidia-tesla-a100", "NVIDIA A100 40GB", 16},
 	"A100-80GB": {"nvidia-a100-80gb", "NVIDIA A100 80GB", 8},
 	"H100":      {"nvidia-h100-80gb", "NVIDIA H100 80GB", 8},
+	"H100-MEGA": {"nvidia-h100-mega-80gb", "NVIDIA H100 80GB Mega", 8},
 	"H200":      {"nvidia-h200-141gb", "NVIDIA H200 141GB", 8},
+	"B200":      {"nvidia-b200", "NVIDIA B200", 8},
+}
+
+// acceleratorOf is a catalog GPU model as GCE names it. A model the
+// table lacks, from a catalog with GPUs GCE has begun to sell since, is
+// named as GCE names its newer GPUs, "nvidia-" and the model in lower
+// case, so machine types never lose their accelerators.
+func acceleratorOf(model string) acceleratorType {
+	if a, ok := acceleratorTypes[model]; ok {
+		return a
+	}
+	if canonical, ok := catalog.NormalizeGPU(model); ok {
+		if a, ok := acceleratorTypes[canonical]; ok {
+			return a
+		}
+	}
+	name := strings.ToLower(strings.NewReplacer(" ", "-", "_", "-").Replace(model))
+	if !strings.HasPrefix(name, "nvidia-") {
+		name = "nvidia-" + name
+	}
+	return acceleratorType{name: name, description: "NVIDIA " + model, maxCards: 8}
 }
 
 // zoneAccelerators lists the accelerator types of a zone by name.
 func (s *Server) zoneAccelerators(zone string) []acceleratorType {
 	var out []acceleratorType
 	for _, t := range s.offered(zone) {
-		a, ok := acceleratorTypes[t.GPUModel]
-		if ok && t.GPUs > 0 && !slices.Contains(out, a) {
+		if a := acceleratorOf(t.GPUModel); t.GPUs > 0 && !slices.Contains(out, a) {
 			out = append(out, a)
 		}
 	}
@@ -141,7 +168,7 @@ func (s *Server) guestAccelerators(l links, field, project, zone string, typ sim
 	if len(given) == 0 {
 		return nil
 	}
-	own, hasOwn := acceleratorTypes[typ.GPUModel]
+	own, hasOwn := acceleratorOf(typ.GPUModel), typ.GPUs > 0
 	for i, g := range given {
 		f := field + ".guestAccelerators[" + strconv.Itoa(i) + "]"
 		ar, ok := l.parseRef(g.GetAcceleratorType(), ref{project: project, scope: "zones", location: zone, collection: "acceleratorTypes"})

@@ -132,7 +132,7 @@ func renderMachineType(l links, project, zone string, t sim.InstanceType) *compu
 		IsSharedCpu:                  proto.Bool(false),
 		Architecture:                 proto.String("X86_64"),
 	}
-	if accel, ok := acceleratorTypes[t.GPUModel]; ok && t.GPUs > 0 {
+	if accel := acceleratorOf(t.GPUModel); t.GPUs > 0 {
 		out.Accelerators = []*computepb.Accelerators{{
 			GuestAcceleratorType:  proto.String(accel.name),
 			GuestAcceleratorCount: proto.Int32(int32(t.GPUs)),

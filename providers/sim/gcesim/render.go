@@ -144,7 +144,7 @@ func (s *Server) renderInstance(l links, inst *sim.Instance) *computepb.Instance
 	for _, p := range strings.Fields(props[propResourcePolicies]) {
 		out.ResourcePolicies = append(out.ResourcePolicies, l.stored(p))
 	}
-	if a, ok := acceleratorTypes[inst.GPUModel]; ok && inst.GPUs > 0 {
+	if a := acceleratorOf(inst.GPUModel); inst.GPUs > 0 {
 		out.GuestAccelerators = []*computepb.AcceleratorConfig{{
 			AcceleratorType:  proto.String(l.url(acceleratorPath(project, inst.Zone, a.name))),
 			AcceleratorCount: proto.Int32(int32(inst.GPUs)),
