@@ -15,9 +15,13 @@ var efaInterfaces = map[string]int{
 	"p4d.24xlarge":   4,
 	"p4de.24xlarge":  4,
 	"g6e.48xlarge":   4,
-	"g5.12xlarge":    1,
-	"g6.12xlarge":    1,
-	"g6.24xlarge":    1,
+	"g5.8xlarge":     1, "g5.12xlarge": 1, "g5.16xlarge": 1, "g5.24xlarge": 1, "g5.48xlarge": 1,
+	"g6.8xlarge": 1, "g6.16xlarge": 1, "g6.48xlarge": 1, "gr6.8xlarge": 1,
+	"g6e.8xlarge": 1, "g6e.12xlarge": 1, "g6e.16xlarge": 1, "g6e.24xlarge": 2,
+	"g4dn.8xlarge": 1, "g4dn.12xlarge": 1, "g4dn.16xlarge": 1, "g4dn.metal": 1,
+	"inf2.48xlarge": 1,
+	"g6.12xlarge":   1,
+	"g6.24xlarge":   1,
 }
 
 // EFAInterfaces is how many Elastic Fabric Adapters an AWS instance type

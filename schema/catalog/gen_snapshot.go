@@ -298,7 +298,8 @@ func shape(r row, cloud, accelName string) (catalog.Offer, error) {
 }
 
 // corrections are GPU counts data/corrections.csv says the rows have wrong,
-// each with the source that says so, by cloud and instance type.
+// each with the source that says so, by cloud and instance type; a count of
+// 0 leaves the type out (a size with a fraction of a GPU).
 var corrections = map[[2]string]int{}
 
 func readCorrections(file string) error {
@@ -311,8 +312,8 @@ func readCorrections(file string) error {
 		if err != nil {
 			return err
 		}
-		if n == 0 || r.get("why") == "" {
-			return r.errorf("a correction needs a GPU count and a why")
+		if r.get("why") == "" {
+			return r.errorf("a correction needs a why")
 		}
 		corrections[[2]string{r.get("cloud"), r.get("instanceType")}] = n
 	}
@@ -457,6 +458,10 @@ func (b *builder) azure(source string, rows []row) error {
 		o, err := shape(r, catalog.Azure, r.get("AcceleratorName"))
 		if err != nil {
 			return err
+		}
+		if o.GPUs == 0 {
+			b.skip(catalog.Azure, "a size with a fraction of a GPU (data/corrections.csv)")
+			continue
 		}
 		o.Region, o.Source = r.get("Region"), source
 		key := o.Region + " " + o.InstanceType
