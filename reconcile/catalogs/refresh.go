@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
@@ -46,7 +47,9 @@ type Options struct {
 	Emulated bool
 	// AllowHTTP lets an endpoint beyond loopback be plain http.
 	AllowHTTP bool
-	Log       *slog.Logger
+	// Now is the clock the prices are dated by; nil means time.Now.
+	Now func() time.Time
+	Log *slog.Logger
 }
 
 // CloudResult is what a refresh read of one cloud.
@@ -102,6 +105,7 @@ func Refresh(ctx context.Context, opts Options) (*Result, error) {
 		Known:     catalog.Default(),
 		Log:       opts.Log,
 		AllowHTTP: opts.AllowHTTP,
+		Now:       opts.Now,
 		OnDrop: func(d prices.Drop) {
 			droppedMu.Lock()
 			defer droppedMu.Unlock()
@@ -162,12 +166,39 @@ func Refresh(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("%s was written, but not the price history, %w", opts.Path, err)
 	}
-	if res.HistoryChanged = h.Record(merged, merged.FetchedAt); res.HistoryChanged > 0 {
+	if res.HistoryChanged = record(h, start, results); res.HistoryChanged > 0 {
 		if err := h.Save(opts.History); err != nil {
 			return res, fmt.Errorf("%s was written, but not the price history, %w", opts.Path, err)
 		}
 	}
 	return res, nil
+}
+
+// record appends to a history the prices of a refresh: each cloud's fresh
+// prices as of when they were read, and the prices kept from start as of
+// start's date. The merged catalog is as old as its oldest part, so
+// recording it at its own date would put a fresh price at the old date,
+// over the point already there, and a partial refresh would never add a
+// point.
+func record(h *history.History, start *catalog.Catalog, fresh []*catalog.Catalog) int {
+	type place struct{ cloud, region string }
+	covered := map[place]bool{}
+	for _, f := range fresh {
+		for _, r := range f.Regions {
+			covered[place{r.Cloud, r.Name}] = true
+		}
+	}
+	kept := &catalog.Catalog{}
+	for _, o := range start.Offers {
+		if !covered[place{o.Cloud, o.Region}] {
+			kept.Offers = append(kept.Offers, o)
+		}
+	}
+	changed := h.Record(kept, start.FetchedAt)
+	for _, f := range fresh {
+		changed += h.Record(f, f.FetchedAt)
+	}
+	return changed
 }
 
 // NewLoaders builds a loader per cloud. An endpoint on loopback is the
