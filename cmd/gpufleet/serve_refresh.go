@@ -62,6 +62,7 @@ func servePriceSources(emu *catalogs.Endpoints, getenv func(string) string) pric
 			s.skipped = append(s.skipped, fmt.Sprintf("%s: its API is an emulator whose price API no GPUFLEET_*_PRICES/PRICING/BILLING_ENDPOINT names", cloud))
 		case missing != "":
 			s.skipped = append(s.skipped, cloud+": "+missing)
+			s.credentialed = s.credentialed || credentialed
 		default:
 			s.clouds = append(s.clouds, cloud)
 			s.credentialed = s.credentialed || credentialed
