@@ -47,6 +47,12 @@ webhook (POST /webhook/github) or trigger (POST /trigger) names it. Runs of
 one repository never overlap: a trigger during a run asks for exactly one
 more run after it.
 
+Every --catalog-refresh it refreshes the prices as catalog refresh does,
+into the catalog file, and the runs after it plan with them; a refresh that
+fails leaves them the last good catalog, and /readyz and the metrics say so.
+By default it refreshes every 6h when some cloud's credentials are in the
+environment or the prices are an emulator's, and otherwise never.
+
 It serves Prometheus metrics on /metrics, liveness on /healthz and
 readiness on /readyz. The webhook secret comes from GPUFLEET_WEBHOOK_SECRET
 only, never a flag; without it the webhook and trigger endpoints are off.

@@ -53,13 +53,13 @@ func servePriceSources(emu *catalogs.Endpoints, getenv func(string) string) pric
 	}
 	compute := clouds.Endpoints{AWS: getenv("GPUFLEET_AWS_ENDPOINT"), Azure: getenv("GPUFLEET_AZURE_ENDPOINT"), GCP: getenv("GPUFLEET_GCP_ENDPOINT")}
 	s := priceSources{endpoints: ep}
-	add := func(cloud, priceEndpoint, computeEndpoint string, credentialed bool, missing string) {
+	add := func(cloud, priceEnv, priceEndpoint, computeEndpoint string, credentialed bool, missing string) {
 		switch {
 		case catalogs.Loopback(priceEndpoint):
 			s.clouds = append(s.clouds, cloud)
 			s.credentialed = true
 		case catalogs.Loopback(computeEndpoint):
-			s.skipped = append(s.skipped, fmt.Sprintf("%s: its API is an emulator whose price API no GPUFLEET_*_PRICES/PRICING/BILLING_ENDPOINT names", cloud))
+			s.skipped = append(s.skipped, fmt.Sprintf("%s: its API is an emulator, and %s does not name the emulator's price API", cloud, priceEnv))
 		case missing != "":
 			s.skipped = append(s.skipped, cloud+": "+missing)
 			s.credentialed = s.credentialed || credentialed
@@ -72,13 +72,13 @@ func servePriceSources(emu *catalogs.Endpoints, getenv func(string) string) pric
 	if !awsCredentials(getenv) {
 		awsMissing = "no AWS credentials in the environment or the shared credentials files (give --catalog-refresh to read them from an instance role)"
 	}
-	add(catalog.AWS, ep.AWSPricing, compute.AWS, awsMissing == "", awsMissing)
-	add(catalog.Azure, ep.AzurePrices, compute.Azure, azureCredentials(getenv), "")
+	add(catalog.AWS, "GPUFLEET_AWS_PRICING_ENDPOINT", ep.AWSPricing, compute.AWS, awsMissing == "", awsMissing)
+	add(catalog.Azure, "GPUFLEET_AZURE_PRICES_ENDPOINT", ep.AzurePrices, compute.Azure, azureCredentials(getenv), "")
 	gcpMissing := ""
 	if getenv(prices.GCPAPIKeyEnv) == "" {
 		gcpMissing = "the Cloud Billing Catalog needs an API key in " + prices.GCPAPIKeyEnv
 	}
-	add(catalog.GCP, ep.GCPBilling, compute.GCP, gcpMissing == "" || getenv("GOOGLE_APPLICATION_CREDENTIALS") != "", gcpMissing)
+	add(catalog.GCP, "GPUFLEET_GCP_BILLING_ENDPOINT", ep.GCPBilling, compute.GCP, gcpMissing == "" || getenv("GOOGLE_APPLICATION_CREDENTIALS") != "", gcpMissing)
 	return s
 }
 

@@ -46,7 +46,7 @@ func TestServeCatalogRefreshDefaults(t *testing.T) {
 		{name: "GCP credentials without a key", env: map[string]string{"HOME": home, "GOOGLE_APPLICATION_CREDENTIALS": "/k.json"}, every: defaultCatalogRefresh, clouds: []string{"azure"}, log: "GPUFLEET_GCP_API_KEY"},
 		{name: "--sim", env: map[string]string{"HOME": home}, emu: emu, every: defaultCatalogRefresh, clouds: []string{"aws", "azure", "gcp"}},
 		{name: "an emulator's price list", env: map[string]string{"HOME": home, "GPUFLEET_AZURE_ENDPOINT": "http://127.0.0.1:5", "GPUFLEET_AZURE_PRICES_ENDPOINT": "http://127.0.0.1:6"}, every: defaultCatalogRefresh, clouds: []string{"azure"}},
-		{name: "an emulator without its price list", env: map[string]string{"HOME": home, "AWS_ACCESS_KEY_ID": "AKID", "GPUFLEET_AZURE_ENDPOINT": "http://127.0.0.1:5"}, every: defaultCatalogRefresh, clouds: []string{"aws"}, log: "azure: its API is an emulator"},
+		{name: "an emulator without its price list", env: map[string]string{"HOME": home, "AWS_ACCESS_KEY_ID": "AKID", "GPUFLEET_AZURE_ENDPOINT": "http://127.0.0.1:5"}, every: defaultCatalogRefresh, clouds: []string{"aws"}, log: "azure: its API is an emulator, and GPUFLEET_AZURE_PRICES_ENDPOINT"},
 		{name: "given, without credentials", env: map[string]string{"HOME": home}, given: &hour, every: time.Hour, clouds: []string{"azure"}},
 		{name: "given 0", env: map[string]string{"HOME": home, "AWS_ACCESS_KEY_ID": "AKID"}, given: &zero, log: "--catalog-refresh is 0"},
 		{name: "given negative", env: map[string]string{"HOME": home}, given: &negative, err: "--catalog-refresh is -1m0s"},

@@ -38,7 +38,7 @@ func TestRefreshKeepsTheLastGoodCatalog(t *testing.T) {
 	m := a.Metrics()
 	// The repository is served; only the catalog's refreshes vary.
 	a.workers[0].markLoaded()
-	if age := counterValue(t, m, "gpufleet_catalog_age_seconds", nil); age < (30*24*time.Hour).Seconds() {
+	if age := counterValue(t, m, "gpufleet_catalog_age_seconds", nil); age < (30 * 24 * time.Hour).Seconds() {
 		t.Errorf("the starting catalog's age is %gs, want a month's", age)
 	}
 
