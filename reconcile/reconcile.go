@@ -540,6 +540,9 @@ func (r *run) replan() error {
 		return err
 	}
 	plan.Warnings = append(plan.Warnings, r.capacityWarnings...)
+	if stale := r.stalePrices(); stale != "" {
+		plan.Warnings = append(plan.Warnings, stale)
+	}
 	changes := planner.Diff(plan, r.observed, planner.DiffOptions{
 		Revision:     planner.SpecRevisions(r.repo.Fleets),
 		MaxDeletions: r.repo.Config.Defaults.MaxDeletions,

@@ -72,7 +72,7 @@ func (r *run) statusFiles(statuses map[string]*status.FleetStatus) map[string][]
 		changed = true
 		files[name] = state
 	}
-	summary := render.StatusMarkdown(statuses, r.errs[""], render.Specs{Commit: r.specCommit(), Digest: r.specRevision()})
+	summary := render.StatusMarkdown(statuses, r.errs[""], render.Specs{Commit: r.specCommit(), Digest: r.specRevision(), StalePrices: r.stalePrices()})
 	if name := path.Join(dir, status.SummaryFile); !unchanged(name, summary) {
 		changed = true
 		files[name] = summary

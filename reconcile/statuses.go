@@ -11,9 +11,19 @@ import (
 	"github.com/gpufleet/gpufleet/planner"
 	"github.com/gpufleet/gpufleet/reconcile/status"
 	"github.com/gpufleet/gpufleet/schema"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // statuses builds each fleet's status from what the run saw and did.
+// stalePrices says, when the run's prices are stale, so; "" when they
+// are not.
+func (r *run) stalePrices() string {
+	if r.opts.Catalog == nil {
+		return ""
+	}
+	return r.opts.Catalog.Staleness(r.now, catalog.MaxPriceAge)
+}
+
 func (r *run) statuses() map[string]*status.FleetStatus {
 	out := map[string]*status.FleetStatus{}
 	revision, commit := r.specRevision(), r.specCommit()
@@ -62,6 +72,7 @@ func (r *run) statuses() map[string]*status.FleetStatus {
 			Workloads:      []status.WorkloadStatus{},
 			Observed:       r.now,
 			Errors:         r.errs[f.Name],
+			StalePrices:    r.stalePrices(),
 		}
 		for _, w := range f.Workloads {
 			ws := status.WorkloadStatus{Name: w.Name, Desired: w.Desired, Placed: w.Placements, Shortfall: w.Shortfall, Instances: []status.InstanceStatus{}}

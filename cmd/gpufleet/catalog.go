@@ -1,39 +1,29 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
-	"net/url"
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/spf13/cobra"
 
-	"github.com/gpufleet/gpufleet/providers/aws"
 	"github.com/gpufleet/gpufleet/providers/outbound"
 	"github.com/gpufleet/gpufleet/providers/prices"
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/providers/sim/emulator"
-	"github.com/gpufleet/gpufleet/schema/atomicfile"
+	"github.com/gpufleet/gpufleet/reconcile/catalogs"
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // defaultCatalogPath is where a refreshed catalog is kept.
 const defaultCatalogPath = ".gpufleet/catalog.json"
-
-// emulatorAPIKey is what the GCP loader sends the emulator, which takes
-// any key: the real one, from GPUFLEET_GCP_API_KEY, never goes there.
-const emulatorAPIKey = "gpufleet-emulator"
 
 func (a *app) catalogCommand() *cobra.Command {
 	cmd := &cobra.Command{
@@ -107,16 +97,20 @@ func (a *app) refreshCatalog(ctx context.Context, f refreshFlags) error {
 	if f.faults != "" && !f.emulated {
 		return errors.New("--faults needs --sim")
 	}
-	start, err := prices.Freshest(f.output)
-	if err != nil {
-		return err
+	opts := catalogs.Options{
+		Clouds:    clouds,
+		Regions:   regions,
+		Path:      f.output,
+		History:   f.history,
+		Endpoints: catalogs.EndpointsFromEnv(),
+		Emulated:  f.emulated,
+		AllowHTTP: outbound.AllowHTTP(os.Getenv),
+		Log:       a.log,
 	}
-
-	endpoints := priceEndpoints{
-		awsPricing:  os.Getenv("GPUFLEET_AWS_PRICING_ENDPOINT"),
-		ec2:         os.Getenv("GPUFLEET_AWS_ENDPOINT"),
-		azurePrices: os.Getenv("GPUFLEET_AZURE_PRICES_ENDPOINT"),
-		gcpBilling:  os.Getenv("GPUFLEET_GCP_BILLING_ENDPOINT"),
+	// Emulated prices go into a history only when asked: the default one
+	// is the team's record of the clouds' prices.
+	if f.emulated && !f.historyExplicit {
+		opts.History = ""
 	}
 	if f.emulated {
 		emu, err := a.startEmulator(sim.Config{Seed: 1}, ruleFiles{faults: f.faults}, emulator.Options{})
@@ -124,67 +118,34 @@ func (a *app) refreshCatalog(ctx context.Context, f refreshFlags) error {
 			return err
 		}
 		defer emu.Close(context.WithoutCancel(ctx))
-		endpoints = priceEndpoints{awsPricing: emu.Endpoints.AWSPricing, ec2: emu.Endpoints.EC2, azurePrices: emu.Endpoints.AzurePrices, gcpBilling: emu.Endpoints.GCPBilling}
+		opts.Endpoints = emulatorPrices(emu)
 	}
+	res, err := catalogs.Refresh(ctx, opts)
+	if res != nil {
+		writeRefreshSummary(a.stdout, res)
+	}
+	return err
+}
 
-	var skipped prices.Tally
-	opts := prices.Options{
-		Known:     catalog.Default(),
-		Log:       a.log,
-		AllowHTTP: outbound.AllowHTTP(os.Getenv),
-		OnDrop:    skipped.Add,
-	}
-	loaders, err := newLoaders(ctx, clouds, regions, opts, endpoints)
-	if err != nil {
-		return err
-	}
+// emulatorPrices are the price endpoints of an emulator.
+func emulatorPrices(emu *emulator.Emulator) catalogs.Endpoints {
+	return catalogs.Endpoints{AWSPricing: emu.Endpoints.AWSPricing, EC2: emu.Endpoints.EC2, AzurePrices: emu.Endpoints.AzurePrices, GCPBilling: emu.Endpoints.GCPBilling}
+}
 
-	// Every cloud is read to the end, so that one failure does not hide
-	// another; then all or nothing is written.
-	results := make([]*catalog.Catalog, len(loaders))
-	errs := make([]error, len(loaders))
-	var wg sync.WaitGroup
-	for i, l := range loaders {
-		wg.Go(func() {
-			results[i], errs[i] = l.Load(ctx)
-			if errs[i] != nil {
-				errs[i] = fmt.Errorf("refreshing %s prices, %w", l.Cloud(), errs[i])
-			}
-		})
+// writeRefreshSummary says what a refresh read of each cloud, what it
+// wrote, and what it appended to the history.
+func writeRefreshSummary(w io.Writer, res *catalogs.Result) {
+	for _, c := range res.Clouds {
+		fmt.Fprintf(w, "%-6s %4d offers in %d regions; %s\n", c.Cloud, c.Offers, c.Regions, c.Skipped)
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("%w\nnothing was written: %s keeps the prices it had", err, f.output)
+	fmt.Fprintf(w, "Wrote %s: %s, %d offers, prices as of %s\n", res.Path, res.Catalog.Source, len(res.Catalog.Offers), res.Catalog.FetchedAt.Format(time.RFC3339))
+	switch {
+	case res.History == "":
+	case res.HistoryChanged == 0:
+		fmt.Fprintf(w, "%s: no price changed\n", res.History)
+	default:
+		fmt.Fprintf(w, "Appended %d changed prices to %s\n", res.HistoryChanged, res.History)
 	}
-
-	merged, err := prices.Merge(start, results...)
-	if err != nil {
-		return err
-	}
-	if f.emulated {
-		// Emulated prices must never pass for the clouds' own.
-		merged.Source = catalog.EmulatedSource(merged.Source)
-	}
-	for i, l := range loaders {
-		fmt.Fprintf(a.stdout, "%-6s %4d offers in %d regions; %s\n", l.Cloud(), len(results[i].Offers), len(results[i].Regions), skipped.Summary(l.Cloud()))
-	}
-	if err := merged.Validate(); err != nil {
-		return fmt.Errorf("the refreshed catalog is invalid, nothing was written: %w", err)
-	}
-	var buf bytes.Buffer
-	if err := merged.Write(&buf); err != nil {
-		return err
-	}
-	if err := atomicfile.Write(f.output, buf.Bytes()); err != nil {
-		return fmt.Errorf("writing %s, %w", f.output, err)
-	}
-	fmt.Fprintf(a.stdout, "Wrote %s: %s, %d offers, prices as of %s\n", f.output, merged.Source, len(merged.Offers), merged.FetchedAt.Format(time.RFC3339))
-	// Emulated prices go into a history only when asked: the default one
-	// is the team's record of the clouds' prices.
-	if f.emulated && !f.historyExplicit {
-		return nil
-	}
-	return appendHistory(a.stdout, f.history, merged)
 }
 
 // refreshScope checks the clouds and regions asked for and sorts the
@@ -244,82 +205,6 @@ func cmpSlice(s, fallback []string) []string {
 		return s
 	}
 	return fallback
-}
-
-type priceEndpoints struct {
-	awsPricing, ec2, azurePrices, gcpBilling string
-}
-
-// newLoaders builds a loader per cloud. An endpoint on loopback is the
-// emulator: it gets throwaway credentials and a short backoff, so real
-// credentials never reach it and a test does not wait.
-func newLoaders(ctx context.Context, clouds []string, regions map[string][]string, opts prices.Options, ep priceEndpoints) ([]prices.Loader, error) {
-	var loaders []prices.Loader
-	for _, c := range clouds {
-		o := opts
-		o.Regions = regions[c]
-		var (
-			l   prices.Loader
-			err error
-		)
-		switch c {
-		case catalog.AWS:
-			o.Endpoint = ep.awsPricing
-			awsOpts := prices.AWSOptions{Options: o, SpotEndpoint: ep.ec2}
-			if loopback(ep.awsPricing) != loopback(ep.ec2) {
-				return nil, errors.New("point both GPUFLEET_AWS_PRICING_ENDPOINT and GPUFLEET_AWS_ENDPOINT at the emulator, or neither: one set of credentials serves both")
-			}
-			// The SDK signs with the real credentials for any endpoint
-			// beyond loopback.
-			for _, e := range []struct{ name, url string }{{"GPUFLEET_AWS_PRICING_ENDPOINT", ep.awsPricing}, {"GPUFLEET_AWS_ENDPOINT", ep.ec2}} {
-				if _, err := outbound.CheckURL(e.url, opts.AllowHTTP); e.url != "" && err != nil {
-					return nil, fmt.Errorf("%s=%q %w", e.name, e.url, err)
-				}
-			}
-			if loopback(ep.awsPricing) {
-				awsOpts.Credentials = credentials.NewStaticCredentialsProvider("gpufleet-emulator", "gpufleet-emulator", "")
-				// The SDK races its own request bodies against a server
-				// as quick as the emulator; this client sidesteps it.
-				awsOpts.HTTPClient = aws.LoopbackHTTPClient()
-				awsOpts.Retry = emulatorRetry
-			}
-			l, err = prices.NewAWS(ctx, awsOpts)
-		case catalog.Azure:
-			o.Endpoint = ep.azurePrices
-			if loopback(ep.azurePrices) {
-				o.Retry = emulatorRetry
-			}
-			l, err = prices.NewAzure(o)
-		case catalog.GCP:
-			o.Endpoint = ep.gcpBilling
-			gcpOpts := prices.GCPOptions{Options: o}
-			if loopback(ep.gcpBilling) {
-				gcpOpts.Retry = emulatorRetry
-				gcpOpts.APIKey = emulatorAPIKey
-			}
-			l, err = prices.NewGCP(gcpOpts)
-		}
-		if err != nil {
-			return nil, err
-		}
-		loaders = append(loaders, l)
-	}
-	return loaders, nil
-}
-
-var emulatorRetry = prices.Retry{MinWait: 10 * time.Millisecond, MaxWait: 100 * time.Millisecond}
-
-// loopback reports whether an endpoint is on this machine.
-func loopback(endpoint string) bool {
-	u, err := url.Parse(endpoint)
-	if endpoint == "" || err != nil {
-		return false
-	}
-	if u.Hostname() == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(u.Hostname())
-	return ip != nil && ip.IsLoopback()
 }
 
 func (a *app) catalogShowCommand() *cobra.Command {

@@ -67,15 +67,25 @@ func (a *app) cloudEndpoints(emulated bool, simState string, cat *catalog.Catalo
 	if !emulated {
 		return clouds.EndpointsFromEnv(), func() {}, nil
 	}
+	emu, stop, err := a.emulatedClouds(simState, cat)
+	if err != nil {
+		return clouds.Endpoints{}, nil, err
+	}
+	return clouds.Endpoints{AWS: emu.Endpoints.EC2, Azure: emu.Endpoints.ARM, GCP: emu.Endpoints.GCE}, stop, nil
+}
+
+// emulatedClouds starts the embedded emulator whose state is kept in
+// simState, running until the returned func is called.
+func (a *app) emulatedClouds(simState string, cat *catalog.Catalog) (*emulator.Emulator, func(), error) {
 	// The emulated clouds sell what the catalog lists, at its prices.
 	emu, err := a.startEmulator(sim.Config{Seed: 1, StatePath: simState, Catalog: cat}, ruleFiles{}, emulator.Options{})
 	if err != nil {
-		return clouds.Endpoints{}, nil, err
+		return nil, nil, err
 	}
 	stop := func() {
 		if err := emu.Close(context.Background()); err != nil {
 			a.log.Error("saving the emulated clouds", "err", err)
 		}
 	}
-	return clouds.Endpoints{AWS: emu.Endpoints.EC2, Azure: emu.Endpoints.ARM, GCP: emu.Endpoints.GCE}, stop, nil
+	return emu, stop, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/providers/sim/ec2sim"
 	"github.com/gpufleet/gpufleet/providers/sim/emulator"
+	"github.com/gpufleet/gpufleet/reconcile/catalogs"
 	"github.com/gpufleet/gpufleet/schema/catalog"
 	"github.com/gpufleet/gpufleet/schema/catalog/history"
 )
@@ -104,10 +105,10 @@ func (a *app) importHistory(ctx context.Context, f historyImportFlags) error {
 		defer emu.Close(context.WithoutCancel(ctx))
 		opts.SpotEndpoint, opts.Now = emu.Endpoints.EC2, emu.World.Now
 	}
-	if loopback(opts.SpotEndpoint) {
+	if catalogs.Loopback(opts.SpotEndpoint) {
 		opts.Credentials = credentials.NewStaticCredentialsProvider("gpufleet-emulator", "gpufleet-emulator", "")
 		opts.HTTPClient = aws.LoopbackHTTPClient()
-		opts.Retry = emulatorRetry
+		opts.Retry = catalogs.EmulatorRetry
 	}
 	importer, err := prices.NewAWSSpotHistory(ctx, opts)
 	if err != nil {

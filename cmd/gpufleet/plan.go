@@ -77,7 +77,7 @@ With --detailed-exitcode the exit status is 0 when there is nothing to do,
 	cmd.Flags().StringVar(&f.catalogFile, "catalog", envOr("GPUFLEET_CATALOG", defaultCatalogPath), "price catalog file, as gpufleet catalog refresh writes it; the embedded snapshot when it is missing or older [GPUFLEET_CATALOG]")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text, json or markdown")
 	cmd.Flags().BoolVar(&f.detailed, "detailed-exitcode", false, "exit 2 when there are changes, 0 when there are none")
-	cmd.Flags().DurationVar(&f.maxPriceAge, "max-price-age", 14*24*time.Hour, "warn when the prices are older than this")
+	cmd.Flags().DurationVar(&f.maxPriceAge, "max-price-age", catalog.MaxPriceAge, "warn when the prices are older than this")
 	return cmd
 }
 
@@ -97,9 +97,8 @@ func (a *app) planContext(f planFlags, cat *catalog.Catalog, repoDir string, sta
 	if pc.cat.Emulated() {
 		pc.warnings = append(pc.warnings, "the prices are the emulator's, not the clouds' (catalog refresh --sim); refresh them with gpufleet catalog refresh")
 	}
-	if age := pc.cat.Age(now); age > f.maxPriceAge {
-		pc.warnings = append(pc.warnings, fmt.Sprintf("the prices are %d days old (%s of %s); refresh them with gpufleet catalog refresh",
-			int(age.Hours()/24), pc.cat.Source, pc.cat.FetchedAt.Format("2006-01-02")))
+	if stale := pc.cat.Staleness(now, f.maxPriceAge); stale != "" {
+		pc.warnings = append(pc.warnings, stale)
 	}
 	// What the status says of offers and quotas holds whatever runs: an
 	// --observed list replaces only the instances.

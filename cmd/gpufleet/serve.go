@@ -11,8 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpufleet/gpufleet/providers/clouds"
 	"github.com/gpufleet/gpufleet/reconcile"
 	"github.com/gpufleet/gpufleet/reconcile/agent"
+	"github.com/gpufleet/gpufleet/reconcile/catalogs"
 )
 
 // serveFlags are the flags of serve.
@@ -30,6 +32,8 @@ type serveFlags struct {
 	peerURL                 string
 	emulated                bool
 	simState                string
+	// catalogRefresh is --catalog-refresh when given, nil otherwise.
+	catalogRefresh *time.Duration
 }
 
 func (a *app) serveCommand() *cobra.Command {
@@ -43,6 +47,12 @@ webhook (POST /webhook/github) or trigger (POST /trigger) names it. Runs of
 one repository never overlap: a trigger during a run asks for exactly one
 more run after it.
 
+Every --catalog-refresh it refreshes the prices as catalog refresh does,
+into the catalog file, and the runs after it plan with them; a refresh that
+fails leaves them the last good catalog, and /readyz and the metrics say so.
+By default it refreshes every 6h when some cloud's credentials are in the
+environment or the prices are an emulator's, and otherwise never.
+
 It serves Prometheus metrics on /metrics, liveness on /healthz and
 readiness on /readyz. The webhook secret comes from GPUFLEET_WEBHOOK_SECRET
 only, never a flag; without it the webhook and trigger endpoints are off.
@@ -53,18 +63,22 @@ lock), waits for them, and exits 0.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := envDefaults(cmd, map[string]string{
-				"interval":       "GPUFLEET_INTERVAL",
-				"jitter":         "GPUFLEET_JITTER",
-				"lock-wait":      "GPUFLEET_LOCK_WAIT",
-				"lock-ttl":       "GPUFLEET_LOCK_TTL",
-				"shutdown-delay": "GPUFLEET_SHUTDOWN_DELAY",
-				"replicas":       "GPUFLEET_REPLICAS",
-				"ordinal":        "GPUFLEET_ORDINAL",
-				"peer-url":       "GPUFLEET_PEER_URL",
+				"interval":        "GPUFLEET_INTERVAL",
+				"jitter":          "GPUFLEET_JITTER",
+				"lock-wait":       "GPUFLEET_LOCK_WAIT",
+				"lock-ttl":        "GPUFLEET_LOCK_TTL",
+				"shutdown-delay":  "GPUFLEET_SHUTDOWN_DELAY",
+				"replicas":        "GPUFLEET_REPLICAS",
+				"ordinal":         "GPUFLEET_ORDINAL",
+				"peer-url":        "GPUFLEET_PEER_URL",
+				"catalog-refresh": "GPUFLEET_CATALOG_REFRESH",
 			}); err != nil {
 				return err
 			}
 			f.ordinalGiven = cmd.Flags().Changed("ordinal")
+			if !cmd.Flags().Changed("catalog-refresh") {
+				f.catalogRefresh = nil
+			}
 			return a.serve(cmd.Context(), f)
 		},
 	}
@@ -83,6 +97,8 @@ lock), waits for them, and exits 0.`,
 	flags.IntVar(&f.replicas, "replicas", 1, "how many replicas share the repositories; each reconciles its shard [GPUFLEET_REPLICAS]")
 	flags.IntVar(&f.ordinal, "ordinal", -1, "this replica's number, from 0; read from the host name's -N suffix (a StatefulSet pod's) when not given [GPUFLEET_ORDINAL]")
 	flags.StringVar(&f.peerURL, "peer-url", "", "replica N's base URL with %d for N, e.g. http://gpufleet-%d.gpufleet-replicas:8080: webhooks for another shard's repository are passed on there [GPUFLEET_PEER_URL]")
+	f.catalogRefresh = new(time.Duration)
+	flags.DurationVar(f.catalogRefresh, "catalog-refresh", 0, "how often to refresh the prices into the catalog file (GPUFLEET_CATALOG), as catalog refresh does; 0 never; by default 6h when some cloud's credentials are in the environment or the prices are an emulator's, else never [GPUFLEET_CATALOG_REFRESH]")
 	flags.BoolVar(&f.emulated, "sim", false, "run against the embedded cloud emulator instead of real clouds")
 	flags.StringVar(&f.simState, "sim-state", envOr("GPUFLEET_SIM_STATE", ".gpufleet/sim-state.json"), "the emulator's state file, with --sim [GPUFLEET_SIM_STATE]")
 	return cmd
@@ -101,16 +117,28 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 	for _, r := range f.repos {
 		repos = append(repos, agent.ParseRepo(r, f.branch))
 	}
-	cat, err := loadCatalog(envOr("GPUFLEET_CATALOG", defaultCatalogPath), os.Getenv("GPUFLEET_CATALOG") != "")
+	catalogPath := envOr("GPUFLEET_CATALOG", defaultCatalogPath)
+	cat, err := loadCatalog(catalogPath, os.Getenv("GPUFLEET_CATALOG") != "")
 	if err != nil {
 		return err
 	}
-	endpoints, closeClouds, err := a.cloudEndpoints(f.emulated, f.simState, cat)
+	endpoints := clouds.EndpointsFromEnv()
+	var emulatedPrices *catalogs.Endpoints
+	if f.emulated {
+		emu, closeClouds, err := a.emulatedClouds(f.simState, cat)
+		if err != nil {
+			return err
+		}
+		// Closing saves the emulated clouds, after the last run is over.
+		defer closeClouds()
+		endpoints = clouds.Endpoints{AWS: emu.Endpoints.EC2, Azure: emu.Endpoints.ARM, GCP: emu.Endpoints.GCE}
+		ep := emulatorPrices(emu)
+		emulatedPrices = &ep
+	}
+	refresh, refreshEvery, err := a.catalogRefresher(f.catalogRefresh, servePriceSources(emulatedPrices, os.Getenv), catalogPath)
 	if err != nil {
 		return err
 	}
-	// Closing saves the emulated clouds, after the last run is over.
-	defer closeClouds()
 	var peer func(int) string
 	if f.peerURL != "" {
 		if strings.Count(f.peerURL, "%d") != 1 {
@@ -131,6 +159,8 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 		Holder:        holder(),
 		Endpoints:     endpoints,
 		Catalog:       cat,
+		Refresh:       refresh,
+		RefreshEvery:  refreshEvery,
 		Secret:        []byte(os.Getenv("GPUFLEET_WEBHOOK_SECRET")),
 		MaxPayload:    f.maxPayload,
 		ShutdownDelay: f.shutdownDelay,

@@ -74,7 +74,14 @@ type Options struct {
 	Holder string
 	// Endpoints point the providers at the emulator; empty for real clouds.
 	Endpoints clouds.Endpoints
-	Catalog   *catalog.Catalog
+	// Catalog is what runs plan with until a refresh replaces it;
+	// catalog.Default() when nil.
+	Catalog *catalog.Catalog
+	// Refresh, when set, refreshes the catalog every RefreshEvery: runs
+	// that start after a refresh plan with the catalog it returned, and a
+	// refresh that fails leaves them the one they had.
+	Refresh      Refresher
+	RefreshEvery time.Duration
 	// Secret verifies the signature of webhooks and triggers. Without it
 	// neither endpoint is served: an unsigned trigger is never trusted.
 	Secret []byte
@@ -114,6 +121,8 @@ type Agent struct {
 	notifier *notify.Notifier
 	// others are the repositories other replicas' shards hold.
 	others []*worker
+	// catalogs is the catalog runs plan with, and how its refreshes go.
+	catalogs catalogs
 
 	// reconcile runs one reconciliation of a repository; tests replace it
 	// to control when runs start and end.
@@ -146,6 +155,9 @@ func New(opts Options) (*Agent, error) {
 	if opts.Catalog == nil {
 		opts.Catalog = catalog.Default()
 	}
+	if opts.Refresh != nil && opts.RefreshEvery <= 0 {
+		return nil, fmt.Errorf("the catalog refresh interval must be positive, not %s", opts.RefreshEvery)
+	}
 	if opts.Holder == "" {
 		// The lock tells holders apart by name: an empty one would let
 		// two nameless agents both think they hold it.
@@ -158,6 +170,8 @@ func New(opts Options) (*Agent, error) {
 	a := &Agent{notifier: notify.New(os.Getenv), opts: opts, log: opts.Log, metrics: NewMetrics(opts.Log),
 		deliveries: newDeliveries(deliveryWindow, maxDeliveries, time.Now)}
 	a.reconcile = a.reconcileRepo
+	a.catalogs.current = opts.Catalog
+	a.metrics.catalog.setCatalog(opts.Catalog)
 	if err := opts.Shard.check(); err != nil {
 		return nil, err
 	}
@@ -211,6 +225,9 @@ func (a *Agent) Serve(ctx context.Context, l net.Listener) error {
 	var runs sync.WaitGroup
 	for _, w := range a.workers {
 		runs.Go(func() { a.loop(runCtx, w) })
+	}
+	if a.opts.Refresh != nil {
+		runs.Go(func() { a.refreshLoop(runCtx) })
 	}
 
 	srv := &http.Server{
@@ -282,6 +299,9 @@ type Readiness struct {
 	// first line of the error that stopped its latest run before the
 	// specs loaded, or that its first run has not got that far yet.
 	NotReady map[string]string `json:"notReady,omitempty"`
+	// Catalog is there while the catalog's refreshes fail: runs plan with
+	// the last good one, which it names.
+	Catalog *CatalogCondition `json:"catalog,omitempty"`
 }
 
 // Ready reports whether the latest run of every repository got as far as
@@ -299,7 +319,7 @@ func (a *Agent) Ready() Readiness {
 		}
 	}
 	if len(notReady) > 0 {
-		return Readiness{Status: fmt.Sprintf("%d of %d repositories not ready", len(notReady), len(a.workers)), NotReady: notReady}
+		return Readiness{Status: fmt.Sprintf("%d of %d repositories not ready", len(notReady), len(a.workers)), NotReady: notReady, Catalog: a.catalogCondition()}
 	}
-	return Readiness{Ready: true, Status: "ready"}
+	return Readiness{Ready: true, Status: "ready", Catalog: a.catalogCondition()}
 }

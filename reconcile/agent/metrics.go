@@ -27,6 +27,7 @@ type Metrics struct {
 	lastSuccess *prometheus.GaugeVec
 	apiRequests *prometheus.CounterVec
 	fleets      *fleetCollector
+	catalog     *catalogMetrics
 }
 
 // NewMetrics makes the metrics in a new registry.
@@ -52,10 +53,12 @@ func NewMetrics(log *slog.Logger) *Metrics {
 			Name: "gpufleet_cloud_api_requests_total",
 			Help: "Calls to the cloud providers by cloud, operation (offers, list, create, delete) and code (ok, or the cloud's error code or kind). One call may be several HTTP requests: retries and pages.",
 		}, []string{"cloud", "operation", "code"}),
-		fleets: newFleetCollector(log),
+		fleets:  newFleetCollector(log),
+		catalog: newCatalogMetrics(),
 	}
 	m.registry.MustRegister(m.runs, m.duration, m.lastSuccess, m.apiRequests, m.fleets,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.registry.MustRegister(m.catalog.collectors()...)
 	return m
 }
 

@@ -16,14 +16,16 @@ func (a *Agent) reconcileRepo(ctx context.Context, w *worker) (*reconcile.Result
 		return nil, err
 	}
 	w.setBranch(checkout.Branch.Short())
-	connect := reconcile.ConnectTo(a.opts.Catalog, a.opts.Endpoints)
+	// One catalog for the whole run, whatever a refresh does meanwhile.
+	cat := a.Catalog()
+	connect := reconcile.ConnectTo(cat, a.opts.Endpoints)
 	opts := reconcile.Options{
 		// The providers count their calls for the metrics.
 		Connect: func(ctx context.Context, cfg schema.Config) (map[string]providers.Provider, func() error, error) {
 			ps, release, err := connect(ctx, cfg)
 			return a.metrics.Instrument(ps), release, err
 		},
-		Catalog:     a.opts.Catalog,
+		Catalog:     cat,
 		Log:         a.log.With("repo", w.name),
 		Commit:      true,
 		Notifier:    a.notifier,

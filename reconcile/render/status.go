@@ -15,6 +15,9 @@ import (
 // they are, and a digest of them.
 type Specs struct {
 	Commit, Digest string
+	// StalePrices, when set, says the prices the statuses were planned
+	// with are stale (catalog.Staleness).
+	StalePrices string
 }
 
 // STATUS.md stays short however large the fleets: each list in it shows
@@ -59,6 +62,9 @@ func StatusMarkdown(statuses map[string]*status.FleetStatus, stopped []string, s
 		fmt.Fprintf(&b, "; %s %s (%s/h)", versusBaseline(cost, baseline), baselinePlace, catalog.Money(baseline))
 	}
 	b.WriteString(".\n\n")
+	if specs.StalePrices != "" {
+		fmt.Fprintf(&b, "> **Stale prices:** %s.\n\n", specs.StalePrices)
+	}
 	for _, e := range stopped {
 		fmt.Fprintf(&b, "> **The last run stopped:** %s\n\n", oneLine(e))
 	}

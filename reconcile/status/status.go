@@ -87,7 +87,10 @@ type FleetStatus struct {
 	LastActions    []ActionResult   `json:"lastActions,omitempty"`
 	Errors         []string         `json:"errors,omitempty"`
 	Blocklist      []BlockedOffer   `json:"blocklist,omitempty"`
-	Observed       time.Time        `json:"observedAt"`
+	// StalePrices says, when the prices the fleet was planned with are
+	// older than catalog.MaxPriceAge, so, as plans say it.
+	StalePrices string    `json:"stalePrices,omitempty"`
+	Observed    time.Time `json:"observedAt"`
 }
 
 // WorkloadStatus is what a workload asks for and what runs.
