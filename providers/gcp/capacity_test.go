@@ -21,14 +21,48 @@ import (
 
 // catalogQuotas is how many quotas the catalog names for GCE per region,
 // and the one project-wide.
-const catalogQuotas = 10
+var catalogQuotas = func() int {
+	n := 0
+	for _, q := range catalog.Default().Quotas {
+		if q.Cloud == Name && q.Scope == catalog.RegionScope {
+			n++
+		}
+	}
+	return n
+}()
 
 var (
-	usCentral1Zones  = []string{"us-central1-a", "us-central1-b", "us-central1-c", "us-central1-f"}
-	europeWest4Zones = []string{"europe-west4-a", "europe-west4-b", "europe-west4-c"}
-	usCentral1Types  = []string{"a2-highgpu-1g", "a2-highgpu-4g", "a2-highgpu-8g", "a2-ultragpu-1g", "a2-ultragpu-8g", "a3-highgpu-8g", "a3-ultragpu-8g", "g2-standard-4", "g2-standard-48"}
-	europeWest4Types = []string{"a2-highgpu-1g", "a2-highgpu-4g", "a2-highgpu-8g", "a2-ultragpu-1g", "a2-ultragpu-8g", "a3-highgpu-8g", "g2-standard-4", "g2-standard-48"}
+	usCentral1Zones  = zonesIn("us-central1")
+	europeWest4Zones = zonesIn("europe-west4")
 )
+
+// zonesIn is the catalog's zones of a GCP region.
+func zonesIn(region string) []string {
+	r, _ := catalog.Default().Region(Name, region)
+	return r.Zones
+}
+
+// soldIn is the machine types the catalog sells in a zone, on either
+// market, sorted: its zone's offers and its region's.
+func soldIn(t *testing.T, zone string) []string {
+	t.Helper()
+	cat := catalog.Default()
+	var out []string
+	for _, o := range cat.Offers {
+		if o.Cloud != Name || slices.Contains(out, o.InstanceType) {
+			continue
+		}
+		r, _ := cat.Region(Name, o.Region)
+		if o.Zone == zone || o.Zone == "" && slices.Contains(r.Zones, zone) {
+			out = append(out, o.InstanceType)
+		}
+	}
+	slices.Sort(out)
+	if len(out) == 0 {
+		t.Fatalf("the catalog sells nothing in %s", zone)
+	}
+	return out
+}
 
 func quotaOf(c providers.Capacity, region, name string) (planner.Quota, bool) {
 	for _, q := range c.Quotas {
@@ -68,6 +102,9 @@ func TestCapacity(t *testing.T) {
 	b := newBackend(t, sim.Config{}, nil)
 	b.world.SetQuota(Name, "us-central1", "NVIDIA_L4_GPUS", 8)
 	b.world.SetQuota(Name, "", catalog.GCPGPUsAllRegions, 32)
+	if !slices.Contains(soldIn(t, "us-central1-a"), "a3-highgpu-8g") {
+		t.Fatal("the catalog sells no a3-highgpu-8g in us-central1-a, which the test unoffers")
+	}
 	b.world.SetOffered(Name, "us-central1-a", "a3-highgpu-8g", false)
 	ctx := testCtx(t)
 	if _, err := b.provider.Create(ctx, testRequest(onDemand, "cap", 0)); err != nil {
@@ -121,10 +158,10 @@ func TestCapacity(t *testing.T) {
 		zone string
 		want []string
 	}{
-		{"us-central1-a", slices.DeleteFunc(slices.Clone(usCentral1Types), func(n string) bool { return n == "a3-highgpu-8g" })},
-		{"us-central1-b", usCentral1Types},
-		{"us-central1-f", usCentral1Types},
-		{"europe-west4-c", europeWest4Types},
+		{"us-central1-a", slices.DeleteFunc(soldIn(t, "us-central1-a"), func(n string) bool { return n == "a3-highgpu-8g" })},
+		{"us-central1-b", soldIn(t, "us-central1-b")},
+		{"us-central1-f", soldIn(t, "us-central1-f")},
+		{"europe-west4-c", soldIn(t, "europe-west4-c")},
 	}
 	for _, tt := range offerings {
 		t.Run("offering of "+tt.zone, func(t *testing.T) {

@@ -149,10 +149,14 @@ func TestConformance(t *testing.T) {
 // that the capacity the suite restores in the offer's zone (1,000) still
 // leaves room for the cases that run after.
 func (b backend) seed(ctx context.Context, fleet string, n int) error {
-	region, _ := b.world.Region(Name, onDemand.Region)
+	// Only the zones that sell the type: the world refuses it elsewhere.
+	zones := b.world.OfferedZones(Name, onDemand.Region, testType)
+	if len(zones) == 0 {
+		return fmt.Errorf("no zone of %s offers %s", onDemand.Region, testType)
+	}
 	for i := range n {
 		offer := onDemand
-		offer.Zone = region.Zones[i%len(region.Zones)]
+		offer.Zone = zones[i%len(zones)]
 		token := planner.Token(fleet, "w", offer, "seed", i)
 		req := providers.CreateRequest{Token: token, Offer: offer, Fleet: fleet, Workload: "w"}
 		_, err := b.world.Launch(sim.LaunchSpec{

@@ -103,7 +103,17 @@ func wantMetadata(t *testing.T, vm *computepb.Instance, boot *providers.Bootstra
 func TestCreateLaunchesWhatTheNodeNeeds(t *testing.T) {
 	g2 := onDemand
 	a3 := planner.OfferKey{Cloud: Name, Region: "us-central1", Zone: testZone, InstanceType: "a3-highgpu-8g", Market: catalog.OnDemand}
-	a3Ultra := planner.OfferKey{Cloud: Name, Region: "us-central1", Zone: testZone, InstanceType: "a3-ultragpu-8g", Market: catalog.Spot}
+	// A3 Ultra goes to a zone of the region whose catalog sells it as spot.
+	a3Ultra := planner.OfferKey{Cloud: Name, Region: "us-central1", InstanceType: "a3-ultragpu-8g", Market: catalog.Spot}
+	for _, o := range catalog.Default().Offers {
+		if o.Cloud == Name && o.Region == a3Ultra.Region && o.InstanceType == a3Ultra.InstanceType && o.Market == a3Ultra.Market && o.Zone != "" {
+			a3Ultra.Zone = o.Zone
+			break
+		}
+	}
+	if a3Ultra.Zone == "" {
+		t.Fatal("the catalog sells no a3-ultragpu-8g as spot in a zone of us-central1")
+	}
 	scoped := []string{"https://www.googleapis.com/auth/devstorage.read_only", "https://www.googleapis.com/auth/logging.write"}
 	tests := []struct {
 		name       string

@@ -54,16 +54,16 @@ var gpuFacts = []GPU{
 	{Model: "P4", Chip: "P4", Manufacturer: "NVIDIA", MemoryMiB: 8192},
 	{Model: "K80", Chip: "K80", Manufacturer: "NVIDIA", MemoryMiB: 12288},
 	{Model: "M60", Chip: "M60", Manufacturer: "NVIDIA", MemoryMiB: 8192},
-	{Model: "Radeon Pro V520", Chip: "Radeon Pro V520", Manufacturer: "AMD", MemoryMiB: 8192},
-	{Model: "Radeon MI25", Chip: "Radeon MI25", Manufacturer: "AMD", MemoryMiB: 16384},
-	{Model: "Gaudi HL-205", Chip: "Gaudi HL-205", Manufacturer: "Habana", MemoryMiB: 32768},
-	{Model: "Qualcomm AI100", Chip: "Qualcomm AI100", Manufacturer: "Qualcomm"},
+	{Model: "V520", Chip: "Radeon Pro V520", Manufacturer: "AMD", MemoryMiB: 8192},
+	{Model: "MI25", Chip: "Radeon MI25", Manufacturer: "AMD", MemoryMiB: 16384},
+	{Model: "Gaudi", Chip: "Gaudi HL-205", Manufacturer: "Habana", MemoryMiB: 32768},
+	{Model: "AI100", Chip: "Qualcomm AI100", Manufacturer: "Qualcomm"},
 	{Model: "Inferentia", Chip: "Inferentia", Manufacturer: "AWS", MemoryMiB: 8192, Kind: KindNeuron},
 	{Model: "Inferentia2", Chip: "Inferentia2", Manufacturer: "AWS", MemoryMiB: 32768, Kind: KindNeuron},
 	{Model: "Trainium", Chip: "Trainium", Manufacturer: "AWS", MemoryMiB: 32768, Kind: KindNeuron},
 	{Model: "Trainium2", Chip: "Trainium2", Manufacturer: "AWS", MemoryMiB: 98304, Kind: KindNeuron},
-	{Model: "Virtex UltraScale (VU9P)", Chip: "Virtex UltraScale (VU9P)", Manufacturer: "Xilinx", Kind: KindFPGA},
-	{Model: "Virtex UltraScale+ (VU47P)", Chip: "Virtex UltraScale+ (VU47P)", Manufacturer: "Xilinx", Kind: KindFPGA},
+	{Model: "VU9P", Chip: "Virtex UltraScale (VU9P)", Manufacturer: "Xilinx", Kind: KindFPGA},
+	{Model: "VU47P", Chip: "Virtex UltraScale+ (VU47P)", Manufacturer: "Xilinx", Kind: KindFPGA},
 }
 
 // gpuFactsByKey finds a model's facts by its compacted spelling, so that

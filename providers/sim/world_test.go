@@ -291,13 +291,14 @@ func TestQuotasCountWhatRuns(t *testing.T) {
 		t.Errorf("GPUS_ALL_REGIONS seen from europe-west4: %+v, want 8 of 12, global", q)
 	}
 	// Another region, the same global quota: 8 more GPUs do not fit.
-	err := launch("europe-west4-a", "a3-highgpu-8g", "b")
+	other := zoneSelling(t, w, "gcp", "us-central1", catalog.OnDemand, "a3-highgpu-8g", "g2-standard-48")
+	err := launch(other, "a3-highgpu-8g", "b")
 	var e *Error
 	if !errors.As(err, &e) || e.Kind != KindQuota || e.Quota != "GPUS_ALL_REGIONS" || e.Region != "" || e.Limit != 12 || e.Used != 8 || e.Requested != 8 {
 		t.Fatalf("second H100 node: %v (%+v), want GPUS_ALL_REGIONS 8 of 12 used, 8 asked", err, e)
 	}
 	// Four L4 GPUs still fit.
-	if err := launch("europe-west4-a", "g2-standard-48", "c"); err != nil {
+	if err := launch(other, "g2-standard-48", "c"); err != nil {
 		t.Fatalf("4 L4 GPUs with 4 left: %v", err)
 	}
 	inst, _ := w.ByName("gcp", "p", "a")
@@ -308,6 +309,24 @@ func TestQuotasCountWhatRuns(t *testing.T) {
 	if q := usage("us-central1", "GPUS_ALL_REGIONS"); q.Used != 4 {
 		t.Errorf("after the H100 node ends: %+v, want 4 used", q)
 	}
+}
+
+// zoneSelling is the first zone, outside region notIn, whose catalog
+// sells every one of types on market.
+func zoneSelling(t *testing.T, w *World, cloud, notIn string, market catalog.Market, types ...string) string {
+	t.Helper()
+	for _, r := range w.cat.RegionsOf(cloud) {
+		if r.Name == notIn {
+			continue
+		}
+		for _, z := range r.Zones {
+			if !slices.ContainsFunc(types, func(typ string) bool { _, ok := w.Type(cloud, z, typ, market); return !ok }) {
+				return z
+			}
+		}
+	}
+	t.Fatalf("no %s zone outside %s sells %v %s", cloud, notIn, types, market)
+	return ""
 }
 
 func TestAZoneThatDoesNotOfferATypeRefusesIt(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,8 +39,23 @@ func mutate(opts ...vmOption) armcompute.VirtualMachine {
 // status, {"error":{"code","message"}} and the same code in
 // x-ms-error-code. None reaches the last-resort recover (newFront checks).
 func TestBadInput(t *testing.T) {
-	f := newFront(t, frontConfig{})
+	// eastus2 sells h100 on demand only, so that a spot create of it fails.
+	cat := onDemandOnly(t, "eastus2", h100)
+	f := newFront(t, frontConfig{world: sim.Config{Catalog: cat}})
 	f.mustCreate(t, "exists", vmRequest("eastus", t4, inZone("1")))
+	elsewhere := sizeNotIn(t, cat, "eastus")
+	var eastusSizes []string
+	for _, o := range cat.Offers {
+		if o.Cloud == catalog.Azure && o.Region == "eastus" && !slices.Contains(eastusSizes, o.InstanceType) {
+			eastusSizes = append(eastusSizes, o.InstanceType)
+		}
+	}
+	slices.Sort(eastusSizes)
+	var regions []string
+	for _, r := range cat.RegionsOf(catalog.Azure) {
+		regions = append(regions, r.Name)
+	}
+	slices.Sort(regions)
 	q := "?api-version=" + APIVersion
 	qs := "?api-version=" + SKUsAPIVersion
 	tests := []struct {
@@ -77,13 +93,13 @@ func TestBadInput(t *testing.T) {
 		{"invalid VM name", "PUT", vmPath + "bad.name." + q, body(t, mutate()), nil, 400, "InvalidResourceName", ""},
 		{"missing location", "PUT", vmPath + "x" + q, body(t, mutate(func(vm *armcompute.VirtualMachine) { vm.Location = nil })), nil, 400, "LocationRequired", ""},
 		{"unknown location", "PUT", vmPath + "x" + q, body(t, mutate(func(vm *armcompute.VirtualMachine) { vm.Location = to.Ptr("marsnorth") })), nil, 400, "LocationNotAvailableForResourceType",
-			"The provided location 'marsnorth' is not available for resource type 'Microsoft.Compute/virtualMachines'. List of available regions for the resource type is 'eastus,eastus2,"},
+			"The provided location 'marsnorth' is not available for resource type 'Microsoft.Compute/virtualMachines'. List of available regions for the resource type is '" + strings.Join(regions, ",") + "'."},
 		{"missing size", "PUT", vmPath + "x" + q, body(t, mutate(func(vm *armcompute.VirtualMachine) { vm.Properties.HardwareProfile = nil })), nil, 400, "InvalidParameter", "Required parameter 'hardwareProfile' is missing (null)."},
 		{"unknown size", "PUT", vmPath + "x" + q, body(t, vmRequest("eastus", "Standard_Z99", inZone("1"))), nil, 400, "InvalidParameter",
-			"The value Standard_Z99 provided for the VM size is not valid. The valid sizes in the current region are: Standard_NC24ads_A100_v4,"},
-		{"size not offered in location", "PUT", vmPath + "x" + q, body(t, vmRequest("eastus", h200, inZone("1"))), nil, 409, "SkuNotAvailable",
+			"The value Standard_Z99 provided for the VM size is not valid. The valid sizes in the current region are: " + strings.Join(eastusSizes, ",") + ". "},
+		{"size not offered in location", "PUT", vmPath + "x" + q, body(t, vmRequest("eastus", elsewhere, inZone("1"))), nil, 409, "SkuNotAvailable",
 			"The requested size for resource '" + vmPath + "x' is currently not available in location 'eastus' zones '1' for subscription '" + testSub + "'."},
-		{"size not offered as spot", "PUT", vmPath + "x" + q, body(t, vmRequest("eastus2", h200, spot(armcompute.VirtualMachineEvictionPolicyTypesDelete))), nil, 409, "SkuNotAvailable", "zones ''"},
+		{"size not offered as spot", "PUT", vmPath + "x" + q, body(t, vmRequest("eastus2", h100, spot(armcompute.VirtualMachineEvictionPolicyTypesDelete))), nil, 409, "SkuNotAvailable", "zones ''"},
 		{"unknown zone", "PUT", vmPath + "x" + q, body(t, vmRequest("eastus", t4, inZone("4"))), nil, 400, "InvalidParameter", "The supported zones for location 'eastus' are '1,2,3'"},
 		{"two zones", "PUT", vmPath + "x" + q, body(t, mutate(func(vm *armcompute.VirtualMachine) { vm.Zones = []*string{to.Ptr("1"), to.Ptr("2")} })), nil, 400, "InvalidParameter", ""},
 		{"unknown priority", "PUT", vmPath + "x" + q, body(t, mutate(func(vm *armcompute.VirtualMachine) {

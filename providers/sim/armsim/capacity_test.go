@@ -15,8 +15,6 @@ import (
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
-const h100 = "Standard_ND96isr_H100_v5" // in eastus on demand only
-
 // usagesIn reads a location's usages through the SDK's pager, by name, and
 // how many pages they took.
 func (f *front) usagesIn(t *testing.T, location string) (map[string]*armcompute.Usage, int, error) {
@@ -251,7 +249,7 @@ func TestSKURestrictions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFront(t, frontConfig{})
+			f := newFront(t, frontConfig{world: sim.Config{Catalog: onDemandOnly(t, "eastus", h100)}})
 			for _, z := range tt.unoffer {
 				f.world.SetOffered(catalog.Azure, z, tt.size, false)
 			}
@@ -290,7 +288,8 @@ func TestSKURestrictions(t *testing.T) {
 
 // A size's entry describes it as the catalog does, in Compute's words.
 func TestSKUDescription(t *testing.T) {
-	f := newFront(t, frontConfig{})
+	cat := onDemandOnly(t, "eastus", h100)
+	f := newFront(t, frontConfig{world: sim.Config{Catalog: cat}})
 	skus, _, err := f.skusIn(t, "location eq 'eastus'")
 	if err != nil {
 		t.Fatal(err)
@@ -324,7 +323,7 @@ func TestSKUDescription(t *testing.T) {
 			}
 		})
 	}
-	if skuNamed(skus, h200, "eastus") != nil {
+	if skuNamed(skus, sizeNotIn(t, cat, "eastus"), "eastus") != nil {
 		t.Error("a size the catalog has not in eastus is listed there")
 	}
 }

@@ -30,7 +30,7 @@ func TestCreate(t *testing.T) {
 			wantLoc: "eastus", wantZone: "2", wantWorld: "eastus-2"},
 		{name: "regional goes to the first zone with room", location: "westus3", size: a100,
 			wantLoc: "westus3", wantWorld: "westus3-1"},
-		{name: "display-name location and lower-case size", location: "Sweden Central", size: strings.ToLower(h200), opts: []vmOption{inZone("3")},
+		{name: "display-name location and lower-case size", location: "Sweden Central", size: strings.ToLower(h100), opts: []vmOption{inZone("3")},
 			wantLoc: "swedencentral", wantZone: "3", wantWorld: "swedencentral-3"},
 		{name: "spot evicted by deletion", location: "eastus2", size: t4, opts: []vmOption{inZone("1"), spot(armcompute.VirtualMachineEvictionPolicyTypesDelete)},
 			wantLoc: "eastus2", wantZone: "1", wantWorld: "eastus2-1", wantSpot: true, eviction: armcompute.VirtualMachineEvictionPolicyTypesDelete},

@@ -2,7 +2,9 @@ package armsim
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -274,13 +276,23 @@ func TestSpotEviction(t *testing.T) {
 // A max price under the current spot price is refused, as Azure does.
 func TestSpotMaxPrice(t *testing.T) {
 	f := newFront(t, frontConfig{})
+	var price int64
+	for _, o := range catalog.Default().Offers {
+		if o.Cloud == catalog.Azure && o.Region == "eastus" && o.InstanceType == t4 && o.Market == catalog.Spot {
+			price = o.PriceMicros
+		}
+	}
+	if price <= 10_000 {
+		t.Fatalf("the catalog's spot price of %s in eastus is %d µ$, want one above 0.01 USD", t4, price)
+	}
 	vm := vmRequest("eastus", t4, inZone("1"), spot(armcompute.VirtualMachineEvictionPolicyTypesDelete))
 	vm.Properties.BillingProfile.MaxPrice = to.Ptr(0.01)
 	_, err := f.vms.BeginCreateOrUpdate(context.Background(), testRG, "stingy", vm, nil)
 	re := responseError(t, err, "OperationNotAllowed", http.StatusConflict)
-	if !strings.Contains(re.Error(), "MaxPrice '0.01 USD' is lower than the current spot price '0.063 USD'") {
-		t.Fatalf("message: %v", re)
+	want := fmt.Sprintf("MaxPrice '0.01 USD' is lower than the current spot price '%s USD'", strconv.FormatFloat(float64(price)/1e6, 'f', -1, 64))
+	if !strings.Contains(re.Error(), want) {
+		t.Fatalf("message: %v, want %q", re, want)
 	}
-	vm.Properties.BillingProfile.MaxPrice = to.Ptr(0.07)
+	vm.Properties.BillingProfile.MaxPrice = to.Ptr(float64(price) / 1e6 * 1.1)
 	f.mustCreate(t, "stingy", vm)
 }

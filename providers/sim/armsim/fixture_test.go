@@ -53,7 +53,12 @@ func TestFixture(t *testing.T) {
 		}
 	})
 	t.Run("changed and deleted", func(t *testing.T) {
-		f.call(t, "PUT", netPath+"virtualNetworks/gpu-westus3/subnets/extra"+netQ, map[string]any{"properties": map[string]any{"addressPrefix": "10.9.16.0/24"}}).
+		space := f.call(t, "GET", netPath+"virtualNetworks/gpu-westus3"+netQ, nil)
+		space.want(t, "the network", http.StatusOK, "")
+		prefix := space.body["properties"].(map[string]any)["addressSpace"].(map[string]any)["addressPrefixes"].([]any)[0].(string)
+		// Past the fixture's /20 of nodes, inside the network's /16.
+		extra := strings.Replace(prefix, ".0.0/16", ".16.0/24", 1)
+		f.call(t, "PUT", netPath+"virtualNetworks/gpu-westus3/subnets/extra"+netQ, map[string]any{"properties": map[string]any{"addressPrefix": extra}}).
 			want(t, "a subnet added", http.StatusCreated, "")
 		f.call(t, "DELETE", netPath+"virtualNetworks/gpu-westeurope"+netQ, nil).want(t, "a network deleted", http.StatusAccepted, "")
 		f.call(t, "GET", netPath+"virtualNetworks/gpu-westeurope"+netQ, nil).want(t, "the deleted network", http.StatusNotFound, "ResourceNotFound")

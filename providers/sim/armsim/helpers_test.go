@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -32,8 +33,44 @@ const (
 	testRG = "gpufleet"
 	t4     = "Standard_NC4as_T4_v3"
 	a100   = "Standard_NC24ads_A100_v4"
-	h200   = "Standard_ND96isr_H200_v5" // offered in eastus2 and swedencentral only, on demand
+	// h100 is sold in eastus, eastus2 and swedencentral, on demand and as
+	// spot; onDemandOnly makes a catalog where it is not sold as spot.
+	h100 = "Standard_ND96isr_H100_v5"
 )
+
+// onDemandOnly is the embedded catalog without size's spot offers in
+// region: a size the location sells on demand only, which the embedded
+// catalog need not have.
+func onDemandOnly(t *testing.T, region, size string) *catalog.Catalog {
+	t.Helper()
+	cat := *catalog.Default()
+	cat.Offers = slices.DeleteFunc(slices.Clone(cat.Offers), func(o catalog.Offer) bool {
+		return o.Cloud == catalog.Azure && o.Region == region && o.InstanceType == size && o.Market == catalog.Spot
+	})
+	if len(cat.Offers) == len(catalog.Default().Offers) {
+		t.Fatalf("the catalog sells no %s as spot in %s", size, region)
+	}
+	return &cat
+}
+
+// sizeNotIn is a size the catalog has, sold in some location but not in
+// region.
+func sizeNotIn(t *testing.T, cat *catalog.Catalog, region string) string {
+	t.Helper()
+	in := map[string]bool{}
+	for _, o := range cat.Offers {
+		if o.Cloud == catalog.Azure && o.Region == region {
+			in[o.InstanceType] = true
+		}
+	}
+	for _, o := range cat.Offers {
+		if o.Cloud == catalog.Azure && !in[o.InstanceType] {
+			return o.InstanceType
+		}
+	}
+	t.Fatalf("the catalog sells every size in %s", region)
+	return ""
+}
 
 // fastRetry keeps azcore's retry policy but with delays fit for tests;
 // MaxRetryDelay stays above the front's one-second Retry-After so a

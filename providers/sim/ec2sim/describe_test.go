@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 func TestDescribeInstancesPaging(t *testing.T) {
@@ -83,7 +84,8 @@ func TestDescribeInstancesFilters(t *testing.T) {
 	ml := launch(withTags(runInput("p5.48xlarge", "us-east-1a", "f-ml"), "team", "ml", "gpufleet/pool", "train"))
 	mlops := launch(withTags(runInput("g4dn.xlarge", "us-east-1b", "f-mlops"), "team", "mlops"))
 	untagged := launch(runInput("g4dn.xlarge", "us-east-1a", "f-untagged"))
-	spotID := launch(spot(withTags(runInput("g4dn.xlarge", "us-east-1c", "f-spot"), "team", "web")))
+	spotZone := zoneSelling(t, f.world, "us-east-1", "g4dn.xlarge", catalog.Spot, "us-east-1a", "us-east-1b")
+	spotID := launch(spot(withTags(runInput("g4dn.xlarge", spotZone, "f-spot"), "team", "web")))
 	gone := launch(runInput("g6.2xlarge", "us-east-1a", "f-gone"))
 	if _, err := c.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{gone}}); err != nil {
 		t.Fatal(err)

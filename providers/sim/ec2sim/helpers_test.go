@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http/httptest"
+	"slices"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	gfaws "github.com/gpufleet/gpufleet/providers/aws"
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/providers/sim/ec2sim"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // start is after the embedded catalog's FetchedAt, so spot prices carry
@@ -30,6 +32,38 @@ type fixture struct {
 	world *sim.World
 	clock *sim.ManualClock
 	url   string
+}
+
+// zoneSelling is the first zone of region, other than those in not,
+// whose catalog sells typ on market.
+func zoneSelling(t testing.TB, w *sim.World, region, typ string, market catalog.Market, not ...string) string {
+	t.Helper()
+	r, ok := w.Region(catalog.AWS, region)
+	if !ok {
+		t.Fatalf("no region %s", region)
+	}
+	for _, z := range r.Zones {
+		if _, ok := w.Type(catalog.AWS, z, typ, market); ok && !slices.Contains(not, z) {
+			return z
+		}
+	}
+	t.Fatalf("no zone of %s but %v sells %s %s", region, not, typ, market)
+	return ""
+}
+
+// withoutSpot is the embedded catalog without typ's spot offers in
+// region: a type the region sells on demand only, which the embedded
+// catalog need not have.
+func withoutSpot(t testing.TB, region, typ string) *catalog.Catalog {
+	t.Helper()
+	cat := *catalog.Default()
+	cat.Offers = slices.DeleteFunc(slices.Clone(cat.Offers), func(o catalog.Offer) bool {
+		return o.Cloud == catalog.AWS && o.Region == region && o.InstanceType == typ && o.Market == catalog.Spot
+	})
+	if len(cat.Offers) == len(catalog.Default().Offers) {
+		t.Fatalf("the catalog sells no %s as spot in %s", typ, region)
+	}
+	return &cat
 }
 
 func newFixture(t testing.TB, cfg sim.Config) *fixture {

@@ -83,7 +83,10 @@ func TestRunInstancesChecksTheNetwork(t *testing.T) {
 	f := newFixture(t, sim.Config{})
 	c := f.client("us-east-1", 1)
 	ctx := context.Background()
-	own := newNetwork(t, c, "us-east-1c")
+	// The subnet is in a zone that sells the test's type, other than the
+	// ones the launches name.
+	other := zoneSelling(t, f.world, "us-east-1", "g4dn.xlarge", catalog.OnDemand, "us-east-1a", "us-east-1b")
+	own := newNetwork(t, c, other)
 	defaults, err := c.DescribeSecurityGroups(ctx, &ec2.DescribeSecurityGroupsInput{GroupNames: []string{"default"}})
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +109,7 @@ func TestRunInstancesChecksTheNetwork(t *testing.T) {
 		{name: "subnet in another zone", in: func(in *ec2.RunInstancesInput) {
 			in.SubnetId = aws.String(own.subnet)
 			in.Placement = &types.Placement{AvailabilityZone: aws.String("us-east-1a")}
-		}, wantCode: "InvalidParameterValue", wantMsg: "Value (us-east-1a) for parameter availabilityZone is invalid. Subnet '" + own.subnet + "' is in the availability zone us-east-1c"},
+		}, wantCode: "InvalidParameterValue", wantMsg: "Value (us-east-1a) for parameter availabilityZone is invalid. Subnet '" + own.subnet + "' is in the availability zone " + other},
 		{name: "group of another VPC", in: func(in *ec2.RunInstancesInput) {
 			in.Placement, in.SubnetId, in.SecurityGroupIds = nil, aws.String(own.subnet), []string{defaultGroup}
 		}, wantCode: "InvalidParameter", wantMsg: "Security group " + defaultGroup + " and subnet " + own.subnet + " belong to different networks."},
@@ -119,11 +122,11 @@ func TestRunInstancesChecksTheNetwork(t *testing.T) {
 		}, wantCode: "InvalidParameterValue"},
 		{name: "the subnet's zone when none is named", in: func(in *ec2.RunInstancesInput) {
 			in.Placement, in.SubnetId, in.SecurityGroupIds = nil, aws.String(own.subnet), []string{own.group}
-		}, wantZone: "us-east-1c"},
+		}, wantZone: other},
 		{name: "the primary interface's subnet's zone", in: func(in *ec2.RunInstancesInput) {
 			in.Placement = nil
 			in.NetworkInterfaces = []types.InstanceNetworkInterfaceSpecification{{DeviceIndex: aws.Int32(0), SubnetId: aws.String(own.subnet), Groups: []string{own.group}}}
-		}, wantZone: "us-east-1c"},
+		}, wantZone: other},
 		{name: "a group by name in the default VPC", in: func(in *ec2.RunInstancesInput) { in.SecurityGroups = []string{"default"} }, wantZone: "us-east-1a"},
 	}
 	for _, tt := range tests {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http/httptest"
+	"slices"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 const (
@@ -153,6 +155,23 @@ func (f *fixture) create(t *testing.T, v vm) *computepb.Instance {
 		t.Fatalf("inserting %s failed: %v", v.name, e)
 	}
 	return f.get(t, v.zoneOr(), v.name)
+}
+
+// zoneSelling is the first zone of region whose catalog sells every one
+// of types on demand.
+func zoneSelling(t *testing.T, w *sim.World, region string, types ...string) string {
+	t.Helper()
+	r, ok := w.Catalog().Region(cloud, region)
+	if !ok {
+		t.Fatalf("no region %s", region)
+	}
+	for _, z := range r.Zones {
+		if !slices.ContainsFunc(types, func(typ string) bool { _, ok := w.Type(cloud, z, typ, catalog.OnDemand); return !ok }) {
+			return z
+		}
+	}
+	t.Fatalf("no zone of %s sells %v", region, types)
+	return ""
 }
 
 func (v vm) zoneOr() string {

@@ -346,46 +346,53 @@ func cmpOr(a, b string) string {
 // Persistent Disk, A3 Ultra any Persistent Disk, as GCE does.
 func TestBootDiskTypes(t *testing.T) {
 	url := func(t string) string { return "zones/" + zone + "/diskTypes/" + t }
+	f := newFixture(t, sim.Config{}, Options{})
+	// A3 Ultra is asked for in a zone of the test region that sells it,
+	// which need not be the test zone.
+	ultra := zoneSelling(t, f.world, "us-central1", "a3-ultragpu-8g")
+	ultraURL := func(t string) string { return "zones/" + ultra + "/diskTypes/" + t }
 	const field = "resource.disks[0].initializeParams.diskType"
 	tests := []struct {
 		machineType, diskType string
 		want                  string // the disk type made, or "" when refused
 		message               string
+		zone                  string // "" for the test zone
 	}{
-		{"g2-standard-4", url("pd-balanced"), "pd-balanced", ""},
-		{"g2-standard-4", zoneBase + "/diskTypes/pd-ssd", "pd-ssd", ""},
-		{"g2-standard-4", "projects/" + project + "/zones/" + zone + "/diskTypes/pd-balanced", "pd-balanced", ""},
-		{"g2-standard-4", "", "pd-balanced", ""},
-		{"a3-highgpu-8g", url("pd-balanced"), "pd-balanced", ""},
-		{"a3-highgpu-8g", url("hyperdisk-balanced"), "hyperdisk-balanced", ""},
-		{"a3-highgpu-8g", "", "hyperdisk-balanced", ""},
-		{"a3-ultragpu-8g", url("hyperdisk-balanced"), "hyperdisk-balanced", ""},
-		{"a2-highgpu-1g", url("pd-standard"), "pd-standard", ""},
-		{"a2-highgpu-1g", "", "pd-standard", ""},
-		{"g2-standard-4", url("pd-standard"), "", "pd-standard disk type cannot be used by g2-standard-4 machine type."},
-		{"a3-highgpu-8g", url("pd-standard"), "", "pd-standard disk type cannot be used by a3-highgpu-8g machine type."},
-		{"a3-ultragpu-8g", url("pd-standard"), "", "pd-standard disk type cannot be used by a3-ultragpu-8g machine type."},
-		{"a3-ultragpu-8g", url("pd-balanced"), "", "pd-balanced disk type cannot be used by a3-ultragpu-8g machine type."},
-		{"g2-standard-4", url("hyperdisk-balanced"), "", "hyperdisk-balanced disk type cannot be used by g2-standard-4 machine type."},
-		{"a3-highgpu-8g", url("hyperdisk-ml"), "", "hyperdisk-ml disk type cannot be used as a boot disk."},
-		{"g2-standard-4", url("pd-fast"), "", "Disk type with name 'pd-fast' does not exist in zone '" + zone + "'."},
-		{"g2-standard-4", "zones/us-central1-b/diskTypes/pd-balanced", "", "Disk type with name 'pd-balanced' does not exist in zone '" + zone + "'."},
-		{"g2-standard-4", "pd-balanced", "", "The URL is malformed."},
-		{"g2-standard-4", "zones/" + zone + "/pd-balanced", "", "The URL is malformed."},
+		{"g2-standard-4", url("pd-balanced"), "pd-balanced", "", ""},
+		{"g2-standard-4", zoneBase + "/diskTypes/pd-ssd", "pd-ssd", "", ""},
+		{"g2-standard-4", "projects/" + project + "/zones/" + zone + "/diskTypes/pd-balanced", "pd-balanced", "", ""},
+		{"g2-standard-4", "", "pd-balanced", "", ""},
+		{"a3-highgpu-8g", url("pd-balanced"), "pd-balanced", "", ""},
+		{"a3-highgpu-8g", url("hyperdisk-balanced"), "hyperdisk-balanced", "", ""},
+		{"a3-highgpu-8g", "", "hyperdisk-balanced", "", ""},
+		{"a3-ultragpu-8g", ultraURL("hyperdisk-balanced"), "hyperdisk-balanced", "", ultra},
+		{"a2-highgpu-1g", url("pd-standard"), "pd-standard", "", ""},
+		{"a2-highgpu-1g", "", "pd-standard", "", ""},
+		{"g2-standard-4", url("pd-standard"), "", "pd-standard disk type cannot be used by g2-standard-4 machine type.", ""},
+		{"a3-highgpu-8g", url("pd-standard"), "", "pd-standard disk type cannot be used by a3-highgpu-8g machine type.", ""},
+		{"a3-ultragpu-8g", ultraURL("pd-standard"), "", "pd-standard disk type cannot be used by a3-ultragpu-8g machine type.", ultra},
+		{"a3-ultragpu-8g", ultraURL("pd-balanced"), "", "pd-balanced disk type cannot be used by a3-ultragpu-8g machine type.", ultra},
+		{"g2-standard-4", url("hyperdisk-balanced"), "", "hyperdisk-balanced disk type cannot be used by g2-standard-4 machine type.", ""},
+		{"a3-highgpu-8g", url("hyperdisk-ml"), "", "hyperdisk-ml disk type cannot be used as a boot disk.", ""},
+		{"g2-standard-4", url("pd-fast"), "", "Disk type with name 'pd-fast' does not exist in zone '" + zone + "'.", ""},
+		{"g2-standard-4", "zones/us-central1-b/diskTypes/pd-balanced", "", "Disk type with name 'pd-balanced' does not exist in zone '" + zone + "'.", ""},
+		{"g2-standard-4", "pd-balanced", "", "The URL is malformed.", ""},
+		{"g2-standard-4", "zones/" + zone + "/pd-balanced", "", "The URL is malformed.", ""},
 	}
-	f := newFixture(t, sim.Config{}, Options{})
 	ctx := context.Background()
 	for i, tt := range tests {
 		t.Run(tt.machineType+" "+tt.diskType, func(t *testing.T) {
 			name := fmt.Sprintf("d-%d", i)
-			req := vm{name: name, machineType: tt.machineType}.request()
+			v := vm{name: name, machineType: tt.machineType, zone: tt.zone}
+			req := v.request()
+			zoneLink := f.link(scope(project, v.zoneOr()))
 			if tt.diskType != "" {
 				req.InstanceResource.Disks[0].InitializeParams.DiskType = proto.String(tt.diskType)
 			}
 			_, err := f.instances.Insert(ctx, req)
 			if tt.want == "" {
 				wantAPIError(t, err, http.StatusBadRequest, "invalid", "Invalid value for field '"+field+"': '"+tt.diskType+"'. "+tt.message)
-				if _, ok := f.world.ByName(cloud, scope(project, zone), name); ok {
+				if _, ok := f.world.ByName(cloud, scope(project, v.zoneOr()), name); ok {
 					t.Error("the refused insert made an instance")
 				}
 				return
@@ -393,14 +400,17 @@ func TestBootDiskTypes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			disk := f.disk(t, name)
-			if disk.GetType() != f.zoneLink()+"/diskTypes/"+tt.want || disk.GetSizeGb() != 200 || disk.GetStatus() != "READY" ||
-				!slices.Equal(disk.GetUsers(), []string{f.zoneLink() + "/instances/" + name}) {
+			disk, err := f.disks.Get(ctx, &computepb.GetDiskRequest{Project: project, Zone: v.zoneOr(), Disk: name})
+			if err != nil {
+				t.Fatalf("getting disk %s: %v", name, err)
+			}
+			if disk.GetType() != zoneLink+"/diskTypes/"+tt.want || disk.GetSizeGb() != 200 || disk.GetStatus() != "READY" ||
+				!slices.Equal(disk.GetUsers(), []string{zoneLink + "/instances/" + name}) {
 				t.Errorf("disk %v, want a READY %s of 200 GB used by the instance", disk, tt.want)
 			}
-			inst := f.get(t, zone, name)
+			inst := f.get(t, v.zoneOr(), name)
 			d := inst.GetDisks()[0]
-			if d.GetSource() != f.zoneLink()+"/disks/"+name || d.GetType() != "PERSISTENT" || !d.GetBoot() || !d.GetAutoDelete() || d.GetDeviceName() != "persistent-disk-0" {
+			if d.GetSource() != zoneLink+"/disks/"+name || d.GetType() != "PERSISTENT" || !d.GetBoot() || !d.GetAutoDelete() || d.GetDeviceName() != "persistent-disk-0" {
 				t.Errorf("attached disk %v", d)
 			}
 		})

@@ -65,11 +65,13 @@ func TestZonesAndRegions(t *testing.T) {
 		t.Errorf("zones %v, want %v", got, want)
 	}
 
-	z, err := zones.Get(ctx, &computepb.GetZoneRequest{Project: project, Zone: zone})
+	// A zone that sells A3 Ultra, A3 and G2 has the CPU platforms of all three.
+	every := zoneSelling(t, f.world, "us-central1", "a3-ultragpu-8g", "a3-highgpu-8g", "g2-standard-4")
+	z, err := zones.Get(ctx, &computepb.GetZoneRequest{Project: project, Zone: every})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if z.GetStatus() != "UP" || z.GetRegion() != f.link("projects/"+project+"/regions/us-central1") || z.GetSelfLink() != f.zoneLink() ||
+	if z.GetStatus() != "UP" || z.GetRegion() != f.link("projects/"+project+"/regions/us-central1") || z.GetSelfLink() != f.link(scope(project, every)) ||
 		!slices.Equal(z.GetAvailableCpuPlatforms(), []string{"Intel Cascade Lake", "Intel Emerald Rapids", "Intel Sapphire Rapids"}) {
 		t.Errorf("zone %v", z)
 	}
@@ -113,15 +115,54 @@ func TestAcceleratorTypes(t *testing.T) {
 		}
 		return out
 	}
+	// GCE's names of the catalog's models, as the console shows them.
+	gceName := map[string]string{
+		"L4": "nvidia-l4", "A100-40GB": "nvidia-tesla-a100", "A100-80GB": "nvidia-a100-80gb",
+		"H100": "nvidia-h100-80gb", "H200": "nvidia-h200-141gb", "B200": "nvidia-b200",
+	}
+	var want, h100s []string
+	for _, m := range []catalog.Market{catalog.OnDemand, catalog.Spot} {
+		for _, typ := range f.world.Offered(cloud, zone, m) {
+			name, ok := gceName[typ.GPUModel]
+			if !ok {
+				t.Fatalf("%s sells %s, of a model (%s) this test has no GCE name for", zone, typ.Name, typ.GPUModel)
+			}
+			if !slices.Contains(want, name) {
+				want = append(want, name)
+			}
+			if typ.GPUModel == "H100" && !slices.Contains(h100s, typ.Name) {
+				h100s = append(h100s, typ.Name)
+			}
+		}
+	}
+	slices.Sort(want)
+	if len(want) < 3 || len(h100s) == 0 {
+		t.Fatalf("%s sells %v, want a zone with H100s and at least three models", zone, want)
+	}
 	inZone := all(t, accels.List(ctx, &computepb.ListAcceleratorTypesRequest{Project: project, Zone: zone}).Next)
-	if got := names(inZone); !slices.Equal(got, []string{"nvidia-a100-80gb", "nvidia-h100-80gb", "nvidia-h200-141gb", "nvidia-l4", "nvidia-tesla-a100"}) {
-		t.Errorf("accelerator types of %s: %v", zone, got)
+	if got := names(inZone); !slices.Equal(got, want) {
+		t.Errorf("accelerator types of %s: %v, want %v", zone, got, want)
 	}
 
 	// A zone that offers no A3 has no H100s.
-	f.world.SetOffered(cloud, zone, "a3-highgpu-8g", false)
+	for _, typ := range h100s {
+		f.world.SetOffered(cloud, zone, typ, false)
+	}
 	if got := names(all(t, accels.List(ctx, &computepb.ListAcceleratorTypesRequest{Project: project, Zone: zone}).Next)); slices.Contains(got, "nvidia-h100-80gb") {
 		t.Errorf("a zone without A3 lists %v", got)
+	}
+	// Another region's zone that sells A3 still lists them.
+	var other string
+	for _, r := range f.world.Catalog().RegionsOf(cloud) {
+		if r.Name == "us-central1" || other != "" {
+			continue
+		}
+		if zones := f.world.OfferedZones(cloud, r.Name, "a3-highgpu-8g"); len(zones) > 0 {
+			other = zones[0]
+		}
+	}
+	if other == "" {
+		t.Fatal("no zone outside us-central1 sells a3-highgpu-8g")
 	}
 
 	seen := map[string]int{}
@@ -130,7 +171,7 @@ func TestAcceleratorTypes(t *testing.T) {
 			seen[pair.Key+" "+a.GetName()]++
 		}
 	}
-	if seen["zones/europe-west4-a nvidia-h100-80gb"] != 1 || seen["zones/us-central1-a nvidia-h100-80gb"] != 0 {
+	if seen["zones/"+other+" nvidia-h100-80gb"] != 1 || seen["zones/"+zone+" nvidia-h100-80gb"] != 0 {
 		t.Errorf("aggregated accelerator types %v", seen)
 	}
 	for k, n := range seen {

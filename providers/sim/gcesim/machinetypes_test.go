@@ -70,21 +70,44 @@ func names(types []*computepb.MachineType) []string {
 
 func TestMachineTypesFollowOfferings(t *testing.T) {
 	f := newFixture(t, sim.Config{}, Options{})
+	// soldIn is what the catalog sells in a zone, on either market: its
+	// zone's offers and its region's.
+	soldIn := func(zone string) []string {
+		t.Helper()
+		region, ok := f.world.ZoneRegion(cloud, zone)
+		if !ok {
+			t.Fatalf("no zone %s", zone)
+		}
+		var out []string
+		for _, o := range f.world.Catalog().Offers {
+			if o.Cloud == cloud && o.Region == region && (o.Zone == "" || o.Zone == zone) && !slices.Contains(out, o.InstanceType) {
+				out = append(out, o.InstanceType)
+			}
+		}
+		slices.Sort(out)
+		if len(out) < 2 {
+			t.Fatalf("the catalog sells %v in %s, want a zone with more than one type", out, zone)
+		}
+		return out
+	}
 	f.world.SetOffered("gcp", "us-central1-a", "a3-highgpu-8g", false)
-	f.world.SetOffered("gcp", "us-west1-a", "g2-standard-4", false)
-	f.world.SetOffered("gcp", "us-west1-a", "g2-standard-48", false)
-	f.world.SetOffered("gcp", "us-west1-a", "a3-highgpu-8g", false)
-	everyUSCentral := []string{"a2-highgpu-1g", "a2-highgpu-4g", "a2-highgpu-8g", "a2-ultragpu-1g", "a2-ultragpu-8g", "a3-highgpu-8g", "a3-ultragpu-8g", "g2-standard-4", "g2-standard-48"}
+	for _, typ := range soldIn("us-west1-a") {
+		f.world.SetOffered("gcp", "us-west1-a", typ, false)
+	}
+	usCentralA := soldIn("us-central1-a")
+	if !slices.Contains(usCentralA, "a3-highgpu-8g") {
+		t.Fatalf("us-central1-a sells %v, want a3-highgpu-8g among them", usCentralA)
+	}
 
 	tests := []struct {
 		name string
 		zone string
 		want []string
 	}{
-		{"a zone offering its region's types", "us-central1-b", everyUSCentral},
-		{"a zone without one", "us-central1-a", slices.DeleteFunc(slices.Clone(everyUSCentral), func(n string) bool { return n == "a3-highgpu-8g" })},
+		{"a zone offering what the catalog sells there", "us-central1-b", soldIn("us-central1-b")},
+		{"a zone without one", "us-central1-a", slices.DeleteFunc(slices.Clone(usCentralA), func(n string) bool { return n == "a3-highgpu-8g" })},
 		{"a zone offering none", "us-west1-a", nil},
-		{"a smaller region", "us-west1-b", []string{"a3-highgpu-8g", "g2-standard-4", "g2-standard-48"}},
+		{"a smaller region", "us-west1-b", soldIn("us-west1-b")},
 	}
 	aggregated := f.aggregatedTypes(t, 0)
 	for _, tt := range tests {
@@ -101,7 +124,7 @@ func TestMachineTypesFollowOfferings(t *testing.T) {
 
 	// Offered again, it is listed again.
 	f.world.SetOffered("gcp", "us-central1-a", "a3-highgpu-8g", true)
-	if got := names(f.zoneTypes(t, &computepb.ListMachineTypesRequest{Project: project, Zone: "us-central1-a"})); !slices.Equal(got, everyUSCentral) {
+	if got := names(f.zoneTypes(t, &computepb.ListMachineTypesRequest{Project: project, Zone: "us-central1-a"})); !slices.Equal(got, usCentralA) {
 		t.Errorf("offered again: %v", got)
 	}
 }
@@ -124,6 +147,8 @@ func TestMachineTypeShape(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			// Each type is asked for in a zone of the test region that sells it.
+			zone := zoneSelling(t, f.world, "us-central1", tt.machineType)
 			mt, err := f.types.Get(context.Background(), &computepb.GetMachineTypeRequest{Project: project, Zone: zone, MachineType: tt.machineType})
 			if err != nil {
 				t.Fatal(err)
@@ -136,7 +161,7 @@ func TestMachineTypeShape(t *testing.T) {
 			if len(acc) != 1 || acc[0].GetGuestAcceleratorType() != tt.accelerator || acc[0].GetGuestAcceleratorCount() != tt.count {
 				t.Errorf("accelerators %v, want %d %s", acc, tt.count, tt.accelerator)
 			}
-			if want := f.zoneLink() + "/machineTypes/" + tt.machineType; mt.GetSelfLink() != want {
+			if want := f.link(scope(project, zone)) + "/machineTypes/" + tt.machineType; mt.GetSelfLink() != want {
 				t.Errorf("selfLink %s, want %s", mt.GetSelfLink(), want)
 			}
 		})

@@ -2,6 +2,7 @@ package pricesim
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -52,34 +53,37 @@ func TestAWSGetProducts(t *testing.T) {
 
 	linux := `{"Field":"operatingSystem","Type":"TERM_MATCH","Value":"Linux"},{"Field":"capacitystatus","Type":"TERM_MATCH","Value":"Used"},{"Field":"tenancy","Type":"TERM_MATCH","Value":"Shared"}`
 	region := `{"Field":"regionCode","Type":"TERM_MATCH","Value":"us-east-1"}`
-	var all, filtered getProductsOutput
-	getProducts(t, srv, "AWSPriceListService.GetProducts", `{"ServiceCode":"AmazonEC2","Filters":[`+region+`],"MaxResults":100}`, &all)
-	getProducts(t, srv, "AWSPriceListService.GetProducts", `{"ServiceCode":"AmazonEC2","Filters":[`+region+`,`+linux+`]}`, &filtered)
-	if len(filtered.PriceList) == 0 || len(all.PriceList) != 4*len(filtered.PriceList) {
-		t.Errorf("%d products, %d with the filters: want the filters to keep one in four", len(all.PriceList), len(filtered.PriceList))
+	// pages reads every product the filters keep, pageSize at a time.
+	pages := func(filters string, pageSize int) []string {
+		t.Helper()
+		var out []string
+		token := ""
+		for {
+			var page getProductsOutput
+			body := fmt.Sprintf(`{"ServiceCode":"AmazonEC2","Filters":[%s],"MaxResults":%d,"NextToken":"%s"}`, filters, pageSize, token)
+			if resp := getProducts(t, srv, "AWSPriceListService.GetProducts", body, &page); resp.StatusCode != 200 {
+				t.Fatalf("status %d", resp.StatusCode)
+			}
+			out = append(out, page.PriceList...)
+			if token = page.NextToken; token == "" {
+				return out
+			}
+		}
+	}
+	filtered, all := pages(region+`,`+linux, 100), pages(region, 100)
+	if len(filtered) == 0 || len(all) != 4*len(filtered) {
+		t.Errorf("%d products, %d with the filters: want the filters to keep one in four", len(all), len(filtered))
 	}
 	var doc struct {
 		Product struct{ Attributes map[string]string }
 	}
-	if err := json.Unmarshal([]byte(filtered.PriceList[0]), &doc); err != nil || doc.Product.Attributes["operatingSystem"] != "Linux" || doc.Product.Attributes["gpu"] == "" {
-		t.Errorf("product %s (%v)", filtered.PriceList[0], err)
+	if err := json.Unmarshal([]byte(filtered[0]), &doc); err != nil || doc.Product.Attributes["operatingSystem"] != "Linux" || doc.Product.Attributes["gpu"] == "" {
+		t.Errorf("product %s (%v)", filtered[0], err)
 	}
 
 	// Paging: two at a time, to the end, and a foreign token refused.
-	seen, token := 0, ""
-	for {
-		var page getProductsOutput
-		body := `{"ServiceCode":"AmazonEC2","Filters":[` + region + `,` + linux + `],"MaxResults":2,"NextToken":"` + token + `"}`
-		if resp := getProducts(t, srv, "AWSPriceListService.GetProducts", body, &page); resp.StatusCode != 200 {
-			t.Fatalf("status %d", resp.StatusCode)
-		}
-		seen += len(page.PriceList)
-		if token = page.NextToken; token == "" {
-			break
-		}
-	}
-	if seen != len(filtered.PriceList) {
-		t.Errorf("paged through %d products, want %d", seen, len(filtered.PriceList))
+	if seen := len(pages(region+`,`+linux, 2)); seen != len(filtered) {
+		t.Errorf("paged through %d products, want %d", seen, len(filtered))
 	}
 	tests := []struct {
 		name, target, body, code string
