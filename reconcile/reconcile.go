@@ -361,6 +361,11 @@ func (r *run) loadSpecs() error {
 		return err
 	}
 	r.result.Revision = head.String()
+	if len(r.opts.Catalog.Offers) == 0 {
+		// Checked before the specs are: against an empty catalog every
+		// type and region they name would look like their mistake.
+		return fmt.Errorf("the price catalog (%s) has no valid offer for any cloud: nothing is planned or deleted", r.opts.Catalog.Source)
+	}
 	r.repo, r.specErr = schema.LoadWithCatalog(r.c.Dir, r.opts.Catalog)
 	if r.root, err = status.OpenRoot(r.c.Dir, r.statusDir()); err != nil {
 		return err
