@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,10 +17,12 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/gpufleet/gpufleet/examples"
 	"github.com/gpufleet/gpufleet/planner"
 	"github.com/gpufleet/gpufleet/providers"
 	"github.com/gpufleet/gpufleet/reconcile"
 	"github.com/gpufleet/gpufleet/reconcile/status"
+	"github.com/gpufleet/gpufleet/schema"
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
@@ -114,9 +118,10 @@ func TestMetricsMatchTheStatus(t *testing.T) {
 	o := newOrigin(t, 24)
 	// The training gang's cheapest region runs dry, so the run fails over
 	// and blocklists offers, and the cloud answers with an error code.
-	region, _ := catalog.Default().Region("gcp", "us-central1")
+	first := firstChoice(t, "training", "pretrain")
+	region, _ := catalog.Default().Region(first.Cloud, first.Region)
 	for _, zone := range region.Zones {
-		o.World.SetCapacity("gcp", zone, "a3-highgpu-8g", catalog.Spot, 0)
+		o.World.SetCapacity(first.Cloud, zone, first.InstanceType, first.Market, 0)
 	}
 	log, _ := testLog(t)
 	s := serve(t, o.options(log), nil)
@@ -255,4 +260,27 @@ func TestFleetMetricsFollowTheLastRun(t *testing.T) {
 	if got := counterValue(t, m, "gpufleet_fleet_cost_dollars_per_hour", map[string]string{"fleet": "batch"}); got != 0 {
 		t.Errorf("batch, removed everywhere, still at $%g/h", got)
 	}
+}
+
+// firstChoice is the offer an offline plan of the example repository puts
+// a workload's first nodes on.
+func firstChoice(t *testing.T, fleet, workload string) planner.OfferKey {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, examples.FleetRepo); err != nil {
+		t.Fatal(err)
+	}
+	repo, err := schema.Load(filepath.Join(dir, "fleet-repo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := planner.Solve(planner.NewInput(repo, catalog.Default()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := plan.Workload(fleet, workload)
+	if w == nil || len(w.Placements) == 0 {
+		t.Fatalf("the example's plan places no %s/%s", fleet, workload)
+	}
+	return w.Placements[0].Offer
 }
