@@ -506,3 +506,62 @@ func knownOnly(t *testing.T, cloud string, types []string) *catalog.Catalog {
 	}
 	return known
 }
+
+// A3 Mega's GPUs are billed under a SKU of their own, "Nvidia H100 80GB
+// Mega GPU", with A3 Mega's cores and memory: a3-megagpu-8g in us-central1
+// is 208 × 0.038 + 1872 × 0.0051 + 8 × 4.40 = 52.6512.
+func TestGCPPricesA3MegaByItsOwnGPUSKU(t *testing.T) {
+	srv, _ := gcpFixtureServer(t, fixtureKey)
+	dropped := &drops{}
+	loader, err := NewGCP(GCPOptions{
+		Options: Options{
+			Regions:  []string{"us-central1"},
+			Known:    knownOnly(t, catalog.GCP, []string{"a3-megagpu-8g"}),
+			Endpoint: srv.URL,
+			Now:      func() time.Time { return fixtureNow },
+			OnDrop:   dropped.add,
+			Retry:    Retry{Max: -1},
+		},
+		APIKey: fixtureKey,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := loader.Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := knownShape(t, catalog.GCP, "a3-megagpu-8g")
+	if s.VCPUs != 208 || s.MemoryGiB != 1872 || s.GPUs != 8 {
+		t.Fatalf("the catalog's a3-megagpu-8g is %d vCPUs, %g GiB and %d GPUs; the sum above is of 208, 1872 and 8", s.VCPUs, s.MemoryGiB, s.GPUs)
+	}
+	want := []catalog.Offer{offer(catalog.GCP, "us-central1", "", "a3-megagpu-8g", catalog.OnDemand, "H100", 8, 208, 1872, 52_651_200)}
+	diffOffers(t, cat.Offers, want)
+	for _, d := range dropped.all {
+		if d.InstanceType == "a3-megagpu-8g" {
+			t.Errorf("dropped %+v", d)
+		}
+	}
+}
+
+// AWS names p3 and p3dn GPUs alike, "V100"; the memory tells the 16GB part
+// from the 32GB one, as it does the two A100s.
+func TestAWSGPUMemoryTellsV100sApart(t *testing.T) {
+	a := &AWS{b: &base{shapes: map[string]shape{}}}
+	for _, tt := range []struct {
+		instanceType, gpus, gpuMemory, want string
+	}{
+		{"p3.2xlarge", "1", "16 GB", "V100"},
+		{"p3.16xlarge", "8", "128 GB", "V100"},
+		{"p3dn.24xlarge", "8", "256 GB", "V100-32GB"},
+		{"p4d.24xlarge", "8", "320 GB", "A100-40GB"},
+		{"p4de.24xlarge", "8", "640 GB", "A100-80GB"},
+		{"p5.48xlarge", "8", "640 GB", "H100"},
+		{"g6.12xlarge", "4", "NA", "L4"},
+	} {
+		s, reason, detail := a.spec(tt.instanceType, map[string]string{"gpu": tt.gpus, "gpuMemory": tt.gpuMemory, "vcpu": "8", "memory": "61 GiB"})
+		if reason != "" || s.gpuModel != tt.want {
+			t.Errorf("%s with %s of GPU memory: %q (%s %s), want %s", tt.instanceType, tt.gpuMemory, s.gpuModel, reason, detail, tt.want)
+		}
+	}
+}
