@@ -400,12 +400,10 @@ func (a *AWS) spec(instanceType string, attrs map[string]string) (shape, string,
 	family, _, _ := strings.Cut(instanceType, ".")
 	name, named := awsGPUs[family]
 	if named {
-		if model, ok := catalog.NormalizeGPU(name); ok {
-			s.gpuModel = model
-			return s, "", ""
-		}
-		// An ambiguous name: the memory per GPU decides. AWS gives the
-		// instance's total; a per-GPU figure is tried too.
+		// The memory per GPU decides first: a name may be ambiguous
+		// ("A100") or the smaller part's own ("V100" is the 16GB one,
+		// p3dn's are 32GB). AWS gives the instance's total; a per-GPU
+		// figure is tried too.
 		if mem := attrGiB(attrs["gpuMemory"]); mem > 0 {
 			for _, per := range []float64{mem / float64(s.gpus), mem} {
 				if model, ok := catalog.NormalizeGPU(fmt.Sprintf("%s %gGB", name, per)); ok {
@@ -413,6 +411,10 @@ func (a *AWS) spec(instanceType string, attrs map[string]string) (shape, string,
 					return s, "", ""
 				}
 			}
+		}
+		if model, ok := catalog.NormalizeGPU(name); ok {
+			s.gpuModel = model
+			return s, "", ""
 		}
 	}
 	if isKnown {

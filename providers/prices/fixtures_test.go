@@ -54,6 +54,8 @@ func TestAWSFixtures(t *testing.T) {
 	want := []catalog.Offer{
 		offer(aws, "us-east-1", "", "g4dn.xlarge", od, "T4", 1, 4, 16, 526_000),
 		offer(aws, "us-east-1", "", "g6.12xlarge", od, "L4", 4, 48, 192, 4_601_600),
+		// V100 is a model gpufleet knows: the family names it.
+		offer(aws, "us-east-1", "", "p3.2xlarge", od, "V100", 1, 8, 61, 3_060_000),
 		offer(aws, "us-east-1", "", "p4d.24xlarge", od, "A100-40GB", 8, 96, 1152, 32_772_600),
 		offer(aws, "us-east-1", "", "p4de.24xlarge", od, "A100-80GB", 8, 96, 1152, 40_965_700),
 		offer(aws, "us-east-1", "", "p5.48xlarge", od, "H100", 8, 192, 2048, 98_320_000),
@@ -74,7 +76,6 @@ func TestAWSFixtures(t *testing.T) {
 		"us-east-1 - g6.2xlarge on-demand: implausible price",
 		"us-east-1 - g6e.2xlarge on-demand: placeholder price",
 		"us-east-1 - g6e.48xlarge on-demand: no price",
-		"us-east-1 - p3.2xlarge on-demand: unknown GPU model",
 		"us-east-1 - p4d.24xlarge on-demand: duplicate row",
 		"us-east-1 us-east-1a g6.12xlarge spot: duplicate row",
 		"us-east-1 us-east-1b g6.12xlarge spot: placeholder price",
@@ -115,16 +116,22 @@ func TestAzureFixtures(t *testing.T) {
 
 	const azure = catalog.Azure
 	od, spot := catalog.OnDemand, catalog.Spot
+	// The Retail Prices API prices a size by name and says nothing of
+	// its GPUs, vCPUs or memory: those are the catalog's.
+	sized := func(instanceType string, market catalog.Market, micros int64) catalog.Offer {
+		s := knownShape(t, azure, instanceType)
+		return offer(azure, "eastus", "", instanceType, market, s.GPUModel, s.GPUs, s.VCPUs, s.MemoryGiB, micros)
+	}
 	want := []catalog.Offer{
-		offer(azure, "eastus", "", "Standard_NC24ads_A100_v4", od, "A100-80GB", 1, 24, 220, 3_700_000),
-		offer(azure, "eastus", "", "Standard_NC40ads_H100_v5", od, "H100", 1, 40, 320, 6_980_000),
-		offer(azure, "eastus", "", "Standard_NC40ads_H100_v5", spot, "H100", 1, 40, 320, 7_500_000),
-		offer(azure, "eastus", "", "Standard_NC4as_T4_v3", od, "T4", 1, 4, 28, 526_000),
-		offer(azure, "eastus", "", "Standard_NC4as_T4_v3", spot, "T4", 1, 4, 28, 52_600),
-		offer(azure, "eastus", "", "Standard_ND96amsr_A100_v4", spot, "A100-80GB", 8, 96, 1900, 3_600_000),
-		offer(azure, "eastus", "", "Standard_ND96asr_v4", od, "A100-40GB", 8, 96, 900, 27_197_000),
-		offer(azure, "eastus", "", "Standard_ND96isr_H100_v5", od, "H100", 8, 96, 1900, 98_320_000),
-		offer(azure, "eastus", "", "Standard_NV36ads_A10_v5", od, "A10G", 1, 36, 440, 3_200_000),
+		sized("Standard_NC24ads_A100_v4", od, 3_700_000),
+		sized("Standard_NC40ads_H100_v5", od, 6_980_000),
+		sized("Standard_NC40ads_H100_v5", spot, 7_500_000),
+		sized("Standard_NC4as_T4_v3", od, 526_000),
+		sized("Standard_NC4as_T4_v3", spot, 52_600),
+		sized("Standard_ND96amsr_A100_v4", spot, 3_600_000),
+		sized("Standard_ND96asr_v4", od, 27_197_000),
+		sized("Standard_ND96isr_H100_v5", od, 98_320_000),
+		sized("Standard_NV36ads_A10_v5", od, 3_200_000),
 	}
 	diffOffers(t, cat.Offers, want)
 	diffStrings(t, "drops", dropped.keys(), []string{
@@ -150,6 +157,7 @@ func loadGCPFixtures(t *testing.T) (*catalog.Catalog, *drops, *requestLog) {
 	loader, err := NewGCP(GCPOptions{
 		Options: Options{
 			Regions:  []string{"us-central1", "europe-west4"},
+			Known:    knownOnly(t, catalog.GCP, gcpFixtureMachines),
 			Endpoint: srv.URL,
 			Now:      func() time.Time { return fixtureNow },
 			OnDrop:   dropped.add,
@@ -454,5 +462,106 @@ func TestQuirks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.cloud+"/"+tt.name, func(t *testing.T) { tt.check(t, results[tt.cloud]) })
+	}
+}
+
+// knownShape is the embedded catalog's offer of an instance type, for its
+// GPUs, vCPUs and memory, which some price APIs leave to the catalog.
+func knownShape(t *testing.T, cloud, instanceType string) catalog.Offer {
+	t.Helper()
+	for _, o := range catalog.Default().Offers {
+		if o.Cloud == cloud && o.InstanceType == instanceType {
+			return o
+		}
+	}
+	t.Fatalf("the embedded catalog has no %s %s", cloud, instanceType)
+	return catalog.Offer{}
+}
+
+// gcpFixtureMachines are the GCP machine types the fixtures were written
+// for. The GCP loader prices every machine type its catalog knows, from
+// part prices; the fixtures' catalog knows these, whatever sizes the
+// embedded snapshot lists.
+var gcpFixtureMachines = []string{
+	"a2-highgpu-1g", "a2-highgpu-4g", "a2-highgpu-8g", "a2-ultragpu-1g", "a2-ultragpu-8g",
+	"a3-highgpu-8g", "g2-standard-4", "g2-standard-48",
+}
+
+// knownOnly is the embedded catalog with only these instance types of a
+// cloud.
+func knownOnly(t *testing.T, cloud string, types []string) *catalog.Catalog {
+	t.Helper()
+	known := catalog.Default()
+	var offers []catalog.Offer
+	for _, o := range known.Offers {
+		if o.Cloud != cloud || slices.Contains(types, o.InstanceType) {
+			offers = append(offers, o)
+		}
+	}
+	known.Offers = offers
+	for _, it := range types {
+		if !slices.ContainsFunc(offers, func(o catalog.Offer) bool { return o.Cloud == cloud && o.InstanceType == it }) {
+			t.Fatalf("the embedded catalog has no %s %s", cloud, it)
+		}
+	}
+	return known
+}
+
+// A3 Mega's GPUs are billed under a SKU of their own, "Nvidia H100 80GB
+// Mega GPU", with A3 Mega's cores and memory: a3-megagpu-8g in us-central1
+// is 208 × 0.038 + 1872 × 0.0051 + 8 × 4.40 = 52.6512.
+func TestGCPPricesA3MegaByItsOwnGPUSKU(t *testing.T) {
+	srv, _ := gcpFixtureServer(t, fixtureKey)
+	dropped := &drops{}
+	loader, err := NewGCP(GCPOptions{
+		Options: Options{
+			Regions:  []string{"us-central1"},
+			Known:    knownOnly(t, catalog.GCP, []string{"a3-megagpu-8g"}),
+			Endpoint: srv.URL,
+			Now:      func() time.Time { return fixtureNow },
+			OnDrop:   dropped.add,
+			Retry:    Retry{Max: -1},
+		},
+		APIKey: fixtureKey,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := loader.Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := knownShape(t, catalog.GCP, "a3-megagpu-8g")
+	if s.VCPUs != 208 || s.MemoryGiB != 1872 || s.GPUs != 8 {
+		t.Fatalf("the catalog's a3-megagpu-8g is %d vCPUs, %g GiB and %d GPUs; the sum above is of 208, 1872 and 8", s.VCPUs, s.MemoryGiB, s.GPUs)
+	}
+	want := []catalog.Offer{offer(catalog.GCP, "us-central1", "", "a3-megagpu-8g", catalog.OnDemand, "H100", 8, 208, 1872, 52_651_200)}
+	diffOffers(t, cat.Offers, want)
+	for _, d := range dropped.all {
+		if d.InstanceType == "a3-megagpu-8g" {
+			t.Errorf("dropped %+v", d)
+		}
+	}
+}
+
+// AWS names p3 and p3dn GPUs alike, "V100"; the memory tells the 16GB part
+// from the 32GB one, as it does the two A100s.
+func TestAWSGPUMemoryTellsV100sApart(t *testing.T) {
+	a := &AWS{b: &base{shapes: map[string]shape{}}}
+	for _, tt := range []struct {
+		instanceType, gpus, gpuMemory, want string
+	}{
+		{"p3.2xlarge", "1", "16 GB", "V100"},
+		{"p3.16xlarge", "8", "128 GB", "V100"},
+		{"p3dn.24xlarge", "8", "256 GB", "V100-32GB"},
+		{"p4d.24xlarge", "8", "320 GB", "A100-40GB"},
+		{"p4de.24xlarge", "8", "640 GB", "A100-80GB"},
+		{"p5.48xlarge", "8", "640 GB", "H100"},
+		{"g6.12xlarge", "4", "NA", "L4"},
+	} {
+		s, reason, detail := a.spec(tt.instanceType, map[string]string{"gpu": tt.gpus, "gpuMemory": tt.gpuMemory, "vcpu": "8", "memory": "61 GiB"})
+		if reason != "" || s.gpuModel != tt.want {
+			t.Errorf("%s with %s of GPU memory: %q (%s %s), want %s", tt.instanceType, tt.gpuMemory, s.gpuModel, reason, detail, tt.want)
+		}
 	}
 }

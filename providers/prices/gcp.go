@@ -2,6 +2,7 @@ package prices
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -67,6 +68,8 @@ var _ Loader = (*GCP)(nil)
 type gcpParts struct {
 	cores, ram []string
 	gpu        string
+	// model is the GPU's, where the GPU SKU's name does not read as one.
+	model string
 }
 
 // gcpSeries holds the GPU machine series gpufleet launches, by the machine
@@ -74,7 +77,9 @@ type gcpParts struct {
 var gcpSeries = map[string]gcpParts{
 	"a3-highgpu":  {cores: []string{"A3 Instance Core"}, ram: []string{"A3 Instance Ram"}, gpu: "Nvidia H100 80GB GPU"},
 	"a3-ultragpu": {cores: []string{"A3 Ultra Instance Core"}, ram: []string{"A3 Ultra Instance Ram"}, gpu: "Nvidia H200 141GB GPU"},
-	"a2-highgpu":  {cores: []string{"A2 Instance Core"}, ram: []string{"A2 Instance Ram"}, gpu: "Nvidia Tesla A100 GPU"},
+	// A3 Mega's H100s have a SKU of their own, not A3's nor the model's.
+	"a3-megagpu": {cores: []string{"A3 Mega Instance Core"}, ram: []string{"A3 Mega Instance Ram"}, gpu: "Nvidia H100 80GB Mega GPU", model: "H100"},
+	"a2-highgpu": {cores: []string{"A2 Instance Core"}, ram: []string{"A2 Instance Ram"}, gpu: "Nvidia Tesla A100 GPU"},
 	// A2 Ultra machines have been billed under A2's core and memory SKUs.
 	"a2-ultragpu": {cores: []string{"A2 Ultra Instance Core", "A2 Instance Core"}, ram: []string{"A2 Ultra Instance Ram", "A2 Instance Ram"}, gpu: "Nvidia A100 80GB GPU"},
 	"g2-standard": {cores: []string{"G2 Instance Core"}, ram: []string{"G2 Instance Ram"}, gpu: "Nvidia L4 GPU"},
@@ -283,7 +288,7 @@ func (g *GCP) machines() []gcpMachine {
 				continue
 			}
 		}
-		model, ok := catalog.NormalizeGPU(strings.TrimSuffix(series.gpu, " GPU"))
+		model, ok := catalog.NormalizeGPU(cmp.Or(series.model, strings.TrimSuffix(series.gpu, " GPU")))
 		if !ok {
 			g.b.drop(Drop{InstanceType: instanceType, Reason: ReasonUnknownGPU, Detail: series.gpu})
 			continue

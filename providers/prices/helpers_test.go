@@ -308,9 +308,27 @@ func diffOffers(t *testing.T, got, want []catalog.Offer) {
 	}
 }
 
+// diffStrings reports what got lacks of want and has over it; on lists of
+// thousands, the difference is what can be read.
 func diffStrings(t *testing.T, what string, got, want []string) {
 	t.Helper()
-	if !slices.Equal(got, want) {
-		t.Errorf("%s:\n got %s\nwant %s", what, strings.Join(got, "\n     "), strings.Join(want, "\n     "))
+	if slices.Equal(got, want) {
+		return
 	}
+	var missing, extra []string
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			missing = append(missing, w)
+		}
+	}
+	for _, g := range got {
+		if !slices.Contains(want, g) {
+			extra = append(extra, g)
+		}
+	}
+	if len(missing)+len(extra) == 0 {
+		t.Errorf("%s: the same %d lines, but out of order or repeated:\n got %s\nwant %s", what, len(want), strings.Join(got, "\n     "), strings.Join(want, "\n     "))
+		return
+	}
+	t.Errorf("%s: %d lines, want %d\nmissing %s\n  extra %s", what, len(got), len(want), strings.Join(missing, "\n        "), strings.Join(extra, "\n        "))
 }

@@ -13,7 +13,10 @@ import (
 
 func TestMerge(t *testing.T) {
 	snapshot := catalog.Default()
-	fresh, _, _ := loadAzureFixtures(t) // eastus only, fetched after the snapshot
+	fresh, _, _ := loadAzureFixtures(t) // eastus only
+	// Refreshed after the snapshot was taken, whenever the fixtures were
+	// recorded: the snapshot is then the oldest part.
+	fresh.FetchedAt = snapshot.FetchedAt.Add(24 * time.Hour)
 
 	merged, err := Merge(snapshot, fresh)
 	if err != nil {
@@ -105,8 +108,10 @@ func TestJoinSources(t *testing.T) {
 // result is as old as the refresh, and says nothing of the snapshot.
 func TestMergeReplacingEverything(t *testing.T) {
 	emu := startEmulator(t)
+	// A refresh after the snapshot was taken.
+	refreshed := catalog.Default().FetchedAt.Add(24 * time.Hour)
 	var fresh []*catalog.Catalog
-	for _, l := range loaders(t, emu, Options{Retry: Retry{Max: -1}, Now: func() time.Time { return fixtureNow }}, nil) {
+	for _, l := range loaders(t, emu, Options{Retry: Retry{Max: -1}, Now: func() time.Time { return refreshed }}, nil) {
 		c, err := l.Load(t.Context())
 		if err != nil {
 			t.Fatal(err)
@@ -117,8 +122,8 @@ func TestMergeReplacingEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if merged.Source != "aws+azure+gcp" || !merged.FetchedAt.Equal(fixtureNow) {
-		t.Errorf("source %q fetched %s, want aws+azure+gcp at %s", merged.Source, merged.FetchedAt, fixtureNow)
+	if merged.Source != "aws+azure+gcp" || !merged.FetchedAt.Equal(refreshed) {
+		t.Errorf("source %q fetched %s, want aws+azure+gcp at %s", merged.Source, merged.FetchedAt, refreshed)
 	}
 	if err := merged.Validate(); err != nil {
 		t.Error(err)

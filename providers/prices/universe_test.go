@@ -28,11 +28,12 @@ func emulatorOf(t *testing.T, cat *catalog.Catalog) *emulator.Emulator {
 }
 
 // universe is what a catalog offers, less where in a region and at what
-// price: the (cloud, region, type, market) it has a price for.
+// price: the (cloud, region, type, market) it has a price for, or, from
+// asTheAPIsPrice, one the APIs price with no price in the catalog (0).
 func universe(offers []catalog.Offer) []string {
 	var out []string
 	for _, o := range offers {
-		if o.PriceMicros > 0 {
+		if o.PriceMicros >= 0 {
 			out = append(out, fmt.Sprintf("%s %s %s %s", o.Cloud, o.Region, o.InstanceType, o.Market))
 		}
 	}
@@ -68,12 +69,26 @@ func TestLoadersFindRegionsTheCatalogLacks(t *testing.T) {
 		}
 		added[cloud] = r
 		world.Regions = append(world.Regions, r)
-		from := known.RegionsOf(cloud)[0].Name
+		// The new region sells what a known one does, zone for zone in
+		// its first zones; on AWS each of them has a spot price, whence
+		// the loader learns the zones.
+		from, ok := regionToCopy(known, cloud, len(r.Zones))
+		if !ok {
+			t.Fatalf("no %s region of the embedded catalog has spot prices in each of its first %d zones", cloud, len(r.Zones))
+		}
 		for _, o := range known.Offers {
-			if o.Cloud == cloud && o.Region == from && o.Zone == "" {
-				o.Region = name
-				world.Offers = append(world.Offers, o)
+			if o.Cloud != cloud || o.Region != from.Name {
+				continue
 			}
+			if o.Zone != "" {
+				i := slices.Index(from.Zones, o.Zone)
+				if i < 0 || i >= len(r.Zones) {
+					continue
+				}
+				o.Zone = r.Zones[i]
+			}
+			o.Region = name
+			world.Offers = append(world.Offers, o)
 		}
 	}
 	if err := world.Validate(); err != nil {
@@ -103,8 +118,8 @@ func TestLoadersFindRegionsTheCatalogLacks(t *testing.T) {
 					gotHere = append(gotHere, o)
 				}
 			}
-			for _, o := range world.Offers {
-				if o.Cloud == l.Cloud() && o.Region == want.Name {
+			for _, o := range asTheAPIsPrice(t, world, l.Cloud()) {
+				if o.Region == want.Name {
 					wantHere = append(wantHere, o)
 				}
 			}
@@ -115,20 +130,15 @@ func TestLoadersFindRegionsTheCatalogLacks(t *testing.T) {
 
 // The emulator's price APIs serve the whole embedded catalog, and a
 // refresh against them gives back its universe: every (cloud, region,
-// type, market) it prices. What the APIs cannot say is left out of the
-// comparison: where in a region an offer is (the Price List and the
-// billing catalog price regions; spot zones are compared elsewhere), and
-// an AWS spot offer of a type the region's Price List does not list,
-// since spot prices are asked for the types the Price List names.
+// type, market) it prices, as the APIs can say it (asTheAPIsPrice): not
+// where in a region an offer is (the Price List and the billing catalog
+// price regions; spot zones are compared elsewhere), no AWS spot offer of
+// a type the region's Price List does not list, since spot prices are
+// asked for the types the Price List names, and on GCP every size of a
+// series where its parts are priced.
 func TestRefreshAgainstTheEmulatorGivesTheSnapshotsUniverse(t *testing.T) {
 	snapshot := catalog.Default()
 	emu := emulatorOf(t, snapshot)
-	onDemand := map[string]bool{}
-	for _, o := range snapshot.Offers {
-		if o.Cloud == catalog.AWS && o.Market == catalog.OnDemand && o.PriceMicros > 0 {
-			onDemand[o.Region+" "+o.InstanceType] = true
-		}
-	}
 	var tally Tally
 	for _, l := range loaders(t, emu, Options{Retry: Retry{Max: -1}, OnDrop: tally.Add}, nil) {
 		t.Run(l.Cloud(), func(t *testing.T) {
@@ -136,20 +146,36 @@ func TestRefreshAgainstTheEmulatorGivesTheSnapshotsUniverse(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var want []catalog.Offer
-			for _, o := range snapshot.Offers {
-				if o.Cloud != l.Cloud() {
-					continue
-				}
-				if o.Cloud == catalog.AWS && o.Market == catalog.Spot && !onDemand[o.Region+" "+o.InstanceType] {
-					continue
-				}
-				want = append(want, o)
-			}
-			diffStrings(t, "universe", universe(got.Offers), universe(want))
+			diffStrings(t, "universe", universe(got.Offers), universe(asTheAPIsPrice(t, snapshot, l.Cloud())))
 			if n := tally.Total(l.Cloud()); n > 0 {
 				t.Errorf("%s", tally.Summary(l.Cloud()))
 			}
 		})
 	}
+}
+
+// regionToCopy is the first region of a cloud that, on AWS, has a spot
+// price in each of its first n zones, and on the other clouds has zones
+// enough.
+func regionToCopy(cat *catalog.Catalog, cloud string, n int) (catalog.Region, bool) {
+	for _, r := range cat.RegionsOf(cloud) {
+		if len(r.Zones) < n {
+			continue
+		}
+		if cloud != catalog.AWS {
+			return r, true
+		}
+		priced := 0
+		for _, z := range r.Zones[:n] {
+			if slices.ContainsFunc(cat.Offers, func(o catalog.Offer) bool {
+				return o.Cloud == cloud && o.Region == r.Name && o.Zone == z && o.Market == catalog.Spot && o.PriceMicros > 0
+			}) {
+				priced++
+			}
+		}
+		if priced == n {
+			return r, true
+		}
+	}
+	return catalog.Region{}, false
 }

@@ -242,6 +242,7 @@ type awsProduct struct {
 // which AWS gives for the whole instance.
 var gpuMemoryGB = map[string]int{
 	"H100": 80, "H200": 141, "A100-40GB": 40, "A100-80GB": 80, "L40S": 48, "L4": 24, "A10G": 24, "T4": 16,
+	"T4g": 16, "V100": 16, "V100-32GB": 32, "V520": 8,
 }
 
 // products lists the price list rows the world's catalog implies, in a

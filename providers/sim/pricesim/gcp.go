@@ -41,6 +41,7 @@ const (
 var gcpSeries = map[string]struct{ core, ram, gpu string }{
 	"a3-highgpu":  {"A3 Instance Core", "A3 Instance Ram", "Nvidia H100 80GB GPU"},
 	"a3-ultragpu": {"A3 Ultra Instance Core", "A3 Ultra Instance Ram", "Nvidia H200 141GB GPU"},
+	"a3-megagpu":  {"A3 Mega Instance Core", "A3 Mega Instance Ram", "Nvidia H100 80GB Mega GPU"},
 	"a2-highgpu":  {"A2 Instance Core", "A2 Instance Ram", "Nvidia Tesla A100 GPU"},
 	"a2-ultragpu": {"A2 Ultra Instance Core", "A2 Ultra Instance Ram", "Nvidia A100 80GB GPU"},
 	"g2-standard": {"G2 Instance Core", "G2 Instance Ram", "Nvidia L4 GPU"},
@@ -197,9 +198,13 @@ type part struct {
 // commitment.
 func (s *GCP) skus() []gcpSKU {
 	cat := s.world.Catalog()
+	// Machines are grouped by the SKUs that bill them, not by their
+	// series' names: "a3-edgegpu-8g-nolssd" is billed as "a3-edgegpu-8g"
+	// is, and a real listing has one SKU per part and region.
 	type groupKey struct {
-		series, region string
-		market         catalog.Market
+		names  struct{ core, ram, gpu string }
+		region string
+		market catalog.Market
 	}
 	groups := map[groupKey][]catalog.Offer{}
 	for _, o := range append(regional(cat, catalog.GCP, catalog.OnDemand), regional(cat, catalog.GCP, catalog.Spot)...) {
@@ -207,10 +212,11 @@ func (s *GCP) skus() []gcpSKU {
 		if cut < 0 {
 			continue
 		}
-		if _, ok := seriesNames(o.InstanceType[:cut], o.GPUModel); !ok {
+		names, ok := seriesNames(o.InstanceType[:cut], o.GPUModel)
+		if !ok {
 			continue
 		}
-		k := groupKey{o.InstanceType[:cut], o.Region, o.Market}
+		k := groupKey{names, o.Region, o.Market}
 		groups[k] = append(groups[k], o)
 	}
 
@@ -221,7 +227,7 @@ func (s *GCP) skus() []gcpSKU {
 	regionsOf := map[skuKey][]string{}
 	for k, offers := range groups {
 		core, gpu := split(offers)
-		names, _ := seriesNames(k.series, offers[0].GPUModel)
+		names := k.names
 		geo := "Americas"
 		if r, ok := cat.Region(catalog.GCP, k.region); ok {
 			geo = map[string]string{"eu": "EMEA", "ap": "APAC"}[r.Geo]
