@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -207,7 +209,7 @@ func TestStockOutFailsOverToTheNextCheapest(t *testing.T) {
 	if pretrain == nil || len(pretrain.Placements) == 0 {
 		t.Fatalf("the dry run places no training node: %+v", pretrain)
 	}
-	first := pretrain.Placements[0].Offer
+	first := slices.MinFunc(pretrain.Placements, func(a, b planner.Placement) int { return cmp.Compare(a.PriceMicros, b.PriceMicros) }).Offer
 	reason, ok := capacityReasons[first.Cloud]
 	if !ok {
 		t.Fatalf("the plan puts the training gang on %s, a cloud this test knows no capacity error of", first)
