@@ -1,6 +1,7 @@
 package reconcile_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/gpufleet/gpufleet/providers"
 	"github.com/gpufleet/gpufleet/providers/fake"
 	"github.com/gpufleet/gpufleet/reconcile"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // Apply's decisions, on fake clouds: what it creates and deletes, in which
@@ -105,12 +107,9 @@ func TestApply(t *testing.T) {
 					}
 				}
 			},
-			calls: []string{
-				"create " + gcpCentralA.String() + infer + ": capacity", train, train,
-				"create " + gcpCentralB.String() + infer + ": capacity",
-				"create " + gcpCentralC.String() + infer + ": capacity",
-				"create " + gcpCentralF.String() + infer + ": capacity",
-			},
+			// One offer a round, the cheapest not yet tried, for the
+			// fake environment's four rounds.
+			calls:   triedOnce(cheapestL4(t, 4), infer, train),
 			outcome: reconcile.NotConverged,
 			rounds:  4,
 		},
@@ -405,4 +404,47 @@ func TestApplyStopsWhenCancelled(t *testing.T) {
 	if calls := e.mutations(); !slices.Equal(calls, want) {
 		t.Errorf("calls after the cancel:\n\t%s\nwant only the held create", strings.Join(calls, "\n\t"))
 	}
+}
+
+// cheapestL4 is the n cheapest offers the fake clouds sell a one-GPU
+// on-demand L4 node on, cheapest first and ties in key order, as the
+// planner ranks them.
+func cheapestL4(t *testing.T, n int) []planner.OfferKey {
+	t.Helper()
+	var l4 []planner.Offer
+	for _, p := range []*fake.Provider{fake.New("aws", "us-east-1"), fake.New("gcp", "us-central1", "europe-west4")} {
+		offers, err := p.Offers(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range offers {
+			if o.GPUModel == "L4" && o.GPUs == 1 && o.Market == catalog.OnDemand && o.PriceMicros > 0 {
+				l4 = append(l4, o)
+			}
+		}
+	}
+	slices.SortFunc(l4, func(a, b planner.Offer) int {
+		return cmp.Or(cmp.Compare(a.PriceMicros, b.PriceMicros), a.Compare(b.OfferKey))
+	})
+	if len(l4) < n {
+		t.Fatalf("the fake clouds sell %d one-GPU on-demand L4 offers, want at least %d", len(l4), n)
+	}
+	keys := make([]planner.OfferKey, n)
+	for i := range keys {
+		keys[i] = l4[i].OfferKey
+	}
+	return keys
+}
+
+// triedOnce is the calls of a run whose creates of a workload all fail for
+// capacity, on offers in turn, with train's two creates after the first.
+func triedOnce(offers []planner.OfferKey, workload, train string) []string {
+	var calls []string
+	for i, o := range offers {
+		calls = append(calls, "create "+o.String()+workload+": capacity")
+		if i == 0 {
+			calls = append(calls, train, train)
+		}
+	}
+	return calls
 }

@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -194,13 +196,31 @@ func TestSpecChangeMakesTheMinimalActions(t *testing.T) {
 	}
 }
 
+// capacityReasons are the errors each cloud's emulator answers a launch
+// into an empty pool with.
+var capacityReasons = map[string]string{catalog.AWS: "InsufficientInstanceCapacity", catalog.GCP: "ZONE_RESOURCE_POOL_EXHAUSTED"}
+
 func TestStockOutFailsOverToTheNextCheapest(t *testing.T) {
 	e := newEnv(t, sim.Config{Seed: 3})
-	// The cheapest H100s for the training gang are spot in GCP's
-	// us-central1; that whole region runs dry.
-	region, _ := catalog.Default().Region("gcp", "us-central1")
+	// The offer the plan would launch the training gang on first runs dry
+	// in every zone of its region.
+	dry := e.mustRun(func(o *Options) { o.DryRun = true })
+	pretrain := dry.Report.Plan.Workload("training", "pretrain")
+	if pretrain == nil || len(pretrain.Placements) == 0 {
+		t.Fatalf("the dry run places no training node: %+v", pretrain)
+	}
+	first := slices.MinFunc(pretrain.Placements, func(a, b planner.Placement) int { return cmp.Compare(a.PriceMicros, b.PriceMicros) }).Offer
+	reason, ok := capacityReasons[first.Cloud]
+	if !ok {
+		t.Fatalf("the plan puts the training gang on %s, a cloud this test knows no capacity error of", first)
+	}
+	region, _ := e.World.Region(first.Cloud, first.Region)
 	for _, zone := range region.Zones {
-		e.World.SetCapacity("gcp", zone, "a3-highgpu-8g", catalog.Spot, 0)
+		e.World.SetCapacity(first.Cloud, zone, first.InstanceType, first.Market, 0)
+	}
+	dried := func(offer string) bool {
+		k, err := planner.ParseOfferKey(offer)
+		return err == nil && k.Cloud == first.Cloud && k.Region == first.Region && k.InstanceType == first.InstanceType && k.Market == first.Market
 	}
 	res := e.mustRun(nil)
 	checkConverged(t, e)
@@ -208,13 +228,14 @@ func TestStockOutFailsOverToTheNextCheapest(t *testing.T) {
 		t.Errorf("converged in %d rounds; a failover needs a second", res.Rounds)
 	}
 	st := e.StatusAtHead("training")
+	t.Logf("%s ran dry; the gang runs on %s after %d rounds", first, st.Workloads[0].Instances[0].Offer, res.Rounds)
 	for _, inst := range st.Workloads[0].Instances {
-		if strings.HasPrefix(inst.Offer, "gcp/us-central1/") {
-			t.Errorf("a training node runs in the dry region: %s", inst.Offer)
+		if dried(inst.Offer) {
+			t.Errorf("a training node runs on the dry offer: %s", inst.Offer)
 		}
 	}
-	if len(st.Blocklist) == 0 || !strings.Contains(st.Blocklist[0].Offer, "a3-highgpu-8g/spot") || !strings.Contains(st.Blocklist[0].Reason, "ZONE_RESOURCE_POOL_EXHAUSTED") {
-		t.Errorf("the status does not say the offer ran dry: %+v", st.Blocklist)
+	if len(st.Blocklist) == 0 || !dried(st.Blocklist[0].Offer) || !strings.Contains(st.Blocklist[0].Reason, reason) {
+		t.Errorf("the status does not say %s/%s/%s/%s ran dry: %+v", first.Cloud, first.Region, first.InstanceType, first.Market, st.Blocklist)
 	}
 	failed := 0
 	for _, a := range st.LastActions {
@@ -226,10 +247,10 @@ func TestStockOutFailsOverToTheNextCheapest(t *testing.T) {
 		t.Errorf("the status shows no failed create: %+v", st.LastActions)
 	}
 	// The blocklist outlives the run: the next run does not try again.
-	before := e.World.Calls()["gcp instances.insert"] + e.World.Calls()["gcp instances.bulkInsert"]
+	before := e.Creates()
 	e.mustRun(nil)
-	if after := e.World.Calls()["gcp instances.insert"] + e.World.Calls()["gcp instances.bulkInsert"]; after != before {
-		t.Errorf("the next run tried the blocklisted region again (%d inserts)", after-before)
+	if after := e.Creates(); after != before {
+		t.Errorf("the next run tried the blocklisted offer again (%d creates)", after-before)
 	}
 }
 

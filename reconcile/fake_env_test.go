@@ -46,13 +46,12 @@ fleets: ml: {
 `
 
 // Offers of the catalog the tests place on, cheapest first for an
-// on-demand one-GPU L4 node: gcp us-central1's four zones, then
-// europe-west4's, then aws.
+// on-demand one-GPU L4 node: gcp us-central1's zones that sell
+// g2-standard-4, then europe-west4's, then aws.
 var (
 	gcpCentralA = offer("gcp", "us-central1", "us-central1-a", "g2-standard-4", catalog.OnDemand)
 	gcpCentralB = offer("gcp", "us-central1", "us-central1-b", "g2-standard-4", catalog.OnDemand)
 	gcpCentralC = offer("gcp", "us-central1", "us-central1-c", "g2-standard-4", catalog.OnDemand)
-	gcpCentralF = offer("gcp", "us-central1", "us-central1-f", "g2-standard-4", catalog.OnDemand)
 	gcpEuropeA  = offer("gcp", "europe-west4", "europe-west4-a", "g2-standard-4", catalog.OnDemand)
 	gcpEuropeB  = offer("gcp", "europe-west4", "europe-west4-b", "g2-standard-4", catalog.OnDemand)
 	awsL4       = offer("aws", "us-east-1", "us-east-1a", "g6.2xlarge", catalog.OnDemand)
