@@ -310,7 +310,15 @@ func TestDescribeInstanceTypeOfferingsByZoneID(t *testing.T) {
 	for _, o := range out.InstanceTypeOfferings {
 		got = append(got, aws.ToString(o.Location))
 	}
-	if want := []string{"use1-az1", "use1-az2", "use1-az3", "use1-az4", "use1-az5", "use1-az6"}; !slices.Equal(got, want) {
+	// The ids of the zones the catalog sells it in, as the region pairs
+	// its zones with ids.
+	r, _ := catalog.Default().Region(catalog.AWS, "us-east-1")
+	var want []string
+	for _, z := range catalogZones(t, "us-east-1", "g4dn.xlarge", catalog.OnDemand, catalog.Spot) {
+		want = append(want, r.ZoneIDs[slices.Index(r.Zones, z)])
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
 		t.Errorf("offered in %v, want %v", got, want)
 	}
 }
