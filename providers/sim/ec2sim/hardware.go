@@ -196,11 +196,11 @@ type family struct {
 // data, so a size hardwareOf lacks is still described by its processor;
 // its network, storage and EBS take defaultHardware's.
 var families = map[string]family{
-	"dl1":   {cpu: "Intel", clockGHz: 3.0},
+	"dl1":   {cpu: "Intel", clockGHz: 3.0, legacy: true},
 	"dl2q":  {cpu: "Intel", clockGHz: 2.5},
 	"f1":    {cpu: "Intel", clockGHz: 2.3, legacy: true},
 	"f2":    {cpu: "AMD", clockGHz: 3.4},
-	"g4ad":  {cpu: "AMD", clockGHz: 3.0},
+	"g4ad":  {cpu: "AMD", clockGHz: 3.0, legacy: true},
 	"g4dn":  {cpu: "Intel", clockGHz: 2.5},
 	"g5":    {cpu: "AMD", clockGHz: 3.3},
 	"g5g":   {cpu: "AWS", clockGHz: 2.5},

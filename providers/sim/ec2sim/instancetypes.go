@@ -235,7 +235,7 @@ func renderType(d describedType) instanceTypeXML {
 		x.SupportedBootModes, x.NitroEnclavesSupport = []string{"legacy-bios"}, "unsupported"
 	}
 	if t.VCPUs < 2 || h.graviton {
-		x.VCpuInfo.DefaultCores, x.VCpuInfo.DefaultThreadsPerCore, x.VCpuInfo.ValidThreadsPerCore = t.VCPUs, 1, []int{1}
+		x.VCpuInfo.DefaultCores, x.VCpuInfo.DefaultThreadsPerCore, x.VCpuInfo.ValidThreadsPerCore = max(t.VCPUs, 1), 1, []int{1}
 	}
 	if h.graviton {
 		x.ProcessorInfo.SupportedArchitectures, x.SupportedBootModes = []string{"arm64"}, []string{"uefi"}
