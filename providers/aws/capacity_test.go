@@ -20,14 +20,54 @@ import (
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
-// The quotas the catalog's offers in each test region count against.
-var awsQuotas = []string{"L-3819A6DF", "L-417A185B", "L-7212CCBC", "L-DB2E81BA"}
+// quotasOf names, sorted, the quotas the catalog's offers in a region
+// count against: what Capacity reads there.
+func quotasOf(cat *catalog.Catalog, region string) []string {
+	var out []string
+	for _, o := range cat.Offers {
+		if o.Cloud != catalog.AWS || o.Region != region {
+			continue
+		}
+		for _, u := range cat.UsesOf(catalog.AWS, o.InstanceType, o.Market) {
+			if !slices.Contains(out, u.Quota) {
+				out = append(out, u.Quota)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// limits maps "region name" to limit for every quota of the regions, at
+// limit but for those in set.
+func limits(cat *catalog.Catalog, regions []string, limit int64, set map[string]int64) map[string]int64 {
+	out := map[string]int64{}
+	for _, region := range regions {
+		for _, q := range quotasOf(cat, region) {
+			out[region+" "+q] = limit
+		}
+	}
+	maps.Copy(out, set)
+	return out
+}
 
 // TestCapacity reads quotas and offerings through the official clients
 // from the emulator, whose one endpoint serves EC2 and Service Quotas.
 func TestCapacity(t *testing.T) {
 	const plenty = 1 << 20
 	both := []string{"us-east-1", "us-west-2"}
+	cat := catalog.Default()
+	east, west := quotasOf(cat, "us-east-1"), quotasOf(cat, "us-west-2")
+	for _, q := range []string{"L-417A185B", "L-7212CCBC", "L-DB2E81BA"} {
+		if !slices.Contains(east, q) || !slices.Contains(west, q) {
+			t.Fatalf("the catalog's offers in us-east-1 and us-west-2 count against %v and %v, not both against %s", east, west, q)
+		}
+	}
+	failing := []string{}
+	for _, name := range east {
+		q, _ := cat.QuotaNamed(catalog.AWS, name)
+		failing = append(failing, "aws: quota "+name+" ("+q.Description+") in us-east-1 left out: reading it failed (ServiceException: Something went wrong.)")
+	}
 	tests := []struct {
 		name  string
 		setup func(w *sim.World) error
@@ -49,12 +89,9 @@ func TestCapacity(t *testing.T) {
 				w.SetQuota(catalog.AWS, "us-west-2", "L-7212CCBC", 0)
 				return nil
 			},
-			wantQuotas: map[string]int64{
-				"us-east-1 L-3819A6DF": plenty, "us-east-1 L-417A185B": 384, "us-east-1 L-7212CCBC": plenty, "us-east-1 L-DB2E81BA": plenty,
-				"us-west-2 L-3819A6DF": plenty, "us-west-2 L-417A185B": plenty, "us-west-2 L-7212CCBC": 0, "us-west-2 L-DB2E81BA": 64,
-			},
+			wantQuotas:    limits(cat, both, plenty, map[string]int64{"us-east-1 L-417A185B": 384, "us-west-2 L-7212CCBC": 0, "us-west-2 L-DB2E81BA": 64}),
 			wantOfferings: both,
-			wantCalls:     map[string]int{"aws GetServiceQuota": 8, "aws DescribeInstanceTypeOfferings": 2},
+			wantCalls:     map[string]int{"aws GetServiceQuota": len(east) + len(west), "aws DescribeInstanceTypeOfferings": 2},
 		},
 		{
 			name: "Service Quotas denied",
@@ -65,19 +102,19 @@ func TestCapacity(t *testing.T) {
 			wantOfferings: both,
 			wantWarnings: []string{
 				"aws: the credentials lack servicequotas:GetServiceQuota (AccessDeniedException: You do not have sufficient permission to perform this action.), so these are left out: " +
-					"quotas L-3819A6DF, L-417A185B, L-7212CCBC, L-DB2E81BA in us-east-1; quotas L-3819A6DF, L-417A185B, L-7212CCBC, L-DB2E81BA in us-west-2",
+					"quotas " + strings.Join(east, ", ") + " in us-east-1; quotas " + strings.Join(west, ", ") + " in us-west-2",
 			},
 			// A denial is not retried.
-			wantCalls: map[string]int{"aws GetServiceQuota": 8},
+			wantCalls: map[string]int{"aws GetServiceQuota": len(east) + len(west)},
 		},
 		{
 			name: "Service Quotas denied in one region",
 			setup: func(w *sim.World) error {
 				return w.AddFaults(&sim.Fault{Cloud: "aws", Op: "GetServiceQuota", Region: "us-west-2", Kind: sim.FaultServerError, Code: "AccessDeniedException", Rate: 1})
 			},
-			wantQuotas:    map[string]int64{"us-east-1 L-3819A6DF": plenty, "us-east-1 L-417A185B": plenty, "us-east-1 L-7212CCBC": plenty, "us-east-1 L-DB2E81BA": plenty},
+			wantQuotas:    limits(cat, []string{"us-east-1"}, plenty, nil),
 			wantOfferings: both,
-			wantWarnings:  []string{"servicequotas:GetServiceQuota (AccessDeniedException: You do not have sufficient permission to perform this action.), so these are left out: quotas L-3819A6DF, L-417A185B, L-7212CCBC, L-DB2E81BA in us-west-2"},
+			wantWarnings:  []string{"servicequotas:GetServiceQuota (AccessDeniedException: You do not have sufficient permission to perform this action.), so these are left out: quotas " + strings.Join(west, ", ") + " in us-west-2"},
 		},
 		{
 			name: "one quota denied",
@@ -86,22 +123,20 @@ func TestCapacity(t *testing.T) {
 				// stands that in by denying the first call alone.
 				return w.AddFaults(&sim.Fault{Cloud: "aws", Op: "GetServiceQuota", Region: "us-east-1", Kind: sim.FaultServerError, Code: "AccessDeniedException", Times: 1})
 			},
-			wantQuotas: map[string]int64{
-				"us-east-1 L-417A185B": plenty, "us-east-1 L-7212CCBC": plenty, "us-east-1 L-DB2E81BA": plenty,
-				"us-west-2 L-3819A6DF": plenty, "us-west-2 L-417A185B": plenty, "us-west-2 L-7212CCBC": plenty, "us-west-2 L-DB2E81BA": plenty,
-			},
+			wantQuotas: func() map[string]int64 {
+				m := limits(cat, both, plenty, nil)
+				delete(m, "us-east-1 "+east[0])
+				return m
+			}(),
 			wantOfferings: both,
-			wantWarnings:  []string{"left out: quotas L-3819A6DF in us-east-1"},
+			wantWarnings:  []string{"left out: quotas " + east[0] + " in us-east-1"},
 		},
 		{
 			name: "offerings denied",
 			setup: func(w *sim.World) error {
 				return w.AddFaults(&sim.Fault{Cloud: "aws", Op: "DescribeInstanceTypeOfferings", Kind: sim.FaultServerError, Code: "UnauthorizedOperation", Rate: 1})
 			},
-			wantQuotas: map[string]int64{
-				"us-east-1 L-3819A6DF": plenty, "us-east-1 L-417A185B": plenty, "us-east-1 L-7212CCBC": plenty, "us-east-1 L-DB2E81BA": plenty,
-				"us-west-2 L-3819A6DF": plenty, "us-west-2 L-417A185B": plenty, "us-west-2 L-7212CCBC": plenty, "us-west-2 L-DB2E81BA": plenty,
-			},
+			wantQuotas: limits(cat, both, plenty, nil),
 			wantWarnings: []string{
 				"aws: the credentials lack ec2:DescribeInstanceTypeOfferings (UnauthorizedOperation: You are not authorized to perform this operation.), so these are left out: zone offerings in us-east-1; zone offerings in us-west-2",
 			},
@@ -114,43 +149,31 @@ func TestCapacity(t *testing.T) {
 					&sim.Fault{Cloud: "aws", Op: "DescribeInstanceTypeOfferings", Kind: sim.FaultThrottle, Times: 2},
 				)
 			},
-			wantQuotas: map[string]int64{
-				"us-east-1 L-3819A6DF": plenty, "us-east-1 L-417A185B": plenty, "us-east-1 L-7212CCBC": plenty, "us-east-1 L-DB2E81BA": plenty,
-				"us-west-2 L-3819A6DF": plenty, "us-west-2 L-417A185B": plenty, "us-west-2 L-7212CCBC": plenty, "us-west-2 L-DB2E81BA": plenty,
-			},
+			wantQuotas:    limits(cat, both, plenty, nil),
 			wantOfferings: both,
-			wantCalls:     map[string]int{"aws GetServiceQuota": 11, "aws DescribeInstanceTypeOfferings": 4},
+			wantCalls:     map[string]int{"aws GetServiceQuota": len(east) + len(west) + 3, "aws DescribeInstanceTypeOfferings": 4},
 		},
 		{
 			name: "Service Quotas failing",
 			setup: func(w *sim.World) error {
 				return w.AddFaults(&sim.Fault{Cloud: "aws", Op: "GetServiceQuota", Region: "us-east-1", Kind: sim.FaultServerError, Rate: 1})
 			},
-			wantQuotas:    map[string]int64{"us-west-2 L-3819A6DF": plenty, "us-west-2 L-417A185B": plenty, "us-west-2 L-7212CCBC": plenty, "us-west-2 L-DB2E81BA": plenty},
+			wantQuotas:    limits(cat, []string{"us-west-2"}, plenty, nil),
 			wantOfferings: both,
-			wantWarnings: []string{
-				"aws: quota L-3819A6DF (All G and VT Spot Instance Requests) in us-east-1 left out: reading it failed (ServiceException: Something went wrong.)",
-				"aws: quota L-417A185B (Running On-Demand P instances) in us-east-1 left out: reading it failed",
-				"aws: quota L-7212CCBC (All P Spot Instance Requests) in us-east-1 left out",
-				"aws: quota L-DB2E81BA (Running On-Demand G and VT instances) in us-east-1 left out",
-			},
+			wantWarnings:  failing,
 		},
 		{
 			name: "offerings failing in one region",
 			setup: func(w *sim.World) error {
 				return w.AddFaults(&sim.Fault{Cloud: "aws", Op: "DescribeInstanceTypeOfferings", Region: "us-west-2", Kind: sim.FaultServerError, Rate: 1})
 			},
-			wantQuotas: map[string]int64{
-				"us-east-1 L-3819A6DF": plenty, "us-east-1 L-417A185B": plenty, "us-east-1 L-7212CCBC": plenty, "us-east-1 L-DB2E81BA": plenty,
-				"us-west-2 L-3819A6DF": plenty, "us-west-2 L-417A185B": plenty, "us-west-2 L-7212CCBC": plenty, "us-west-2 L-DB2E81BA": plenty,
-			},
+			wantQuotas:    limits(cat, both, plenty, nil),
 			wantOfferings: []string{"us-east-1"},
 			wantWarnings:  []string{"aws: zone offerings in us-west-2 left out: reading them failed (InternalError: An internal error has occurred)"},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cat := catalog.Default()
 			b := emulator(t, cat)
 			b.world.SetOffered(catalog.AWS, "us-east-1a", "p5.48xlarge", false)
 			if err := tt.setup(b.world); err != nil {
@@ -196,8 +219,8 @@ func TestCapacity(t *testing.T) {
 }
 
 // checkOfferings checks that the regions' zones, and only theirs, are
-// read, with what the catalog sells there, but for p5.48xlarge, which
-// us-east-1a no longer offers.
+// read, each with what the catalog sells there, but for p5.48xlarge,
+// which us-east-1a no longer offers.
 func checkOfferings(t *testing.T, cat *catalog.Catalog, got []providers.ZoneOffering, regions []string) {
 	t.Helper()
 	var zones []string
@@ -211,12 +234,15 @@ func checkOfferings(t *testing.T, cat *catalog.Catalog, got []providers.ZoneOffe
 		if !slices.IsSorted(o.Types) {
 			t.Errorf("%s: types %v not sorted", o.Zone, o.Types)
 		}
-		hasP5 := slices.Contains(o.Types, "p5.48xlarge")
-		if hasP5 == (o.Zone == "us-east-1a") {
-			t.Errorf("%s offers %v", o.Zone, o.Types)
+		want := []string{}
+		for _, of := range cat.Offers {
+			if of.Cloud == catalog.AWS && of.Zone == o.Zone && !slices.Contains(want, of.InstanceType) && (of.Zone != "us-east-1a" || of.InstanceType != "p5.48xlarge") {
+				want = append(want, of.InstanceType)
+			}
 		}
-		if !slices.Contains(o.Types, "g4dn.xlarge") {
-			t.Errorf("%s offers %v, without g4dn.xlarge", o.Zone, o.Types)
+		slices.Sort(want)
+		if !slices.Equal(o.Types, want) {
+			t.Errorf("%s offers %v, want %v", o.Zone, o.Types, want)
 		}
 	}
 	if !slices.Equal(gotZones, zones) {
@@ -339,6 +365,7 @@ func TestCapacityBadInput(t *testing.T) {
 					offeringWarnings = append(offeringWarnings, w)
 				}
 			}
+			awsQuotas := quotasOf(cat, "us-east-1")
 			if tt.wantReason == "" {
 				if len(got.Quotas) != len(awsQuotas) || len(quotaWarnings) > 0 {
 					t.Fatalf("quotas %+v, warnings %q; want all %d read", got.Quotas, quotaWarnings, len(awsQuotas))
@@ -430,6 +457,7 @@ func TestCapacityMoto(t *testing.T) {
 	if len(got.Quotas) != 0 {
 		t.Errorf("quotas %+v, from a Service Quotas without EC2's", got.Quotas)
 	}
+	awsQuotas := quotasOf(cat, "us-east-1")
 	if len(got.Warnings) != len(awsQuotas) {
 		t.Fatalf("warnings %q, want one per quota", got.Warnings)
 	}

@@ -24,7 +24,7 @@ import (
 // in motoDifferences.
 
 // crossNet is the network each backend is given before the cases run: a
-// VPC of the test's own with a subnet in us-east-1c and a group.
+// VPC of the test's own with a subnet in crossZone and a group.
 type crossNet struct {
 	vpc, subnet, group, defaultGroup string
 }
@@ -45,6 +45,26 @@ func code(err error) string {
 	return "error: " + err.Error()
 }
 
+// crossZone is the first zone of us-east-1 the catalog sells the cases'
+// type in, but for us-east-1a and us-east-1b, which cases name apart
+// from the subnet's.
+func crossZone(t *testing.T) string {
+	t.Helper()
+	r, _ := catalog.Default().Region(catalog.AWS, "us-east-1")
+	for _, z := range r.Zones {
+		if z == "us-east-1a" || z == "us-east-1b" {
+			continue
+		}
+		for _, o := range catalog.Default().Offers {
+			if o.Cloud == catalog.AWS && o.Zone == z && o.InstanceType == "g4dn.xlarge" && o.Market == catalog.OnDemand {
+				return z
+			}
+		}
+	}
+	t.Fatal("no zone of us-east-1 but us-east-1a and us-east-1b sells g4dn.xlarge on demand")
+	return ""
+}
+
 func crossSetup(t *testing.T, ctx context.Context, c *ec2.Client) crossNet {
 	t.Helper()
 	vpc, err := c.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: awssdk.String("10.30.0.0/16")})
@@ -52,7 +72,7 @@ func crossSetup(t *testing.T, ctx context.Context, c *ec2.Client) crossNet {
 		t.Fatalf("CreateVpc: %v", err)
 	}
 	n := crossNet{vpc: awssdk.ToString(vpc.Vpc.VpcId)}
-	sn, err := c.CreateSubnet(ctx, &ec2.CreateSubnetInput{VpcId: vpc.Vpc.VpcId, CidrBlock: awssdk.String("10.30.1.0/24"), AvailabilityZone: awssdk.String("us-east-1c")})
+	sn, err := c.CreateSubnet(ctx, &ec2.CreateSubnetInput{VpcId: vpc.Vpc.VpcId, CidrBlock: awssdk.String("10.30.1.0/24"), AvailabilityZone: awssdk.String(crossZone(t))})
 	if err != nil {
 		t.Fatalf("CreateSubnet: %v", err)
 	}
@@ -319,8 +339,24 @@ func TestMotoCrossCheck(t *testing.T) {
 	mc, ec := mb.raw("us-east-1"), eb.raw("us-east-1")
 	mn, en := crossSetup(t, ctx, mc), crossSetup(t, ctx, ec)
 	motoCases, emuCases := crossCases(mb.image), crossCases(eb.image)
+	// The catalog has types EC2 no longer describes, which moto's copy of
+	// EC2's answers lacks: those are compared with nothing.
+	motoKnows := map[string]bool{}
+	pages := ec2.NewDescribeInstanceTypesPaginator(mc, &ec2.DescribeInstanceTypesInput{})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			t.Fatalf("listing moto's instance types: %v", err)
+		}
+		for _, it := range page.InstanceTypes {
+			motoKnows[string(it.InstanceType)] = true
+		}
+	}
 	for i, c := range emuCases {
 		t.Run(c.name, func(t *testing.T) {
+			if name, ok := strings.CutPrefix(c.name, "instance type "); ok && !motoKnows[name] {
+				t.Skipf("moto does not describe %s", name)
+			}
 			want := c.probe(ctx, ec, en)
 			got := motoCases[i].probe(ctx, mc, mn)
 			why, known := motoDifferences[c.name]

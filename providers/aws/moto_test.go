@@ -88,7 +88,10 @@ var motoDifferences = map[string]string{
 
 	// The emulator's catalog, not EC2, decides EFA (catalog.EFAInterfaces)
 	// and the markets a type is sold on in a region; moto's data is EC2's.
-	"instance type g6.12xlarge": "EC2 sells g6.12xlarge on spot in us-east-1; the catalog prices it on-demand only there, and the emulator sells what the catalog prices",
+	"instance type f2.6xlarge":    "EC2 sells f2.6xlarge on spot in us-east-1; the catalog prices it on-demand only there, and the emulator sells what the catalog prices",
+	"instance type f2.48xlarge":   "EC2 gives f2.48xlarge an EFA; the catalog gives it none",
+	"instance type inf1.24xlarge": "EC2 gives inf1.24xlarge an EFA; the catalog gives it none",
+	"instance type inf2.48xlarge": "the catalog gives inf2.48xlarge an EFA; moto's copy of EC2's answers gives it none",
 	// EC2 maps zone names to ids apart for each account.
 	"zone ids of us-east-1": "moto maps zone names to ids as one real account does; the emulator's one account maps them in the catalog's order",
 	// Where moto lets pass what EC2 refuses, with the codes EC2 documents.

@@ -18,16 +18,15 @@ func TestOffersTakeLiveSpotPrices(t *testing.T) {
 	live := *cat
 	live.Offers = append([]catalog.Offer{}, cat.Offers...)
 	var moved catalog.Offer
-	for _, o := range cat.Offers {
-		if o.Cloud == catalog.AWS && o.Region == testSpot.Region && o.InstanceType == testSpot.InstanceType && o.Market == catalog.Spot && o.Zone == "" {
-			moved = o
+	for i, o := range live.Offers {
+		if o.Cloud == catalog.AWS && o.Region == testSpot.Region && o.InstanceType == testSpot.InstanceType && o.Market == catalog.Spot && o.Zone == testSpot.Zone {
+			live.Offers[i].PriceMicros *= 3
+			moved = live.Offers[i]
 		}
 	}
 	if moved.Cloud == "" {
-		t.Fatal("the catalog has no regional spot price for the test offer")
+		t.Fatal("the catalog has no spot price for the test offer's zone")
 	}
-	moved.Zone, moved.PriceMicros = testSpot.Zone, moved.PriceMicros*3
-	live.Offers = append(live.Offers, moved)
 
 	p := emulator(t, &live).provider(t, cat)
 	offers, err := p.Offers(context.Background())

@@ -145,12 +145,52 @@ func TestInstanceTypeInfoMatchesTheCatalog(t *testing.T) {
 			if int(aws.ToInt32(n.MaximumNetworkCards)) < efa || len(n.NetworkCards) != int(aws.ToInt32(n.MaximumNetworkCards)) || aws.ToString(n.NetworkPerformance) == "" {
 				t.Errorf("network %+v for %d EFAs", n, efa)
 			}
-			// EC2 publishes no sustained clock speed for some families and
-			// leaves it out there; every other type states one.
-			family, _, _ := strings.Cut(name, ".")
-			unclocked := slices.Contains([]string{"dl2q", "f2", "g4ad", "inf1", "inf2", "trn2"}, family)
-			if clock := aws.ToFloat64(it.ProcessorInfo.SustainedClockSpeedInGhz); aws.ToString(it.ProcessorInfo.Manufacturer) == "" || clock < 0 || (clock == 0) != unclocked || it.Hypervisor != types.InstanceTypeHypervisorNitro {
+			// EC2 states a sustained clock speed for every family the
+			// catalog sells.
+			if clock := aws.ToFloat64(it.ProcessorInfo.SustainedClockSpeedInGhz); aws.ToString(it.ProcessorInfo.Manufacturer) == "" || clock <= 0 || it.Hypervisor != types.InstanceTypeHypervisorNitro {
 				t.Errorf("processor %+v hypervisor %s", it.ProcessorInfo, it.Hypervisor)
+			}
+		})
+	}
+}
+
+// TestDescribeInstanceTypesPublishedSpecs checks types of the catalog's
+// wider families against EC2's published specifications, which a type
+// described from its family's defaults would miss: an Arm type's
+// architecture, boot and threads, a large size's network and storage.
+func TestDescribeInstanceTypesPublishedSpecs(t *testing.T) {
+	f := newFixture(t, sim.Config{})
+	c := f.client("us-east-1", 1)
+	tests := []struct {
+		name string
+		// want is arch, boot modes, cores and threads a core, network,
+		// interfaces, cards, addresses an interface, disks, EBS at most.
+		want string
+	}{
+		{name: "g5g.xlarge", want: "[arm64] [uefi] 4x1 | Up to 10 Gigabit 4/1/15 | [] | 4750 Mbps 20000 IOPS"},
+		{name: "g4dn.12xlarge", want: "[x86_64] [legacy-bios uefi] 24x2 | 50 Gigabit 8/1/30 | [1x900GB] | 9500 Mbps 40000 IOPS"},
+		{name: "dl1.24xlarge", want: "[x86_64] [legacy-bios] 48x2 | 4x 100 Gigabit 60/4/50 | [4x1000GB] | 19000 Mbps 80000 IOPS"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := c.DescribeInstanceTypes(context.Background(), &ec2.DescribeInstanceTypesInput{InstanceTypes: []types.InstanceType{types.InstanceType(tt.name)}})
+			if err != nil || len(out.InstanceTypes) != 1 {
+				t.Fatalf("DescribeInstanceTypes(%s): %v %+v", tt.name, err, out)
+			}
+			it := out.InstanceTypes[0]
+			var disks []string
+			if it.InstanceStorageInfo != nil {
+				for _, d := range it.InstanceStorageInfo.Disks {
+					disks = append(disks, fmt.Sprintf("%dx%dGB", aws.ToInt32(d.Count), aws.ToInt64(d.SizeInGB)))
+				}
+			}
+			n, e := it.NetworkInfo, it.EbsInfo.EbsOptimizedInfo
+			got := fmt.Sprintf("%v %v %dx%d | %s %d/%d/%d | %v | %d Mbps %d IOPS", it.ProcessorInfo.SupportedArchitectures, it.SupportedBootModes,
+				aws.ToInt32(it.VCpuInfo.DefaultCores), aws.ToInt32(it.VCpuInfo.DefaultThreadsPerCore),
+				aws.ToString(n.NetworkPerformance), aws.ToInt32(n.MaximumNetworkInterfaces), aws.ToInt32(n.MaximumNetworkCards), aws.ToInt32(n.Ipv4AddressesPerInterface),
+				disks, aws.ToInt32(e.MaximumBandwidthInMbps), aws.ToInt32(e.MaximumIops))
+			if got != tt.want {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
 			}
 		})
 	}
@@ -310,7 +350,15 @@ func TestDescribeInstanceTypeOfferingsByZoneID(t *testing.T) {
 	for _, o := range out.InstanceTypeOfferings {
 		got = append(got, aws.ToString(o.Location))
 	}
-	if want := []string{"use1-az1", "use1-az2", "use1-az3", "use1-az4", "use1-az5", "use1-az6"}; !slices.Equal(got, want) {
+	// The ids of the zones the catalog sells it in, as the region pairs
+	// its zones with ids.
+	r, _ := catalog.Default().Region(catalog.AWS, "us-east-1")
+	var want []string
+	for _, z := range catalogZones(t, "us-east-1", "g4dn.xlarge", catalog.OnDemand, catalog.Spot) {
+		want = append(want, r.ZoneIDs[slices.Index(r.Zones, z)])
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
 		t.Errorf("offered in %v, want %v", got, want)
 	}
 }

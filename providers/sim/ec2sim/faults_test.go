@@ -2,6 +2,8 @@ package ec2sim_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +19,18 @@ import (
 // TestFaultErrors drives each fault class through the SDK with retries off
 // and checks the code, status and message EC2 would answer with.
 func TestFaultErrors(t *testing.T) {
+	// A zone of eu-north-1 without p5.48xlarge spot, and those with it,
+	// which EC2 suggests instead.
+	p5Spot := catalogZones(t, "eu-north-1", "p5.48xlarge", catalog.Spot)
+	north, _ := catalog.Default().Region(catalog.AWS, "eu-north-1")
+	noP5Spot := slices.DeleteFunc(slices.Clone(north.Zones), func(z string) bool { return slices.Contains(p5Spot, z) })
+	if len(noP5Spot) == 0 {
+		t.Fatal("every zone of eu-north-1 sells p5.48xlarge as spot")
+	}
+	p5SpotPrice, ok := catalogPrice("us-east-1", "us-east-1a", "p5.48xlarge", catalog.Spot)
+	if !ok {
+		t.Fatal("the catalog has no p5.48xlarge spot price in us-east-1a")
+	}
 	tests := []struct {
 		name        string
 		setup       func(w *sim.World)
@@ -140,10 +154,10 @@ func TestFaultErrors(t *testing.T) {
 			name: "type not offered in the zone",
 			setup: func(w *sim.World) {
 			},
-			in:          spot(runInput("p5.48xlarge", "eu-north-1a", "")),
+			in:          spot(runInput("p5.48xlarge", noP5Spot[0], "")),
 			wantCode:    "Unsupported",
 			wantStatus:  400,
-			wantMessage: "Your requested instance type (p5.48xlarge) is not supported in your requested Availability Zone (eu-north-1a). Please retry your request by not specifying an Availability Zone or choosing eu-north-1b.",
+			wantMessage: "Your requested instance type (p5.48xlarge) is not supported in your requested Availability Zone (" + noP5Spot[0] + "). Please retry your request by not specifying an Availability Zone or choosing " + strings.Join(p5Spot, ", ") + ".",
 		},
 		{
 			name:        "spot price cap below the price",
@@ -151,7 +165,7 @@ func TestFaultErrors(t *testing.T) {
 			in:          spotWithMaxPrice(runInput("p5.48xlarge", "us-east-1a", ""), "12.5"),
 			wantCode:    "SpotMaxPriceTooLow",
 			wantStatus:  400,
-			wantMessage: "Your Spot request price of 12.500000 is lower than the minimum required Spot request fulfillment price of 30.330000.",
+			wantMessage: "Your Spot request price of 12.500000 is lower than the minimum required Spot request fulfillment price of " + fmt.Sprintf("%.6f", float64(p5SpotPrice)/1e6) + ".",
 		},
 	}
 	for _, tt := range tests {

@@ -24,9 +24,9 @@ import (
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
-// start is after the embedded catalog's FetchedAt, so spot prices carry
-// the catalog's date.
-var start = time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+// start is a day after the embedded catalog's FetchedAt, so spot prices
+// carry the catalog's date.
+var start = catalog.Default().FetchedAt.Add(24 * time.Hour)
 
 type fixture struct {
 	world *sim.World
@@ -64,6 +64,63 @@ func withoutSpot(t testing.TB, region, typ string) *catalog.Catalog {
 		t.Fatalf("the catalog sells no %s as spot in %s", typ, region)
 	}
 	return &cat
+}
+
+// catalogZones lists the zones of region, in the region's order, where
+// the embedded catalog has a row of typ on one of markets.
+func catalogZones(t testing.TB, region, typ string, markets ...catalog.Market) []string {
+	t.Helper()
+	r, ok := catalog.Default().Region(catalog.AWS, region)
+	if !ok {
+		t.Fatalf("the catalog has no region %s", region)
+	}
+	var out []string
+	for _, z := range r.Zones {
+		if slices.ContainsFunc(markets, func(m catalog.Market) bool { _, ok := catalogPrice(region, z, typ, m); return ok }) {
+			out = append(out, z)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("the catalog sells no %s %v in %s", typ, markets, region)
+	}
+	return out
+}
+
+// catalogPrice is the embedded catalog's price of typ on market in
+// a zone, from the zone's own row.
+func catalogPrice(region, zone, typ string, market catalog.Market) (int64, bool) {
+	for _, o := range catalog.Default().Offers {
+		if o.Cloud == catalog.AWS && o.Region == region && o.Zone == zone && o.InstanceType == typ && o.Market == market {
+			return o.PriceMicros, true
+		}
+	}
+	return 0, false
+}
+
+// catalogTypes lists, sorted, the types the embedded catalog has a row
+// of in a zone of region, on any market.
+func catalogTypes(region, zone string) []string {
+	var out []string
+	for _, o := range catalog.Default().Offers {
+		if o.Cloud == catalog.AWS && o.Region == region && o.Zone == zone && !slices.Contains(out, o.InstanceType) {
+			out = append(out, o.InstanceType)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// catalogSpotQuotes counts the zone and type pairs of region the
+// embedded catalog prices as spot: what DescribeSpotPriceHistory lists
+// once for each as its latest price.
+func catalogSpotQuotes(region string) int {
+	seen := map[[2]string]bool{}
+	for _, o := range catalog.Default().Offers {
+		if o.Cloud == catalog.AWS && o.Region == region && o.Zone != "" && o.Market == catalog.Spot && o.PriceMicros > 0 {
+			seen[[2]string{o.Zone, o.InstanceType}] = true
+		}
+	}
+	return len(seen)
 }
 
 func newFixture(t testing.TB, cfg sim.Config) *fixture {

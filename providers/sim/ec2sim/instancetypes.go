@@ -234,8 +234,11 @@ func renderType(d describedType) instanceTypeXML {
 	if h.legacy {
 		x.SupportedBootModes, x.NitroEnclavesSupport = []string{"legacy-bios"}, "unsupported"
 	}
-	if t.VCPUs < 2 {
-		x.VCpuInfo.DefaultThreadsPerCore, x.VCpuInfo.ValidThreadsPerCore = 1, []int{1}
+	if t.VCPUs < 2 || h.graviton {
+		x.VCpuInfo.DefaultCores, x.VCpuInfo.DefaultThreadsPerCore, x.VCpuInfo.ValidThreadsPerCore = max(t.VCPUs, 1), 1, []int{1}
+	}
+	if h.graviton {
+		x.ProcessorInfo.SupportedArchitectures, x.SupportedBootModes = []string{"arm64"}, []string{"uefi"}
 	}
 	if h.capacityBlocks && d.inRegion {
 		x.SupportedUsageClasses = append(x.SupportedUsageClasses, "capacity-block")

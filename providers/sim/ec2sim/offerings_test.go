@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -15,14 +16,60 @@ import (
 )
 
 func TestDescribeInstanceTypeOfferings(t *testing.T) {
-	f := newFixture(t, sim.Config{})
-	// Gone from one zone of us-east-1 and from every zone of eu-west-1.
-	f.world.SetOffered(catalog.AWS, "us-east-1a", "p5.48xlarge", false)
-	for _, z := range []string{"eu-west-1a", "eu-west-1b", "eu-west-1c"} {
+	// us-east-1 sells g6.12xlarge on demand only.
+	f := newFixture(t, sim.Config{Catalog: withoutSpot(t, "us-east-1", "g6.12xlarge")})
+	both := []catalog.Market{catalog.OnDemand, catalog.Spot}
+	// p5.48xlarge is gone from a zone of us-east-1 that sells another p5
+	// type, and g4dn.xlarge from every zone of eu-west-1.
+	p5Zone := ""
+	for _, z := range catalogZones(t, "us-east-1", "p5.48xlarge", both...) {
+		if slices.Contains(catalogZones(t, "us-east-1", "p5en.48xlarge", both...), z) {
+			p5Zone = z
+			break
+		}
+	}
+	if p5Zone == "" {
+		t.Fatal("no zone of us-east-1 sells both p5.48xlarge and p5en.48xlarge")
+	}
+	f.world.SetOffered(catalog.AWS, p5Zone, "p5.48xlarge", false)
+	euWest, _ := f.world.Region(catalog.AWS, "eu-west-1")
+	for _, z := range euWest.Zones {
 		f.world.SetOffered(catalog.AWS, z, "g4dn.xlarge", false)
+	}
+	// Another type eu-west-1 sells, which stays offered.
+	euWestOther := ""
+	for _, o := range catalog.Default().Offers {
+		if o.Cloud == catalog.AWS && o.Region == "eu-west-1" && o.InstanceType != "g4dn.xlarge" {
+			euWestOther = o.InstanceType
+			break
+		}
+	}
+	if euWestOther == "" {
+		t.Fatal("eu-west-1 sells nothing but g4dn.xlarge")
 	}
 	typeFilter := func(values ...string) []ec2types.Filter {
 		return []ec2types.Filter{{Name: aws.String("instance-type"), Values: values}}
+	}
+	located := func(typ string, zones ...string) []string {
+		var out []string
+		for _, z := range zones {
+			out = append(out, z+" "+typ)
+		}
+		return out
+	}
+	var p5Others []string
+	for _, typ := range catalogTypes("us-east-1", p5Zone) {
+		if strings.HasPrefix(typ, "p5") && typ != "p5.48xlarge" {
+			p5Others = append(p5Others, p5Zone+" "+typ)
+		}
+	}
+	onDemandOnly := catalogZones(t, "us-east-1", "g6.12xlarge", catalog.OnDemand)[0]
+	northP5 := catalogZones(t, "eu-north-1", "p5.48xlarge", both...)
+	if !slices.ContainsFunc(northP5, func(z string) bool {
+		_, spot := catalogPrice("eu-north-1", z, "p5.48xlarge", catalog.Spot)
+		return !spot
+	}) {
+		t.Fatal("every zone of eu-north-1 that sells p5.48xlarge sells it as spot too")
 	}
 
 	tests := []struct {
@@ -36,29 +83,31 @@ func TestDescribeInstanceTypeOfferings(t *testing.T) {
 			name:   "zones, one type",
 			region: "us-east-1",
 			in:     &ec2.DescribeInstanceTypeOfferingsInput{LocationType: ec2types.LocationTypeAvailabilityZone, Filters: typeFilter("p5.48xlarge")},
-			want:   []string{"us-east-1b p5.48xlarge", "us-east-1c p5.48xlarge", "us-east-1d p5.48xlarge", "us-east-1e p5.48xlarge", "us-east-1f p5.48xlarge"},
+			want: located("p5.48xlarge", slices.DeleteFunc(catalogZones(t, "us-east-1", "p5.48xlarge", both...), func(z string) bool {
+				return z == p5Zone
+			})...),
 		},
 		{
 			name:   "one zone, types by wildcard",
 			region: "us-east-1",
 			in: &ec2.DescribeInstanceTypeOfferingsInput{LocationType: ec2types.LocationTypeAvailabilityZone, Filters: []ec2types.Filter{
-				{Name: aws.String("location"), Values: []string{"us-east-1a"}},
+				{Name: aws.String("location"), Values: []string{p5Zone}},
 				{Name: aws.String("instance-type"), Values: []string{"p5*"}},
 			}},
-			want: []string{"us-east-1a p5en.48xlarge"},
+			want: p5Others,
 		},
 		{
 			name:   "a type sold on-demand only is offered",
 			region: "us-east-1",
 			in: &ec2.DescribeInstanceTypeOfferingsInput{LocationType: ec2types.LocationTypeAvailabilityZone, Filters: append(typeFilter("g6.12xlarge"),
-				ec2types.Filter{Name: aws.String("location"), Values: []string{"us-east-1c"}})},
-			want: []string{"us-east-1c g6.12xlarge"},
+				ec2types.Filter{Name: aws.String("location"), Values: []string{onDemandOnly}})},
+			want: []string{onDemandOnly + " g6.12xlarge"},
 		},
 		{
 			name:   "a zone that sells a type on-demand only offers it",
 			region: "eu-north-1",
 			in:     &ec2.DescribeInstanceTypeOfferingsInput{LocationType: ec2types.LocationTypeAvailabilityZone, Filters: typeFilter("p5.48xlarge")},
-			want:   []string{"eu-north-1a p5.48xlarge", "eu-north-1b p5.48xlarge", "eu-north-1c p5.48xlarge"},
+			want:   located("p5.48xlarge", northP5...),
 		},
 		{
 			name:   "the region, while one of its zones offers it",
@@ -69,8 +118,8 @@ func TestDescribeInstanceTypeOfferings(t *testing.T) {
 		{
 			name:   "the region, once no zone offers it",
 			region: "eu-west-1",
-			in:     &ec2.DescribeInstanceTypeOfferingsInput{LocationType: ec2types.LocationTypeRegion, Filters: typeFilter("g4dn.xlarge", "g6.2xlarge")},
-			want:   []string{"eu-west-1 g6.2xlarge"},
+			in:     &ec2.DescribeInstanceTypeOfferingsInput{LocationType: ec2types.LocationTypeRegion, Filters: typeFilter("g4dn.xlarge", euWestOther)},
+			want:   []string{"eu-west-1 " + euWestOther},
 		},
 		{
 			name:   "another region's zone",

@@ -215,7 +215,14 @@ func isType[E error](err error) bool {
 func TestListServiceQuotas(t *testing.T) {
 	f := newFixture(t, sim.Config{Quota: 32})
 	f.world.SetQuota(catalog.AWS, "us-east-1", "L-DB2E81BA", 512)
-	all := map[string]float64{"L-3819A6DF": 32, "L-417A185B": 32, "L-7212CCBC": 32, "L-DB2E81BA": 512}
+	// Every EC2 quota the catalog names, at the world's default but one.
+	all := map[string]float64{}
+	for _, q := range catalog.Default().Quotas {
+		if q.Cloud == catalog.AWS {
+			all[q.Name] = 32
+		}
+	}
+	all["L-DB2E81BA"] = 512
 
 	tests := []struct {
 		name      string
@@ -225,8 +232,8 @@ func TestListServiceQuotas(t *testing.T) {
 		wantPages int
 	}{
 		{name: "every quota, one page", region: "us-east-1", in: &servicequotas.ListServiceQuotasInput{}, want: all, wantPages: 1},
-		{name: "pages of one", region: "us-east-1", in: &servicequotas.ListServiceQuotasInput{MaxResults: aws.Int32(1)}, want: all, wantPages: 4},
-		{name: "pages of three", region: "us-east-1", in: &servicequotas.ListServiceQuotasInput{MaxResults: aws.Int32(3)}, want: all, wantPages: 2},
+		{name: "pages of one", region: "us-east-1", in: &servicequotas.ListServiceQuotasInput{MaxResults: aws.Int32(1)}, want: all, wantPages: len(all)},
+		{name: "pages of three", region: "us-east-1", in: &servicequotas.ListServiceQuotasInput{MaxResults: aws.Int32(3)}, want: all, wantPages: (len(all) + 2) / 3},
 		{name: "one quota code", region: "us-east-1", in: &servicequotas.ListServiceQuotasInput{QuotaCode: aws.String("L-DB2E81BA")}, want: map[string]float64{"L-DB2E81BA": 512}, wantPages: 1},
 		{name: "another region", region: "eu-west-1", in: &servicequotas.ListServiceQuotasInput{QuotaCode: aws.String("L-DB2E81BA")}, want: map[string]float64{"L-DB2E81BA": 32}, wantPages: 1},
 		{name: "resource-level values", region: "us-east-1", in: &servicequotas.ListServiceQuotasInput{QuotaAppliedAtLevel: sqtypes.AppliedLevelEnumResource}, want: map[string]float64{}, wantPages: 1},

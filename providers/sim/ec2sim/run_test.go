@@ -46,7 +46,7 @@ func TestRunInstances(t *testing.T) {
 			name:          "spot, placed where the catalog has a spot price",
 			region:        "eu-north-1",
 			in:            spot(runInput("p5.48xlarge", "", "tok-c")),
-			wantZone:      "eu-north-1b",
+			wantZone:      catalogZones(t, "eu-north-1", "p5.48xlarge", catalog.Spot)[0],
 			wantCount:     1,
 			wantLifecycle: types.InstanceLifecycleTypeSpot,
 		},

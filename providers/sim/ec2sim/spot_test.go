@@ -3,6 +3,7 @@ package ec2sim_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,13 +12,47 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 func TestDescribeSpotPriceHistory(t *testing.T) {
-	f := newFixture(t, sim.Config{})
+	// us-east-1 sells g6.12xlarge on demand only, and prices p5.48xlarge
+	// spot with one row for the whole region, which the embedded catalog,
+	// with a row per zone, need not have.
+	cat := withoutSpot(t, "us-east-1", "g6.12xlarge")
+	regional := catalog.Offer{}
+	cat.Offers = slices.DeleteFunc(cat.Offers, func(o catalog.Offer) bool {
+		if o.Cloud == catalog.AWS && o.Region == "us-east-1" && o.InstanceType == "p5.48xlarge" && o.Market == catalog.Spot {
+			regional = o
+			return true
+		}
+		return false
+	})
+	regional.Zone, regional.PriceMicros = "", 31_000_000
+	cat.Offers = append(cat.Offers, regional)
+	f := newFixture(t, sim.Config{Catalog: cat})
 	fetched := f.world.Catalog().FetchedAt
 	linux := []string{"Linux/UNIX"}
 	now := aws.Time(start)
+	every := map[string]string{}
+	east, _ := cat.Region(catalog.AWS, "us-east-1")
+	for _, z := range east.Zones {
+		every[z] = "31.000000"
+	}
+	// The catalog's rows of a type, by zone, as EC2 writes prices.
+	rows := func(region, typ string) map[string]string {
+		out := map[string]string{}
+		for _, z := range catalogZones(t, region, typ, catalog.Spot) {
+			p, _ := catalogPrice(region, z, typ, catalog.Spot)
+			out[z] = fmt.Sprintf("%.6f", float64(p)/1e6)
+		}
+		return out
+	}
+	g4dnZones := catalogZones(t, "us-east-1", "g4dn.xlarge", catalog.Spot)
+	if len(g4dnZones) < 2 {
+		t.Fatalf("us-east-1 sells g4dn.xlarge as spot in %v, want two zones", g4dnZones)
+	}
+	one, other := g4dnZones[len(g4dnZones)-1], g4dnZones[len(g4dnZones)-2]
 
 	tests := []struct {
 		name   string
@@ -30,30 +65,27 @@ func TestDescribeSpotPriceHistory(t *testing.T) {
 			name:   "a regional row prices every zone",
 			region: "us-east-1",
 			in:     &ec2.DescribeSpotPriceHistoryInput{InstanceTypes: []types.InstanceType{"p5.48xlarge"}, ProductDescriptions: linux, StartTime: now},
-			want: map[string]string{
-				"us-east-1a": "30.330000", "us-east-1b": "30.330000", "us-east-1c": "30.330000",
-				"us-east-1d": "30.330000", "us-east-1e": "30.330000", "us-east-1f": "30.330000",
-			},
+			want:   every,
 		},
 		{
 			name:   "a zone row prices only its zone",
 			region: "eu-north-1",
 			in:     &ec2.DescribeSpotPriceHistoryInput{InstanceTypes: []types.InstanceType{"p5.48xlarge"}, ProductDescriptions: linux},
-			want:   map[string]string{"eu-north-1b": "28.530000"},
+			want:   rows("eu-north-1", "p5.48xlarge"),
 		},
 		{
 			name:   "one zone",
 			region: "us-east-1",
-			in:     &ec2.DescribeSpotPriceHistoryInput{InstanceTypes: []types.InstanceType{"g4dn.xlarge"}, AvailabilityZone: aws.String("us-east-1c")},
-			want:   map[string]string{"us-east-1c": "0.201000"},
+			in:     &ec2.DescribeSpotPriceHistoryInput{InstanceTypes: []types.InstanceType{"g4dn.xlarge"}, AvailabilityZone: aws.String(one)},
+			want:   map[string]string{one: rows("us-east-1", "g4dn.xlarge")[one]},
 		},
 		{
 			name:   "a zone filter",
 			region: "us-east-1",
 			in: &ec2.DescribeSpotPriceHistoryInput{InstanceTypes: []types.InstanceType{"g4dn.xlarge"}, Filters: []types.Filter{
-				{Name: aws.String("availability-zone"), Values: []string{"us-east-1d"}},
+				{Name: aws.String("availability-zone"), Values: []string{other}},
 			}},
-			want: map[string]string{"us-east-1d": "0.201000"},
+			want: map[string]string{other: rows("us-east-1", "g4dn.xlarge")[other]},
 		},
 		{
 			name:   "no Windows prices",
@@ -115,9 +147,9 @@ func TestDescribeSpotPriceHistoryPaging(t *testing.T) {
 			seen[key] = true
 		}
 	}
-	// us-east-1 sells 10 types as spot, in each of its 6 zones.
-	if len(seen) != 60 || pages != 9 {
-		t.Errorf("listed %d prices in %d pages, want 60 in 9", len(seen), pages)
+	// One latest price for each zone and type the catalog prices as spot.
+	if want := catalogSpotQuotes("us-east-1"); len(seen) != want || pages != (want+6)/7 {
+		t.Errorf("listed %d prices in %d pages, want %d in %d", len(seen), pages, want, (want+6)/7)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/providers/sim/ec2sim"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // historyFixture is a front whose spot prices have a seeded past.
@@ -96,18 +97,23 @@ func TestSpotHistoryPagesEveryPointOnceNewestFirst(t *testing.T) {
 
 	// Per zone and type: a few changes a day within ±15 % of the catalog's
 	// price, which holds from the catalog's date.
-	catalogPrice := map[types.InstanceType]int64{"g4dn.xlarge": 201_000, "p5.48xlarge": 30_330_000}
+	rowPrice := map[string]int64{}
+	for _, typ := range []string{"g4dn.xlarge", "p5.48xlarge"} {
+		for _, z := range catalogZones(t, "us-east-1", typ, catalog.Spot) {
+			rowPrice[z+"/"+typ], _ = catalogPrice("us-east-1", z, typ, catalog.Spot)
+		}
+	}
 	series := map[string][]types.SpotPrice{}
 	for _, p := range whole {
 		k := aws.ToString(p.AvailabilityZone) + "/" + string(p.InstanceType)
 		series[k] = append(series[k], p)
 	}
-	if len(series) != 12 {
-		t.Fatalf("%d series, want 2 types in 6 zones", len(series))
+	if len(series) != len(rowPrice) {
+		t.Fatalf("%d series, want one for each of the catalog's %d zone rows", len(series), len(rowPrice))
 	}
 	for k, s := range series {
 		latest := s[0]
-		if !aws.ToTime(latest.Timestamp).Equal(fetched) || micros(t, latest) != catalogPrice[latest.InstanceType] {
+		if !aws.ToTime(latest.Timestamp).Equal(fetched) || micros(t, latest) != rowPrice[k] {
 			t.Errorf("%s: latest point %s at %v, want the catalog's price at %v", k, aws.ToString(latest.SpotPrice), latest.Timestamp, fetched)
 		}
 		if n := len(s); n < 3*3 || n > 3*4+2 {
@@ -117,7 +123,7 @@ func TestSpotHistoryPagesEveryPointOnceNewestFirst(t *testing.T) {
 		if !oldest.Before(fetched.Add(-72*time.Hour)) || oldest.Before(fetched.Add(-78*time.Hour)) {
 			t.Errorf("%s: oldest point at %v, want the one in force 72 hours before %v", k, oldest, fetched)
 		}
-		base := catalogPrice[latest.InstanceType]
+		base := rowPrice[k]
 		for _, p := range s {
 			if m := micros(t, p); m <= 0 || m < base*85/100-100 || m > base*115/100+100 {
 				t.Errorf("%s: %s is more than 15 %% from %d micros", pointKey(p), aws.ToString(p.SpotPrice), base)
@@ -127,8 +133,12 @@ func TestSpotHistoryPagesEveryPointOnceNewestFirst(t *testing.T) {
 			}
 		}
 	}
-	if aws.ToString(series["us-east-1a/g4dn.xlarge"][1].SpotPrice) == aws.ToString(series["us-east-1b/g4dn.xlarge"][1].SpotPrice) &&
-		aws.ToTime(series["us-east-1a/g4dn.xlarge"][1].Timestamp).Equal(aws.ToTime(series["us-east-1b/g4dn.xlarge"][1].Timestamp)) {
+	g4dnZones := catalogZones(t, "us-east-1", "g4dn.xlarge", catalog.Spot)
+	if len(g4dnZones) < 2 {
+		t.Fatalf("us-east-1 sells g4dn.xlarge as spot in %v, want two zones", g4dnZones)
+	}
+	a, b := series[g4dnZones[0]+"/g4dn.xlarge"], series[g4dnZones[1]+"/g4dn.xlarge"]
+	if aws.ToString(a[1].SpotPrice) == aws.ToString(b[1].SpotPrice) && aws.ToTime(a[1].Timestamp).Equal(aws.ToTime(b[1].Timestamp)) {
 		t.Error("two zones share one past")
 	}
 
@@ -174,8 +184,8 @@ func TestSpotHistoryStartingNowIsTheLatestPrice(t *testing.T) {
 	in := &ec2.DescribeSpotPriceHistoryInput{ProductDescriptions: []string{"Linux/UNIX"}, StartTime: aws.Time(start)}
 	plain, _ := listAll(t, newFixture(t, sim.Config{}).client("us-east-1", 1), in)
 	with, _ := listAll(t, historyFixture(t, 1).client("us-east-1", 1), in)
-	if len(plain) != 60 {
-		t.Fatalf("%d latest prices, want 60", len(plain))
+	if want := catalogSpotQuotes("us-east-1"); len(plain) != want {
+		t.Fatalf("%d latest prices, want one for each of the catalog's %d zone and type pairs", len(plain), want)
 	}
 	if fmt.Sprint(keys(with)) != fmt.Sprint(keys(plain)) {
 		t.Errorf("with a past, the latest prices are\n%v\nwithout\n%v", keys(with), keys(plain))
@@ -188,7 +198,9 @@ func TestSpotHistoryWindowsAndFilters(t *testing.T) {
 	c := f.client("us-east-1", 1)
 	day := func(n int) *time.Time { return aws.Time(fetched.Add(time.Duration(n) * 24 * time.Hour)) }
 	g4dn := []types.InstanceType{"g4dn.xlarge"}
-	all, _ := listAll(t, c, &ec2.DescribeSpotPriceHistoryInput{InstanceTypes: g4dn, AvailabilityZone: aws.String("us-east-1c"), StartTime: day(-10)})
+	zone := catalogZones(t, "us-east-1", "g4dn.xlarge", catalog.Spot)[0]
+	price, _ := catalogPrice("us-east-1", zone, "g4dn.xlarge", catalog.Spot)
+	all, _ := listAll(t, c, &ec2.DescribeSpotPriceHistoryInput{InstanceTypes: g4dn, AvailabilityZone: aws.String(zone), StartTime: day(-10)})
 	if len(all) < 30 {
 		t.Fatalf("%d points in 10 days", len(all))
 	}
@@ -220,24 +232,24 @@ func TestSpotHistoryWindowsAndFilters(t *testing.T) {
 	}{
 		{
 			name: "a window of two days",
-			in:   &ec2.DescribeSpotPriceHistoryInput{InstanceTypes: g4dn, AvailabilityZone: aws.String("us-east-1c"), StartTime: day(-5), EndTime: day(-3)},
+			in:   &ec2.DescribeSpotPriceHistoryInput{InstanceTypes: g4dn, AvailabilityZone: aws.String(zone), StartTime: day(-5), EndTime: day(-3)},
 			want: window(*day(-5), *day(-3)),
 		},
 		{
 			name: "a window that starts at a change",
-			in:   &ec2.DescribeSpotPriceHistoryInput{InstanceTypes: g4dn, AvailabilityZone: aws.String("us-east-1c"), StartTime: aws.Time(mid), EndTime: day(-1)},
+			in:   &ec2.DescribeSpotPriceHistoryInput{InstanceTypes: g4dn, AvailabilityZone: aws.String(zone), StartTime: aws.Time(mid), EndTime: day(-1)},
 			want: window(mid, *day(-1)),
 		},
 		{
 			name: "an end in the future is now",
-			in:   &ec2.DescribeSpotPriceHistoryInput{InstanceTypes: g4dn, AvailabilityZone: aws.String("us-east-1c"), StartTime: day(-10), EndTime: day(30)},
+			in:   &ec2.DescribeSpotPriceHistoryInput{InstanceTypes: g4dn, AvailabilityZone: aws.String(zone), StartTime: day(-10), EndTime: day(30)},
 			want: keys(all),
 		},
 		{
 			name: "a spot-price filter",
 			in: &ec2.DescribeSpotPriceHistoryInput{InstanceTypes: g4dn, StartTime: day(-10), Filters: []types.Filter{
 				{Name: aws.String("spot-price"), Values: []string{aws.ToString(probe.SpotPrice)}},
-				{Name: aws.String("availability-zone"), Values: []string{"us-east-1c"}},
+				{Name: aws.String("availability-zone"), Values: []string{zone}},
 			}},
 			want: keysWhere(all, func(p types.SpotPrice) bool { return aws.ToString(p.SpotPrice) == aws.ToString(probe.SpotPrice) }),
 		},
@@ -262,7 +274,7 @@ func TestSpotHistoryWindowsAndFilters(t *testing.T) {
 		},
 		{
 			name: "a timestamp filter in the documentation's form",
-			in: &ec2.DescribeSpotPriceHistoryInput{InstanceTypes: g4dn, AvailabilityZone: aws.String("us-east-1c"), StartTime: day(-10), Filters: []types.Filter{
+			in: &ec2.DescribeSpotPriceHistoryInput{InstanceTypes: g4dn, AvailabilityZone: aws.String(zone), StartTime: day(-10), Filters: []types.Filter{
 				{Name: aws.String("timestamp"), Values: []string{aws.ToTime(probe.Timestamp).Format("Mon Jan 02 15:04:05 UTC 2006")}},
 			}},
 			want: keys([]types.SpotPrice{probe}),
@@ -286,7 +298,7 @@ func TestSpotHistoryWindowsAndFilters(t *testing.T) {
 			}
 		})
 	}
-	if !slices.ContainsFunc(all, func(p types.SpotPrice) bool { return aws.ToString(p.SpotPrice) != "0.201000" }) {
+	if !slices.ContainsFunc(all, func(p types.SpotPrice) bool { return micros(t, p) != price }) {
 		t.Error("the past never strays from the catalog's price")
 	}
 }
