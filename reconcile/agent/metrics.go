@@ -86,16 +86,18 @@ func (m *Metrics) addRepo(repo string, now time.Time) {
 // metrics from it. Only a success, a run that converged, moves the last
 // success timestamp.
 func (m *Metrics) recordRun(repo, result string, took time.Duration, res *reconcile.Result, now time.Time) {
-	m.runs.WithLabelValues(repo, result).Inc()
-	m.duration.WithLabelValues(repo).Observe(took.Seconds())
-	if result == resultSuccess {
-		m.lastSuccess.WithLabelValues(repo).Set(float64(now.UnixNano()) / 1e9)
-	}
 	// A run stopped before it read the repository (clone failed, lock
 	// held) says nothing new about the fleets: keep what the last one said.
+	// The fleets go first and the run's count last, so that a scrape that
+	// sees the run counted sees what it left.
 	if res != nil && res.Revision != "" {
 		m.fleets.set(repo, snapshotOf(res))
 	}
+	if result == resultSuccess {
+		m.lastSuccess.WithLabelValues(repo).Set(float64(now.UnixNano()) / 1e9)
+	}
+	m.duration.WithLabelValues(repo).Observe(took.Seconds())
+	m.runs.WithLabelValues(repo, result).Inc()
 }
 
 // fleetCollector exposes the fleet metrics from the status each
