@@ -98,9 +98,16 @@ type DiffOptions struct {
 type Changes struct {
 	// Actions in the order to apply them: creates, then deletes.
 	Actions []Action `json:"actions"`
-	// Refused deletions, with the reason in Refusal.
+	// Refused deletions, with the reason in Refusal: a circuit breaker a
+	// reviewed change trips, holding back the whole change.
 	Refused []Action `json:"refused,omitempty"`
 	Refusal string   `json:"refusal,omitempty"`
+	// Deferred are the deletions of live nodes a disruption budget holds
+	// for later runs, with the creates that would replace them (a move is
+	// made before it breaks, chunk by chunk); Deferral says which budget.
+	// Creates that replace nothing are never deferred.
+	Deferred []Action `json:"deferred,omitempty"`
+	Deferral string   `json:"deferral,omitempty"`
 	// Orphans are instances of fleets removed from the repository, left
 	// alone because pruning is off.
 	Orphans []Instance `json:"orphans,omitempty"`
