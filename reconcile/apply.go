@@ -24,6 +24,9 @@ func (r *run) apply(ctx context.Context) error {
 	if r.opts.DryRun {
 		return nil
 	}
+	if err := r.checkSecrets(); err != nil {
+		return err
+	}
 	for round := 1; round <= r.opts.Rounds; round++ {
 		actions := r.applicable(r.report.Changes.Actions)
 		if len(actions) == 0 {

@@ -1,6 +1,8 @@
 package reconcile
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -91,26 +93,56 @@ func TestABootstrapChangeReplacesTheNodes(t *testing.T) {
 		}
 	}
 
-	// Without the secret, nothing is launched, and the error says which.
-	t.Setenv(schema.SecretEnvPrefix+"JOIN_TOKEN", "")
-	e.Push("fleets/serve.cue", strings.Replace(string(bootFleet["fleets/serve.cue"].Data), "nodes: 4", "nodes: 6", 1), "two more")
-	// An empty variable is a value; an unset one is not.
-	e.mustRun(nil)
-	t.Setenv(schema.SecretEnvPrefix+"JOIN_TOKEN", "x")
-	e.Push("fleets/serve.cue", strings.Replace(string(bootFleet["fleets/serve.cue"].Data), "nodes: 4", "nodes: 8", 1), "two more again")
-	unsetenv(t, schema.SecretEnvPrefix+"JOIN_TOKEN")
-	res = e.mustRun(nil)
-	if OutcomeOf(res, nil) != NotConverged {
-		t.Errorf("a run without its secret ended %s", OutcomeOf(res, nil))
-	}
-	found := false
-	for _, why := range res.NotConverged {
-		if strings.Contains(why, "secret JOIN_TOKEN is not set") {
-			found = true
+	// Without the secret, nothing is launched, and the run says so once,
+	// naming the secret and the workload, before any call: an empty or a
+	// short value is refused alike, for it could not be masked.
+	before := len(e.World.Instances())
+	for i, value := range []string{"", "x", "unset"} {
+		if value == "unset" {
+			unsetenv(t, schema.SecretEnvPrefix+"JOIN_TOKEN")
+		} else {
+			t.Setenv(schema.SecretEnvPrefix+"JOIN_TOKEN", value)
+		}
+		e.Push("fleets/serve.cue", strings.Replace(string(bootFleet["fleets/serve.cue"].Data), "nodes: 4", fmt.Sprintf("nodes: %d", 6+2*i), 1), "more nodes")
+		res, err := e.run(nil)
+		var unset *UnsetSecretsError
+		if !errors.As(err, &unset) || OutcomeOf(res, err) != Failed {
+			t.Fatalf("secret %q: the run ended %s with %v, want an UnsetSecretsError", value, OutcomeOf(res, err), err)
+		}
+		want := fmt.Sprintf("secret JOIN_TOKEN is not set (export GPUFLEET_SECRET_JOIN_TOKEN of at least 8 bytes), needed by serve/chat (%d nodes)", 2+2*i)
+		if !strings.Contains(err.Error(), want) || strings.Count(err.Error(), "JOIN_TOKEN is not set") != 1 {
+			t.Errorf("secret %q: %v\nwant it once: %s", value, err, want)
+		}
+		if n := len(e.World.Instances()); n != before {
+			t.Errorf("secret %q: %d instances after the refused run, %d before", value, n, before)
+		}
+		for _, a := range res.Applied {
+			t.Errorf("secret %q: the refused run applied %+v", value, a)
 		}
 	}
-	if !found {
-		t.Errorf("no reason names the missing secret: %v", res.NotConverged)
+}
+
+// A plan says which secrets the apply of its creates needs when they are
+// not set where it is made, so a pull request shows it before a merge.
+func TestAPlanWarnsOfUnsetSecrets(t *testing.T) {
+	unsetenv(t, schema.SecretEnvPrefix+"JOIN_TOKEN")
+	e := newEnvFrom(t, sim.Config{Seed: 3}, bootFleet)
+	res := e.mustRun(func(o *Options) { o.DryRun = true })
+	warned := 0
+	for _, w := range res.Report.Plan.Warnings {
+		if strings.Contains(w, "secret JOIN_TOKEN is not set") && strings.Contains(w, "serve/chat (4 nodes)") {
+			warned++
+		}
+	}
+	if warned != 1 {
+		t.Errorf("warnings %q: want one naming JOIN_TOKEN and serve/chat", res.Report.Plan.Warnings)
+	}
+	t.Setenv(schema.SecretEnvPrefix+"JOIN_TOKEN", "tok-canary-91")
+	res = e.mustRun(func(o *Options) { o.DryRun = true })
+	for _, w := range res.Report.Plan.Warnings {
+		if strings.Contains(w, "JOIN_TOKEN") {
+			t.Errorf("a plan with the secret set warns: %s", w)
+		}
 	}
 }
 

@@ -65,6 +65,11 @@ type HeldError struct {
 }
 
 func (e *HeldError) Error() string {
+	// unlock frees an expired lock as it is and a live one only with
+	// --force: say the command that will work.
+	if e.Until.After(e.Now) {
+		return e.describe() + ". If that reconciler is no longer running, `gpufleet unlock --force` frees the lock now"
+	}
 	return e.describe() + ". If that reconciler is no longer running, `gpufleet unlock` frees the lock now"
 }
 

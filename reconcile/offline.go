@@ -47,6 +47,9 @@ func PlanOffline(in OfflineInput) (*planner.Report, error) {
 	}
 	plan.Warnings = append(slices.Clone(in.Warnings), plan.Warnings...)
 	report := planner.NewReport(plan, planner.Diff(plan, in.Observed, opts))
+	if w := secretsWarning(in.Repo, report.Changes.Actions, envSecret); w != "" {
+		report.Plan.Warnings = append(report.Plan.Warnings, w)
+	}
 	for _, fl := range in.Repo.Fleets {
 		if fl.Suspended {
 			report.Suspended = append(report.Suspended, fl.Name)

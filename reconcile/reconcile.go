@@ -555,6 +555,9 @@ func (r *run) replan() error {
 		Retired:      r.state.RetiredTokens(r.now),
 	})
 	r.report = planner.NewReport(plan, changes)
+	if w := secretsWarning(r.repo, changes.Actions, envSecret); w != "" {
+		r.report.Plan.Warnings = append(r.report.Plan.Warnings, w)
+	}
 	if r.result.Report == nil {
 		r.result.Report = r.report
 	}

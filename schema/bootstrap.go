@@ -246,6 +246,20 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 	return b.Buffer.Write(p)
 }
 
+// UnsetSecrets lists the secrets the bootstrap declares that lookup gives
+// no usable value for: not set, or too short to be kept out of what
+// gpufleet writes. A launch would fail on each of them, so a run checks
+// them before it launches anything.
+func (b *Bootstrap) UnsetSecrets(lookup func(name string) (string, bool)) []string {
+	var out []string
+	for _, name := range b.Secrets {
+		if v, ok := lookup(name); !ok || len(v) < redact.MinLen {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // Render renders a bootstrap for one node, with each secret it declares
 // read by lookup (the environment, GPUFLEET_SECRET_<NAME>, in gpufleet).
 // The result holds the secrets' values, so it goes to the cloud only. An

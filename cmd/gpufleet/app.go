@@ -189,20 +189,26 @@ func outputFormat(value string, allowed ...string) error {
 	return fmt.Errorf("-o must be one of %v, not %q", allowed, value)
 }
 
-// terraformFlags spells -out as --out: Terraform users write plan -out
-// FILE, which the flag parser would read as -o ut.
+// terraformFlags spells the long flags Terraform users write with one dash
+// (plan -out FILE, -detailed-exitcode) with two, which the flag parser
+// would otherwise read as clusters of one-letter flags (-o ut).
 func terraformFlags(args []string) []string {
 	out := slices.Clone(args)
 	for i, arg := range out {
-		switch {
-		case arg == "--":
+		if arg == "--" {
 			return out
-		case arg == "-out" || strings.HasPrefix(arg, "-out="):
+		}
+		name, _, _ := strings.Cut(strings.TrimPrefix(arg, "-"), "=")
+		if strings.HasPrefix(arg, "-") && !strings.HasPrefix(arg, "--") && slices.Contains(oneDashFlags, name) {
 			out[i] = "-" + arg
 		}
 	}
 	return out
 }
+
+// oneDashFlags are the long flags also spelt with one dash, as Terraform
+// spells them.
+var oneDashFlags = []string{"out", "detailed-exitcode"}
 
 // wantsJSON is whether a command was asked for JSON output.
 func wantsJSON(cmd *cobra.Command) bool {

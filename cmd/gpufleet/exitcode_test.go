@@ -25,6 +25,7 @@ func TestExitCodes(t *testing.T) {
 		want int
 	}{
 		{"plan with changes", []string{"plan", "--repo", "../../examples/fleet-repo", "--detailed-exitcode"}, 2},
+		{"plan with changes, Terraform's one-dash flag", []string{"plan", "--repo", "../../examples/fleet-repo", "-detailed-exitcode"}, 2},
 		{"plan with changes, no flag", []string{"plan", "--repo", "../../examples/fleet-repo"}, 0},
 		{"plan with nothing to do", []string{"plan", "--repo", "../../examples/fleet-repo", "--observed", "../../testdata/observed/fleet-repo-converged.json", "--detailed-exitcode"}, 0},
 		{"plan of a broken repository", []string{"plan", "--repo", "../../testdata", "--detailed-exitcode"}, 1},

@@ -57,9 +57,6 @@ With --detailed-exitcode the exit status is 0 when there is nothing to do,
 				return err
 			}
 			f.catalogExplicit = cmd.Flags().Changed("catalog") || os.Getenv("GPUFLEET_CATALOG") != ""
-			if f.base != "" && len(f.fleets) > 0 {
-				return errors.New("--fleet narrows a plan to apply; a pull request's plan (--base) shows every fleet it changes")
-			}
 			if f.base != "" {
 				if f.out != "" {
 					return errors.New("-out saves a plan to apply; a pull request's plan (--base) is for review: plan -out on the merged commit")
@@ -71,7 +68,7 @@ With --detailed-exitcode the exit status is 0 when there is nothing to do,
 	}
 	cmd.Flags().StringVar(&f.repo, "repo", envOr("GPUFLEET_REPO", "."), "fleet repository directory [GPUFLEET_REPO]")
 	cmd.Flags().StringVar(&f.base, "base", "", "revision to compare with, e.g. the pull request's base commit")
-	cmd.Flags().StringArrayVar(&f.fleets, "fleet", nil, "plan only this fleet's actions (all fleets are still placed together); repeat for several")
+	cmd.Flags().StringArrayVar(&f.fleets, "fleet", nil, "plan only this fleet's actions (all fleets are still placed together); with --base, compare only this fleet; repeat for several")
 	cmd.Flags().StringVar(&f.out, "out", "", "save the plan to this file, for gpufleet apply FILE (also spelt -out)")
 	cmd.Flags().StringVar(&f.observed, "observed", "", "JSON file listing the instances that run now; the status files when empty")
 	cmd.Flags().StringVar(&f.catalogFile, "catalog", envOr("GPUFLEET_CATALOG", defaultCatalogPath), "price catalog file, as gpufleet catalog refresh writes it; the embedded snapshot when it is missing or older [GPUFLEET_CATALOG]")
@@ -164,6 +161,15 @@ func (a *app) plan(f planFlags) error {
 	if err := a.writeReport(report, f.output); err != nil {
 		return err
 	}
+	if f.out != "" {
+		// Where the plan went, and what runs it, after the plan itself;
+		// beside JSON on stdout it goes to stderr.
+		w := a.stdout
+		if f.output == "json" {
+			w = a.stderr
+		}
+		fmt.Fprintf(w, "\nSaved the plan to %s. To apply exactly these actions: gpufleet apply %s\n", f.out, shellQuote(f.out))
+	}
 	if creates, deletes := report.Changes.Counts(); f.detailed && (creates+deletes > 0 || len(report.Changes.Refused) > 0) {
 		return exitCode(2)
 	}
@@ -207,11 +213,22 @@ func (a *app) review(f planFlags) error {
 		if head, err = planReport(headRepo, pc); err != nil {
 			return err
 		}
+		if len(f.fleets) > 0 {
+			if err := knownFleets(headRepo, f.fleets); err != nil {
+				return err
+			}
+			head = head.Only(f.fleets)
+		}
 	}
 	var base *planner.Plan
 	if baseRepo != nil {
 		if base, err = planner.Solve(pc.input(baseRepo)); err != nil {
 			return err
+		}
+		if len(f.fleets) > 0 {
+			// The base's fleets are placed together too, and compared
+			// only where the head is.
+			base = (&planner.Report{Plan: base}).Only(f.fleets).Plan
 		}
 	}
 	review := planner.NewReview(head, base, headErrors, baseErrors)
@@ -351,4 +368,15 @@ func knownFleets(r *schema.Repo, names []string) error {
 		}
 	}
 	return nil
+}
+
+// shellQuote quotes a path for a command line a user copies, when it
+// needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:@+", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -159,9 +159,10 @@ func isTerminal(w io.Writer) bool {
 }
 
 // colourful reports whether output to w may be coloured: a terminal, and
-// neither NO_COLOR (no-color.org) nor TERM=dumb says otherwise.
+// neither NO_COLOR (no-color.org: set and not empty) nor TERM=dumb says
+// otherwise.
 func colourful(w io.Writer) bool {
-	if _, no := os.LookupEnv("NO_COLOR"); no || os.Getenv("TERM") == "dumb" {
+	if os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
 		return false
 	}
 	return isTerminal(w)

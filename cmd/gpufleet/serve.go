@@ -146,6 +146,7 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 		}
 		peer = func(n int) string { return fmt.Sprintf(f.peerURL, n) }
 	}
+	agent.Version = buildVersion()
 	ag, err := agent.New(agent.Options{
 		Shard:         shard,
 		Peer:          peer,

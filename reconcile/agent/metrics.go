@@ -53,10 +53,10 @@ func NewMetrics(log *slog.Logger) *Metrics {
 			Name: "gpufleet_cloud_api_requests_total",
 			Help: "Calls to the cloud providers by cloud, operation (offers, list, create, delete) and code (ok, or the cloud's error code or kind). One call may be several HTTP requests: retries and pages.",
 		}, []string{"cloud", "operation", "code"}),
-		fleets:  newFleetCollector(log),
+		fleets:  newFleetCollector(),
 		catalog: newCatalogMetrics(),
 	}
-	m.registry.MustRegister(m.runs, m.duration, m.lastSuccess, m.apiRequests, m.fleets,
+	m.registry.MustRegister(m.runs, m.duration, m.lastSuccess, m.apiRequests, m.fleets, buildInfo(),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.registry.MustRegister(m.catalog.collectors()...)
 	return m
@@ -106,7 +106,6 @@ func (m *Metrics) recordRun(repo, result string, took time.Duration, res *reconc
 // numbers and half of another's, and a removed fleet or cloud disappears
 // instead of freezing at its last value.
 type fleetCollector struct {
-	log                  *slog.Logger
 	cost, nodes, blocked *prometheus.Desc
 	mu                   sync.Mutex
 	byRepo               map[string]repoSnapshot
@@ -129,16 +128,15 @@ type nodeSample struct {
 	count                  int
 }
 
-func newFleetCollector(log *slog.Logger) *fleetCollector {
+func newFleetCollector() *fleetCollector {
 	return &fleetCollector{
-		log: log,
 		cost: prometheus.NewDesc("gpufleet_fleet_cost_dollars_per_hour",
-			"What a fleet's running nodes cost per hour, in US dollars, as its status says.", []string{"fleet"}, nil),
+			"What a fleet's running nodes cost per hour, in US dollars, as its status says.", []string{"repo", "fleet"}, nil),
 		nodes: prometheus.NewDesc("gpufleet_fleet_nodes",
 			`Nodes of a fleet's workload: state="desired" is what the spec asks for (cloud=""); running and pending are observed, by cloud.`,
-			[]string{"fleet", "workload", "cloud", "state"}, nil),
+			[]string{"repo", "fleet", "workload", "cloud", "state"}, nil),
 		blocked: prometheus.NewDesc("gpufleet_blocklisted_offers",
-			"Offers blocklisted after a stock-out, a quota error or a preemption, over every repository.", nil, nil),
+			"Offers a repository has blocklisted after a stock-out, a quota error or a preemption.", []string{"repo"}, nil),
 		byRepo: map[string]repoSnapshot{},
 	}
 }
@@ -180,17 +178,6 @@ func snapshotOf(res *reconcile.Result) repoSnapshot {
 func (c *fleetCollector) set(repo string, snap repoSnapshot) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for other, theirs := range c.byRepo {
-		if other == repo {
-			continue
-		}
-		for _, f := range snap.fleets {
-			if slices.ContainsFunc(theirs.fleets, func(g fleetSample) bool { return g.fleet == f.fleet }) {
-				c.log.Warn("two repositories define a fleet of the same name; its metrics show only one of them",
-					"fleet", f.fleet, "repo", repo, "other", other)
-			}
-		}
-	}
 	c.byRepo[repo] = snap
 }
 
@@ -203,24 +190,16 @@ func (c *fleetCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *fleetCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	// A fleet name is its identity in the metrics: should two
-	// repositories both define one, the first in order wins, because the
-	// registry refuses a scrape with a series twice.
-	seen := map[string]bool{}
-	blocked := 0
+	// The repository is part of a fleet's identity: two repositories may
+	// each define a fleet of the same name.
 	for _, repo := range slices.Sorted(maps.Keys(c.byRepo)) {
 		snap := c.byRepo[repo]
-		blocked += snap.blocklisted
 		for _, f := range snap.fleets {
-			if seen[f.fleet] {
-				continue
-			}
-			seen[f.fleet] = true
-			ch <- prometheus.MustNewConstMetric(c.cost, prometheus.GaugeValue, f.cost, f.fleet)
+			ch <- prometheus.MustNewConstMetric(c.cost, prometheus.GaugeValue, f.cost, repo, f.fleet)
 			for _, n := range f.nodes {
-				ch <- prometheus.MustNewConstMetric(c.nodes, prometheus.GaugeValue, float64(n.count), f.fleet, n.workload, n.cloud, n.state)
+				ch <- prometheus.MustNewConstMetric(c.nodes, prometheus.GaugeValue, float64(n.count), repo, f.fleet, n.workload, n.cloud, n.state)
 			}
 		}
+		ch <- prometheus.MustNewConstMetric(c.blocked, prometheus.GaugeValue, float64(snap.blocklisted), repo)
 	}
-	ch <- prometheus.MustNewConstMetric(c.blocked, prometheus.GaugeValue, float64(blocked))
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -235,8 +236,8 @@ func TestCodeOf(t *testing.T) {
 }
 
 // A fleet gone from a repository's last status is gone from the metrics,
-// and a fleet name two repositories share is exposed once, not as a
-// duplicate that would fail the whole scrape.
+// and a fleet name two repositories share is two series, one per
+// repository, not a duplicate that would fail the whole scrape.
 func TestFleetMetricsFollowTheLastRun(t *testing.T) {
 	m := NewMetrics(slog.New(slog.DiscardHandler))
 	status := func(fleets ...string) *reconcile.Result {
@@ -248,8 +249,11 @@ func TestFleetMetricsFollowTheLastRun(t *testing.T) {
 	}
 	m.recordRun("repo-a", resultSuccess, time.Second, status("training", "batch"), time.Now())
 	m.recordRun("repo-b", resultSuccess, time.Second, status("batch"), time.Now())
-	if got := counterValue(t, m, "gpufleet_fleet_cost_dollars_per_hour", nil); got != 3 {
-		t.Errorf("$%g/h over the fleets, want 3 (batch once)", got)
+	if got := counterValue(t, m, "gpufleet_fleet_cost_dollars_per_hour", nil); got != 4.5 {
+		t.Errorf("$%g/h over the fleets, want 4.5 (batch in each repository)", got)
+	}
+	if got := counterValue(t, m, "gpufleet_fleet_cost_dollars_per_hour", map[string]string{"repo": "repo-b", "fleet": "batch"}); got != 1.5 {
+		t.Errorf("repo-b's batch at $%g/h, want 1.5", got)
 	}
 	m.recordRun("repo-a", resultSuccess, time.Second, status("training"), time.Now())
 	m.recordRun("repo-b", resultError, time.Second, nil, time.Now())
@@ -283,4 +287,15 @@ func firstChoice(t *testing.T, fleet, workload string) planner.OfferKey {
 		t.Fatalf("the example's plan places no %s/%s", fleet, workload)
 	}
 	return w.Placements[0].Offer
+}
+
+// gpufleet_build_info is 1 with the version the command line reports and
+// the Go version that built the binary.
+func TestBuildInfo(t *testing.T) {
+	defer func(v string) { Version = v }(Version)
+	Version = "v9.8.7"
+	m := NewMetrics(slog.New(slog.DiscardHandler))
+	if got := counterValue(t, m, "gpufleet_build_info", map[string]string{"version": "v9.8.7", "goversion": runtime.Version()}); got != 1 {
+		t.Errorf("gpufleet_build_info{version=v9.8.7} = %g, want 1", got)
+	}
 }
