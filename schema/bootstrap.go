@@ -130,7 +130,11 @@ func (l *loader) loadBootstrap(b *Bootstrap, v cue.Value, at, base string, cloud
 			// The node's own token makes the bootstrap differ per node.
 			b.PerNode = true
 		}
+		if use.secret != "" && !slices.Contains(b.Used, use.secret) {
+			b.Used = append(b.Used, use.secret)
+		}
 	}
+	slices.Sort(b.Used)
 	for _, cloud := range clouds {
 		limit := MaxBootstrap[cloud]
 		bound := renderedBound(tmpl.Tree.Root, l.fieldLen(cloud), secretLen)
@@ -246,13 +250,13 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 	return b.Buffer.Write(p)
 }
 
-// UnsetSecrets lists the secrets the bootstrap declares that lookup gives
-// no usable value for: not set, or too short to be kept out of what
-// gpufleet writes. A launch would fail on each of them, so a run checks
-// them before it launches anything.
+// UnsetSecrets lists the secrets the bootstrap uses that lookup gives no
+// usable value for: not set, or too short to be kept out of what gpufleet
+// writes. A launch would fail on each of them, so a run checks them before
+// it launches anything. A secret declared and never used is not needed.
 func (b *Bootstrap) UnsetSecrets(lookup func(name string) (string, bool)) []string {
 	var out []string
-	for _, name := range b.Secrets {
+	for _, name := range b.Used {
 		if v, ok := lookup(name); !ok || len(v) < redact.MinLen {
 			out = append(out, name)
 		}

@@ -163,6 +163,9 @@ type Bootstrap struct {
 	// PerNode says the file uses .Token, which differs from node to
 	// node: such nodes are launched one to a call, never in batches.
 	PerNode bool `json:"-"`
+	// Used are the secrets the file uses, sorted: those of Secrets a
+	// launch needs set.
+	Used []string `json:"-"`
 	// Pos is where the bootstrap is declared.
 	Pos Position `json:"-"`
 }

@@ -41,6 +41,8 @@ var hostileTemplates = []struct {
 	afterCommit bool
 	valid       bool
 	converges   bool
+	// refused: the run refuses to launch, before any call, and exits 1.
+	refused bool
 }{
 	{name: "range over a secret", src: `{{range secret "K"}}{{end}}`},
 	{name: "a secret of a secret", src: `{{secret (secret "K")}}`},
@@ -97,7 +99,7 @@ var hostileTemplates = []struct {
 	{name: "the secret standing alone", src: "#!/bin/sh\nTOKEN='{{secret \"K\"}}'\n", valid: true, converges: true},
 	{name: "the secret in both branches", src: `{{if .Token}}{{secret "K"}}{{else}}{{secret "K"}}{{end}}`, valid: true, converges: true},
 	{name: "the secret in a comment", src: `{{/* {{secret "K"}} */}}echo`, valid: true, converges: true},
-	{name: "a secret too short to mask", src: `{{secret "SHORT"}}`, valid: true, converges: false},
+	{name: "a secret too short to mask", src: `{{secret "SHORT"}}`, valid: true, refused: true},
 }
 
 // TestHostileBootstrapsLeakNothing runs every hostile template through
@@ -175,7 +177,9 @@ func TestHostileBootstrapsLeakNothing(t *testing.T) {
 				t.Errorf("validate and plan exited %d, %d; want 0:\n%s", validate, plan, traces.String())
 			case tt.valid && tt.converges && reconcile != 0:
 				t.Errorf("reconcile exited %d, want 0:\n%s", reconcile, traces.String())
-			case tt.valid && !tt.converges && reconcile != 2:
+			case tt.valid && tt.refused && reconcile != 1:
+				t.Errorf("reconcile exited %d, want 1 (refused to launch):\n%s", reconcile, traces.String())
+			case tt.valid && !tt.converges && !tt.refused && reconcile != 2:
 				t.Errorf("reconcile exited %d, want 2 (not converged):\n%s", reconcile, traces.String())
 			}
 			objects := gitObjects(t, repo)
