@@ -38,7 +38,7 @@ type DriftOptions struct {
 // nothing: no cloud, no file, no lock. A cloud that cannot be listed fails
 // it, as it stops a run: half a picture would report the other half as
 // missing.
-func ObserveDrift(ctx context.Context, opts DriftOptions) (*Drift, error) {
+func ObserveDrift(ctx context.Context, opts DriftOptions) (*status.Drift, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}

@@ -40,7 +40,7 @@ func recordedStatus(insts ...planner.Instance) map[string]*status.FleetStatus {
 
 // driftLines are a drift's instances, one line each: "kind cloud/id
 // fleet/workload", and for a changed one its fields.
-func driftLines(d *reconcile.Drift) []string {
+func driftLines(d *status.Drift) []string {
 	var out []string
 	for _, i := range d.Instances {
 		line := fmt.Sprintf("%s %s/%s %s/%s", i.Kind, i.Cloud, i.ID, i.Fleet, i.Workload)
@@ -65,7 +65,7 @@ func TestCompareDrift(t *testing.T) {
 		// deleted are the instances the last run deleted itself.
 		deleted []string
 		want    []string
-		counts  reconcile.FleetDrift
+		counts  status.FleetDrift
 	}{
 		{
 			name:     "none",
@@ -77,7 +77,7 @@ func TestCompareDrift(t *testing.T) {
 			recorded: []planner.Instance{node("i-1", planner.StateRunning), node("i-2", planner.StateRunning), node("i-3", planner.StateRunning)},
 			observed: []planner.Instance{node("i-1", planner.StateTerminated), node("i-3", planner.StateRunning)},
 			want:     []string{"missing aws/i-1 ml/train", "missing aws/i-2 ml/train"},
-			counts:   reconcile.FleetDrift{Missing: 2},
+			counts:   status.FleetDrift{Missing: 2},
 		},
 		{
 			name:     "gone as recorded, or deleted by gpufleet: no drift",
@@ -90,7 +90,7 @@ func TestCompareDrift(t *testing.T) {
 			recorded: []planner.Instance{node("i-1", planner.StateRunning)},
 			observed: []planner.Instance{node("i-1", planner.StateRunning), node("i-9", planner.StateRunning), node("i-8", planner.StateTerminated)},
 			want:     []string{"extra aws/i-9 ml/train"},
-			counts:   reconcile.FleetDrift{Extra: 1},
+			counts:   status.FleetDrift{Extra: 1},
 		},
 		{
 			name:     "changed: state, type and zone, tags",
@@ -101,7 +101,7 @@ func TestCompareDrift(t *testing.T) {
 				"changed aws/i-2 ml/train zone:us-east-1a->us-east-1b instanceType:g4dn.xlarge->g4dn.2xlarge",
 				"changed aws/i-3 ml/train tag gpufleet-workload:train->infer",
 			},
-			counts: reconcile.FleetDrift{Changed: 3},
+			counts: status.FleetDrift{Changed: 3},
 		},
 		{
 			name:     "foreign: in gpufleet's name space, not owned",
@@ -113,7 +113,7 @@ func TestCompareDrift(t *testing.T) {
 				{ID: "i-f2", Offer: awsT4, State: planner.StateTerminated, Tags: map[string]string{providers.TagFleet: "ml"}},
 			},
 			want:   []string{"foreign gcp/gf-ml-train-0 /", "foreign aws/i-f1 ml/"},
-			counts: reconcile.FleetDrift{Foreign: 1},
+			counts: status.FleetDrift{Foreign: 1},
 		},
 	}
 	for _, tt := range tests {
@@ -170,7 +170,7 @@ func TestObserveDrift(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	observe := func(aws providers.Provider) *reconcile.Drift {
+	observe := func(aws providers.Provider) *status.Drift {
 		t.Helper()
 		d, err := reconcile.ObserveDrift(ctx, reconcile.DriftOptions{Dir: e.dir, Repo: repo, Providers: map[string]providers.Provider{"aws": aws, "gcp": e.gcp}})
 		if err != nil {
