@@ -39,6 +39,12 @@ const (
 	Stalled     = "Stalled"
 )
 
+// Drifted is the condition that says whether the clouds differed from the
+// fleet's committed status when the last run began: nodes terminated,
+// changed or launched outside gpufleet. It appears once a run has seen
+// drift, and stays, false, once none is left.
+const Drifted = "Drifted"
+
 // Condition reasons. Each says in one word why a condition has its status.
 const (
 	ReasonConverged        = "Converged"
@@ -55,6 +61,8 @@ const (
 	ReasonSpecInvalid      = "SpecInvalid"
 	ReasonStatusCorrupt    = "StatusCorrupt"
 	ReasonOrphaned         = "Orphaned"
+	ReasonInstancesDrifted = "InstancesDrifted"
+	ReasonNoDrift          = "NoDrift"
 )
 
 // Condition is one aspect of a fleet's health.
