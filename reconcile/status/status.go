@@ -487,8 +487,12 @@ func ReadObserved(repoDir, statusDir string, now time.Time) (*Snapshot, error) {
 		return nil, err
 	}
 	var observed []planner.Instance
+	var observedAt time.Time
 	blocklist := map[string][]planner.BlockedOffer{}
 	for _, st := range statuses {
+		if !st.Observed.IsZero() && (observedAt.IsZero() || st.Observed.Before(observedAt)) {
+			observedAt = st.Observed
+		}
 		for _, b := range st.Blocklist {
 			if k, err := planner.ParseOfferKey(b.Offer); err == nil && now.Before(b.Until) {
 				blocklist[st.Fleet] = append(blocklist[st.Fleet], planner.BlockedOffer{Offer: k, Until: b.Until})
@@ -507,7 +511,7 @@ func ReadObserved(repoDir, statusDir string, now time.Time) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Snapshot{Observed: observed, Blocked: state.Active(now), Learned: state.Learned(now), Quotas: state.Quotas, Retired: state.RetiredTokens(now), Blocklist: blocklist}, nil
+	return &Snapshot{Observed: observed, ObservedAt: observedAt, Blocked: state.Active(now), Learned: state.Learned(now), Quotas: state.Quotas, Retired: state.RetiredTokens(now), Blocklist: blocklist}, nil
 }
 
 // Snapshot is what the status in a repository says of the clouds: what
@@ -515,6 +519,9 @@ func ReadObserved(repoDir, statusDir string, now time.Time) (*Snapshot, error) {
 // run left them.
 type Snapshot struct {
 	Observed []planner.Instance
+	// ObservedAt is when the oldest of the fleets' statuses was observed;
+	// zero when there is none.
+	ObservedAt time.Time
 	Blocked  []planner.OfferKey
 	Learned  map[planner.OfferKey]int
 	Quotas   []planner.Quota
