@@ -522,9 +522,9 @@ type Snapshot struct {
 	// ObservedAt is when the oldest of the fleets' statuses was observed;
 	// zero when there is none.
 	ObservedAt time.Time
-	Blocked  []planner.OfferKey
-	Learned  map[planner.OfferKey]int
-	Quotas   []planner.Quota
+	Blocked    []planner.OfferKey
+	Learned    map[planner.OfferKey]int
+	Quotas     []planner.Quota
 	// Retired are the create tokens in force that must not be asked for
 	// again: their instances came and went.
 	Retired []string
