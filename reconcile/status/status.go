@@ -519,16 +519,17 @@ func ReadObserved(repoDir, statusDir string, now time.Time) (*Snapshot, error) {
 // run left them.
 type Snapshot struct {
 	Observed []planner.Instance
-	// ObservedAt is when the oldest of the fleets' statuses was observed;
-	// zero when there is none.
-	ObservedAt time.Time
-	Blocked    []planner.OfferKey
-	Learned    map[planner.OfferKey]int
-	Quotas     []planner.Quota
+	Blocked  []planner.OfferKey
+	Learned  map[planner.OfferKey]int
+	Quotas   []planner.Quota
 	// Retired are the create tokens in force that must not be asked for
 	// again: their instances came and went.
 	Retired []string
 	// Blocklist is, by fleet, the entries in force that the last run
 	// found bear on the fleet's offers, with when each ends.
 	Blocklist map[string][]planner.BlockedOffer
+
+	// ObservedAt is when the oldest of the fleets' statuses was observed;
+	// zero when there is none.
+	ObservedAt time.Time
 }
