@@ -21,6 +21,9 @@ type Report struct {
 	// back. The planner has no clock: whoever read the blocklist fills it
 	// in.
 	Blocklist map[string][]BlockedOffer `json:"blocklist,omitempty"`
+	// Observed says, for a plan made from the committed status rather
+	// than the clouds, how old its view of what runs is.
+	Observed *ObservedState `json:"observed,omitempty"`
 }
 
 // BlockedOffer is a blocklist entry as a report gives it: an offer that

@@ -59,6 +59,7 @@ func (r *run) notify(ctx context.Context, runErr error) {
 	if err := r.opts.Notifier.Notify(ctx, r.repo.Config.Notifications, ev); err != nil {
 		r.log.Warn("could not tell of the run", "err", err)
 	}
+	r.notifyDrift(ctx)
 }
 
 // repositoryName is the repository as events name it: its URL without

@@ -21,6 +21,8 @@ type OfflineInput struct {
 	Status *status.Snapshot
 	// Warnings open the plan's own.
 	Warnings []string
+	// ObservedFrom says how old Observed is, when it is the status's.
+	ObservedFrom *planner.ObservedState
 }
 
 // PlanOffline plans a repository as `gpufleet plan` does, contacting no
@@ -56,6 +58,7 @@ func PlanOffline(in OfflineInput) (*planner.Report, error) {
 		}
 	}
 	slices.Sort(report.Suspended)
+	report.Observed = in.ObservedFrom
 	if in.Status != nil && len(in.Status.Blocklist) > 0 {
 		report.Blocklist = in.Status.Blocklist
 	}

@@ -111,6 +111,9 @@ type Result struct {
 	// NotConverged says, for a run that finished, why the clouds still
 	// differ from the specs; empty when they match. See OutcomeOf.
 	NotConverged []string `json:"notConverged,omitempty"`
+	// Drift is how the clouds differed from the committed status when the
+	// run began, nil when it did not get to list them.
+	Drift *status.Drift `json:"drift,omitempty"`
 }
 
 // errCrashed is what a run that was told to crash returns.
@@ -446,6 +449,7 @@ func (r *run) observe(ctx context.Context) error {
 		}
 		return fmt.Errorf("could not list every cloud, so nothing was changed: %w", errors.Join(errs...))
 	}
+	r.noteDrift()
 	r.ownDeletes(r.observed, false)
 	r.notePreemptions()
 	if r.opts.Saved != nil {

@@ -114,6 +114,7 @@ func (r *run) statuses() map[string]*status.FleetStatus {
 			st.LastActions = r.previous[f.Name].LastActions
 		}
 		st.Conditions = r.conditions(f, st)
+		st.Conditions = r.withDriftCondition(f.Name, st.Conditions)
 		if prev := r.previous[f.Name]; prev != nil {
 			st.Conditions = status.CarryConditions(st.Conditions, prev.Conditions, r.now)
 		} else {

@@ -64,7 +64,7 @@ type Config struct {
 type Notifications struct {
 	Slack   *SlackNotification   `json:"slack,omitempty"`
 	Webhook *WebhookNotification `json:"webhook,omitempty"`
-	// On lists what is told: "changed", "failed", "not-converged".
+	// On lists what is told: "changed", "failed", "not-converged", "drifted".
 	On []string `json:"on"`
 }
 

@@ -148,6 +148,7 @@ where back to the repository.`,
 		a.versionCommand(),
 		a.statusCommand(),
 		a.checkCommand(),
+		a.driftCommand(),
 	)
 	addExamples(root)
 	annotateEnv(root)

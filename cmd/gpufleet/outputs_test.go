@@ -44,6 +44,7 @@ func TestEveryJSONOutputMatchesItsSchema(t *testing.T) {
 		{kind: "backtest", args: []string{"backtest", "--repo", repo, "--history", "../../examples/price-history.json", "--to", "2026-11-03T00:00:00Z", "--set", "defaults.migrationThreshold=0.2", "-o", "json"}},
 		{kind: "capacity", args: []string{"capacity", "--repo", repo, "--sim", "--sim-state", state, "-o", "json"}},
 		{kind: "status", args: []string{"status", "--repo", repo, "-o", "json"}},
+		{kind: "drift", args: []string{"drift", "--repo", repo, "--sim", "--sim-state", state, "-o", "json"}},
 		{kind: "emulator", args: []string{"sim", "inspect", "--state", state, "-o", "json"}},
 		{kind: "error", args: []string{"plan", "--repo", broken, "-o", "json"}},
 		{kind: "error", args: []string{"status", "--repo", filepath.Join(dir, "nowhere"), "-o", "json"}},

@@ -85,6 +85,8 @@ type planContext struct {
 	// status is what the status files say of offers, quotas and tokens.
 	status   *status.Snapshot
 	warnings []string
+	// observedFrom says how old observed is, when it is the status's.
+	observedFrom *planner.ObservedState
 }
 
 func (a *app) planContext(f planFlags, cat *catalog.Catalog, repoDir string, statusDir string) (*planContext, error) {
@@ -105,6 +107,8 @@ func (a *app) planContext(f planFlags, cat *catalog.Catalog, repoDir string, sta
 	pc.observed = pc.status.Observed
 	if f.observed != "" {
 		pc.observed, err = readObserved(f.observed)
+	} else {
+		pc.observedFrom = reconcile.ObservedFromStatus(repoDir, statusDir, pc.status.ObservedAt, now)
 	}
 	return pc, err
 }
@@ -277,7 +281,7 @@ func specErrorLines(err error) ([]string, error) {
 
 // planReport plans a loaded repository against a catalog and what runs.
 func planReport(r *schema.Repo, pc *planContext) (*planner.Report, error) {
-	return reconcile.PlanOffline(reconcile.OfflineInput{Repo: r, Catalog: pc.cat, Observed: pc.observed, Status: pc.status, Warnings: pc.warnings})
+	return reconcile.PlanOffline(reconcile.OfflineInput{Repo: r, Catalog: pc.cat, Observed: pc.observed, Status: pc.status, Warnings: pc.warnings, ObservedFrom: pc.observedFrom})
 }
 
 func (a *app) writeReport(report *planner.Report, output string) error {

@@ -25,6 +25,7 @@ gpufleet (or any SDK client) can be tried with no cloud account. Its state
 lives in a file, so separate runs see the same clouds.`,
 	}
 	cmd.AddCommand(a.simServeCommand(), a.simInspectCommand())
+	cmd.AddCommand(a.simTerminateCommand())
 	return cmd
 }
 

@@ -27,6 +27,7 @@ type Metrics struct {
 	lastSuccess *prometheus.GaugeVec
 	apiRequests *prometheus.CounterVec
 	fleets      *fleetCollector
+	drift       *driftCollector
 	catalog     *catalogMetrics
 }
 
@@ -54,11 +55,13 @@ func NewMetrics(log *slog.Logger) *Metrics {
 			Help: "Calls to the cloud providers by cloud, operation (offers, list, create, delete) and code (ok, or the cloud's error code or kind). One call may be several HTTP requests: retries and pages.",
 		}, []string{"cloud", "operation", "code"}),
 		fleets:  newFleetCollector(),
+		drift:   newDriftCollector(),
 		catalog: newCatalogMetrics(),
 	}
 	m.registry.MustRegister(m.runs, m.duration, m.lastSuccess, m.apiRequests, m.fleets, buildInfo(),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.registry.MustRegister(m.catalog.collectors()...)
+	m.registry.MustRegister(m.drift)
 	return m
 }
 
@@ -92,6 +95,7 @@ func (m *Metrics) recordRun(repo, result string, took time.Duration, res *reconc
 	// sees the run counted sees what it left.
 	if res != nil && res.Revision != "" {
 		m.fleets.set(repo, snapshotOf(res))
+		m.drift.set(repo, res.Drift)
 	}
 	if result == resultSuccess {
 		m.lastSuccess.WithLabelValues(repo).Set(float64(now.UnixNano()) / 1e9)

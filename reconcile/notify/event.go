@@ -16,6 +16,9 @@ const (
 	Changed      = "changed"
 	Failed       = "failed"
 	NotConverged = "not-converged"
+	// Drifted tells that a run found the clouds other than the status
+	// committed before it: once per change, not once per run.
+	Drifted = "drifted"
 )
 
 // Event is what a run did, as it is told: nothing of a spec's secrets, a
@@ -60,6 +63,8 @@ func (e Event) Text() string {
 		fmt.Fprintf(&b, "gpufleet reconciled %s at %s: %d created, %d deleted, %d failed; now %s/h", e.Repository, rev, e.Created, e.Deleted, e.Failed, catalog.Money(e.CostMicros))
 	case Failed:
 		fmt.Fprintf(&b, "gpufleet could not reconcile %s at %s", e.Repository, rev)
+	case Drifted:
+		fmt.Fprintf(&b, "gpufleet found the clouds of %s drifted from the committed status at %s", e.Repository, rev)
 	default:
 		fmt.Fprintf(&b, "gpufleet reconciled %s at %s, but the clouds still differ from the specs (%d created, %d deleted, %d failed)", e.Repository, rev, e.Created, e.Deleted, e.Failed)
 	}

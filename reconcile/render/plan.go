@@ -74,6 +74,9 @@ func writePlanText(b *strings.Builder, r *planner.Report, said string) {
 		}
 	}
 	fmt.Fprintf(b, "Prices: %s of %s. %s\n", p.Prices.Source, p.Prices.AsOf.Format("2006-01-02"), optimality(p))
+	if line := observedLine(r); line != "" {
+		fmt.Fprintln(b, strings.ReplaceAll(line, "`", ""))
+	}
 	switch {
 	case p.BaselineMicros > 0 && p.CostMicros < p.BaselineMicros:
 		fmt.Fprintf(b, "Saving against %s: %s/h of %s/h (%s)\n", baselinePlace,
@@ -256,6 +259,9 @@ func PlanMarkdown(w io.Writer, r *planner.Report) error {
 	fmt.Fprintf(&b, "Prices: %s of %s. %s", p.Prices.Source, p.Prices.AsOf.Format("2006-01-02"), optimality(p))
 	b.WriteString(baselineSentence(p))
 	fmt.Fprintln(&b)
+	if line := observedLine(r); line != "" {
+		fmt.Fprintf(&b, "\n%s\n", line)
+	}
 	for _, f := range p.Fleets {
 		fmt.Fprintf(&b, "\n<details><summary>fleet <b>%s</b> — %s/h", f.Name, catalog.Money(f.CostMicros))
 		if f.BudgetMicros != nil {

@@ -62,6 +62,9 @@ func ReviewMarkdown(w io.Writer, r *planner.Review) error {
 	fmt.Fprintf(&b, "Prices: %s of %s. %s", p.Prices.Source, p.Prices.AsOf.Format("2006-01-02"), optimality(p))
 	b.WriteString(baselineSentence(p))
 	b.WriteString("\n")
+	if line := observedLine(r.Head); line != "" {
+		fmt.Fprintf(&b, "\n%s\n", line)
+	}
 	if len(r.Warnings) > 0 {
 		b.WriteString("\n> [!WARNING]\n")
 		for _, warn := range r.Warnings {
@@ -158,6 +161,11 @@ func ReviewText(w io.Writer, r *planner.Review) error {
 	}
 	for _, e := range r.HeadErrors {
 		b.WriteString("  " + e + "\n")
+	}
+	if r.Head != nil {
+		if line := observedLine(r.Head); line != "" {
+			b.WriteString(strings.ReplaceAll(line, "`", "") + "\n")
+		}
 	}
 	for _, warn := range r.Warnings {
 		b.WriteString("Warning: " + warn + "\n")

@@ -39,6 +39,12 @@ const (
 	Stalled     = "Stalled"
 )
 
+// Drifted is the condition that says whether the clouds differed from the
+// fleet's committed status when the last run began: nodes terminated,
+// changed or launched outside gpufleet. It appears once a run has seen
+// drift, and stays, false, once none is left.
+const Drifted = "Drifted"
+
 // Condition reasons. Each says in one word why a condition has its status.
 const (
 	ReasonConverged        = "Converged"
@@ -55,6 +61,8 @@ const (
 	ReasonSpecInvalid      = "SpecInvalid"
 	ReasonStatusCorrupt    = "StatusCorrupt"
 	ReasonOrphaned         = "Orphaned"
+	ReasonInstancesDrifted = "InstancesDrifted"
+	ReasonNoDrift          = "NoDrift"
 )
 
 // Condition is one aspect of a fleet's health.
@@ -479,8 +487,12 @@ func ReadObserved(repoDir, statusDir string, now time.Time) (*Snapshot, error) {
 		return nil, err
 	}
 	var observed []planner.Instance
+	var observedAt time.Time
 	blocklist := map[string][]planner.BlockedOffer{}
 	for _, st := range statuses {
+		if !st.Observed.IsZero() && (observedAt.IsZero() || st.Observed.Before(observedAt)) {
+			observedAt = st.Observed
+		}
 		for _, b := range st.Blocklist {
 			if k, err := planner.ParseOfferKey(b.Offer); err == nil && now.Before(b.Until) {
 				blocklist[st.Fleet] = append(blocklist[st.Fleet], planner.BlockedOffer{Offer: k, Until: b.Until})
@@ -499,7 +511,7 @@ func ReadObserved(repoDir, statusDir string, now time.Time) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Snapshot{Observed: observed, Blocked: state.Active(now), Learned: state.Learned(now), Quotas: state.Quotas, Retired: state.RetiredTokens(now), Blocklist: blocklist}, nil
+	return &Snapshot{Observed: observed, ObservedAt: observedAt, Blocked: state.Active(now), Learned: state.Learned(now), Quotas: state.Quotas, Retired: state.RetiredTokens(now), Blocklist: blocklist}, nil
 }
 
 // Snapshot is what the status in a repository says of the clouds: what
@@ -516,4 +528,8 @@ type Snapshot struct {
 	// Blocklist is, by fleet, the entries in force that the last run
 	// found bear on the fleet's offers, with when each ends.
 	Blocklist map[string][]planner.BlockedOffer
+
+	// ObservedAt is when the oldest of the fleets' statuses was observed;
+	// zero when there is none.
+	ObservedAt time.Time
 }

@@ -1,0 +1,56 @@
+package agent
+
+import (
+	"log/slog"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/gpufleet/gpufleet/reconcile"
+	"github.com/gpufleet/gpufleet/reconcile/status"
+)
+
+// gpufleet_drift_instances has every kind of every fleet, zeros included,
+// from the drift the repository's last run began on; a run that did not
+// get to list the clouds leaves what the one before found.
+func TestDriftMetricFollowsTheLastRunThatListed(t *testing.T) {
+	m := NewMetrics(slog.New(slog.DiscardHandler))
+	now := time.Date(2026, 12, 2, 4, 0, 0, 0, time.UTC)
+	drifted := &reconcile.Result{Revision: "abc", Drift: &status.Drift{Fleets: []status.FleetDrift{{Fleet: "solo", Missing: 3}, {Fleet: "other"}}}}
+	m.recordRun("repo-a", resultSuccess, time.Second, drifted, now)
+	check := func(when string, want map[string]float64) {
+		t.Helper()
+		families, err := m.Gatherer().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		byName := map[string]*dto.MetricFamily{}
+		for _, f := range families {
+			byName[f.GetName()] = f
+		}
+		got := map[string]float64{}
+		for _, s := range samples(byName, "gpufleet_drift_instances") {
+			got[s.labels["repo"]+" "+s.labels["fleet"]+" "+s.labels["kind"]] = s.value
+		}
+		if len(got) != len(want) {
+			t.Errorf("%s: %v, want %v", when, got, want)
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("%s: %s = %v, want %v", when, k, got[k], v)
+			}
+		}
+	}
+	all := func(solo float64) map[string]float64 {
+		return map[string]float64{
+			"repo-a solo missing": solo, "repo-a solo extra": 0, "repo-a solo changed": 0,
+			"repo-a other missing": 0, "repo-a other extra": 0, "repo-a other changed": 0,
+		}
+	}
+	check("after a run on drift", all(3))
+	m.recordRun("repo-a", resultError, time.Second, &reconcile.Result{Revision: "abc"}, now)
+	check("after a run that did not list", all(3))
+	m.recordRun("repo-a", resultSuccess, time.Second, &reconcile.Result{Revision: "abc", Drift: &status.Drift{Fleets: []status.FleetDrift{{Fleet: "solo"}, {Fleet: "other"}}}}, now)
+	check("after a run with none", all(0))
+}
