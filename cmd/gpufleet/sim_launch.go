@@ -72,7 +72,7 @@ GPUFLEET_<CLOUD>_ENDPOINT names, or --endpoint; only loopback is allowed.`,
 			if l.endpoint == "" {
 				return fmt.Errorf("no endpoint for %s: start gpufleet sim serve and export GPUFLEET_%s_ENDPOINT, or pass --endpoint", l.cloud, strings.ToUpper(l.cloud))
 			}
-			if !loopbackURL(l.endpoint) {
+			if !emulatorEndpoint(l.endpoint) {
 				return fmt.Errorf("--endpoint %s is not on loopback: sim launch only talks to the emulator", l.endpoint)
 			}
 			region, ok := regionOfZone(l.cloud, l.zone)
@@ -142,7 +142,7 @@ func parseTags(pairs []string) (map[string]string, error) {
 	return out, nil
 }
 
-func loopbackURL(endpoint string) bool {
+func emulatorEndpoint(endpoint string) bool {
 	u, err := outbound.CheckURL(endpoint, true)
 	return err == nil && outbound.Loopback(u.Hostname())
 }
