@@ -282,8 +282,48 @@ func planAdoption(repo *schema.Repo, cat *catalog.Catalog, opts AdoptOptions, fl
 	if total := a.Running + len(a.Adopt); total > w.Nodes {
 		a.Refusal = fmt.Sprintf("adopting %d would give %s/%s %d nodes, and it asks for %d (%s): the next run would delete %d of them as surplus. Raise nodes, or adopt fewer; nothing is tagged",
 			len(a.Adopt), fleet.Name, w.Name, total, w.Nodes, a.Where, total-w.Nodes)
+		return a
 	}
+	forecast(repo, cat, a, owned)
 	return a
+}
+
+// forecast plans the repository as if the adoption were done, with the
+// catalog's prices, and refuses the instances the plan would delete at
+// once (moved to a cheaper offer, most often): adopting a node only for
+// the next run to replace it is not what anyone asks for. A plan that
+// cannot be made refuses the adoption with its error.
+func forecast(repo *schema.Repo, cat *catalog.Catalog, a *Adoption, owned []planner.Instance) {
+	observed := slices.Clone(owned)
+	for _, c := range a.Adopt {
+		observed = append(observed, planner.Instance{ID: c.ID, OfferKey: c.Offer, Fleet: a.Fleet, Workload: a.Workload, Token: c.Token, State: c.State})
+	}
+	slices.SortFunc(observed, planner.CompareInstances)
+	report, err := PlanOffline(OfflineInput{Repo: repo, Catalog: cat, Observed: observed})
+	if err != nil {
+		a.Refusal = fmt.Sprintf("the workload cannot be planned with the instances adopted (%v): nothing is tagged", err)
+		return
+	}
+	deleted := map[string]planner.Action{}
+	for _, act := range slices.Concat(report.Changes.Actions, report.Changes.Refused, report.Changes.Deferred) {
+		if act.Kind == planner.Delete {
+			deleted[act.Instance] = act
+		}
+	}
+	kept := a.Adopt[:0]
+	for _, c := range a.Adopt {
+		if act, ok := deleted[c.ID]; ok {
+			offer := c.Offer
+			a.Refused = append(a.Refused, AdoptRefusal{ID: c.ID, Offer: &offer,
+				Reason: "the next run would delete it (" + act.Reason + "); keep such nodes with movable: false on the workload, or adopt instances of the offer it plans"})
+			continue
+		}
+		kept = append(kept, c)
+	}
+	a.Adopt = kept
+	if len(a.Refused) > 0 {
+		a.Refusal = fmt.Sprintf("%d of the %d instances cannot join %s/%s: nothing is tagged", len(a.Refused), len(a.Refused)+len(a.Adopt)+len(a.Already), a.Fleet, a.Workload)
+	}
 }
 
 // misfit says why an unowned instance cannot be a node of the workload,

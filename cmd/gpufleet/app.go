@@ -148,6 +148,7 @@ where back to the repository.`,
 		a.versionCommand(),
 		a.statusCommand(),
 		a.checkCommand(),
+		a.adoptCommand(),
 	)
 	addExamples(root)
 	annotateEnv(root)
