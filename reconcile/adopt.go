@@ -253,6 +253,9 @@ func planAdoption(repo *schema.Repo, cat *catalog.Catalog, opts AdoptOptions, fl
 		}
 		i := slices.IndexFunc(owned, func(inst planner.Instance) bool { return inst.ID == id })
 		switch {
+		case i >= 0 && !owned[i].State.Live():
+			offer := owned[i].OfferKey
+			a.Refused = append(a.Refused, AdoptRefusal{ID: id, Offer: &offer, Reason: fmt.Sprintf("it is %s: only a pending or running instance is adopted", owned[i].State)})
 		case i >= 0 && owned[i].Fleet == fleet.Name && owned[i].Workload == w.Name:
 			inst := owned[i]
 			a.Already = append(a.Already, AdoptCandidate{ID: inst.ID, Offer: inst.OfferKey, State: inst.State, Token: inst.Token})
