@@ -149,6 +149,7 @@ where back to the repository.`,
 		a.statusCommand(),
 		a.checkCommand(),
 		a.driftCommand(),
+		a.adoptCommand(),
 	)
 	addExamples(root)
 	annotateEnv(root)

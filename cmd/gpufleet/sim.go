@@ -24,8 +24,7 @@ func (a *app) simCommand() *cobra.Command {
 gpufleet (or any SDK client) can be tried with no cloud account. Its state
 lives in a file, so separate runs see the same clouds.`,
 	}
-	cmd.AddCommand(a.simServeCommand(), a.simInspectCommand())
-	cmd.AddCommand(a.simTerminateCommand())
+	cmd.AddCommand(a.simServeCommand(), a.simInspectCommand(), a.simLaunchCommand(), a.simTerminateCommand())
 	return cmd
 }
 

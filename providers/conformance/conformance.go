@@ -55,6 +55,7 @@ func Run(t *testing.T, h Harness) {
 		{"preempted instance is listed as preempted", true, (*suite).preempted},
 		{"paging over 1,000 instances", false, (*suite).paging},
 		{"instance without our tags is never listed or deleted", false, (*suite).foreign},
+		{"unowned instance is adopted, then listed as owned", false, (*suite).adopted},
 		{"delete is idempotent", false, (*suite).deleteTwice},
 		{"one mutating call per create and per delete", true, (*suite).callCounts},
 	}
@@ -264,6 +265,45 @@ func (s *suite) foreign() {
 	s.check(err != nil, "Delete of a foreign instance succeeded")
 	alive, aerr := s.h.Alive(s.ctx(), id)
 	s.check(aerr == nil && alive, "the foreign instance is gone (%v)", aerr)
+}
+
+// adopted takes a foreign instance through Unowned and Adopt: it is
+// listed unowned with its offer and account, tagged, then listed as the
+// fleet's with its token and no longer unowned; adopting it again is a
+// no-op, and into another fleet a refusal.
+func (s *suite) adopted() {
+	adopter, ok := s.h.Provider.(providers.Adopter)
+	s.check(ok, "the provider cannot adopt instances: it is no providers.Adopter")
+	id, err := s.h.Foreign(s.ctx())
+	s.check(err == nil, "launching a foreign instance: %v", err)
+	found, err := adopter.Unowned(s.ctx(), providers.UnownedSelector{IDs: []string{id}})
+	s.check(err == nil, "Unowned: %v", err)
+	s.check(len(found) == 1 && found[0].ID == id, "Unowned by id %s lists %v", id, found)
+	u := found[0]
+	s.check(u.Offer == s.h.Offer, "Unowned lists %s on %s, launched on %s", id, u.Offer, s.h.Offer)
+	s.check(u.Account != "" && u.State.Live(), "Unowned lists %s with account %q in state %s", id, u.Account, u.State)
+	limited, err := adopter.Unowned(s.ctx(), providers.UnownedSelector{Limit: 1})
+	s.check(err == nil && len(limited) >= 1 && len(limited) <= 2, "Unowned with Limit 1 lists %d instances (%v)", len(limited), err)
+	ns, err := adopter.Unowned(s.ctx(), providers.UnownedSelector{IDs: []string{id}, Namespace: true})
+	s.check(err == nil && len(ns) == 0, "Unowned in gpufleet's name space lists %v (%v), an instance with no gpufleet- tag or gf- name", ns, err)
+
+	req := s.request(s.h.Offer, "conf-adopt")
+	req.Token = providers.AdoptedToken(req.Fleet, req.Workload, s.h.Offer.Cloud, id)
+	inst, err := adopter.Adopt(s.ctx(), u, req)
+	s.check(err == nil, "Adopt: %v", err)
+	s.check(inst.ID == id && inst.Fleet == req.Fleet && inst.Workload == req.Workload && inst.Token == req.Token,
+		"Adopt returns %+v, want %s of %s/%s with token %s", inst, id, req.Fleet, req.Workload, req.Token)
+	listed, ok := find(s.list(req.Fleet), id)
+	s.check(ok && listed.Token == req.Token && listed.OfferKey == s.h.Offer, "List after Adopt shows %+v (listed %v)", listed, ok)
+	after, err := adopter.Unowned(s.ctx(), providers.UnownedSelector{IDs: []string{id}})
+	s.check(err == nil && len(after) == 0, "Unowned still lists the adopted %s: %v (%v)", id, after, err)
+	again, err := adopter.Adopt(s.ctx(), u, req)
+	s.check(err == nil && again.ID == id && again.Token == req.Token, "adopting again: %+v, %v", again, err)
+	other := req
+	other.Fleet = "conf-other"
+	_, err = adopter.Adopt(s.ctx(), u, other)
+	s.check(errors.Is(err, providers.ErrInvalid), "adopting an owned instance into another fleet: %v, want an invalid error", err)
+	s.check(s.h.Provider.Delete(s.ctx(), listed) == nil, "deleting the adopted instance")
 }
 
 func (s *suite) deleteTwice() {

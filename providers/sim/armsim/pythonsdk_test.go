@@ -3,6 +3,7 @@ package armsim
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -180,6 +181,17 @@ func TestPythonSDK(t *testing.T) {
 		value(t, "createAgain", &again)
 		if again.VMID != vm.VMID || again.State != "Succeeded" {
 			t.Errorf("a second PUT made %+v, want the same VM %s", again, vm.VMID)
+		}
+	})
+	t.Run("tags replaced by PATCH", func(t *testing.T) {
+		var u struct {
+			Tags, Read map[string]string
+			Size       string
+		}
+		value(t, "updateTags", &u)
+		want := map[string]string{"team": "ml", "gpufleet-fleet": "ml"}
+		if !maps.Equal(u.Tags, want) || !maps.Equal(u.Read, want) || u.Size != t4 {
+			t.Errorf("after the PATCH: %+v, want tags %v on a %s", u, want, t4)
 		}
 	})
 	t.Run("listing across pages", func(t *testing.T) {

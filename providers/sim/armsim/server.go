@@ -182,6 +182,7 @@ func (s *Server) routeCompute(w http.ResponseWriter, r *http.Request, g groupRef
 		vm := vmRef{g.Subscription, g.Name, rest[1]}
 		s.dispatch(w, r, vmType, s.vmLocation(r, vm), handlers{
 			http.MethodPut:    func() { s.putVM(w, r, vm) },
+			http.MethodPatch:  func() { s.patchVM(w, r, vm) },
 			http.MethodGet:    func() { s.getVM(w, r, vm) },
 			http.MethodDelete: func() { s.deleteVM(w, r, vm) },
 		})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net/http/httptest"
 	"os/exec"
 	"slices"
@@ -53,6 +54,7 @@ func TestAWSCLI(t *testing.T) {
 		{name: "unknown subnet and security group", run: cliUnknownNetwork},
 		{name: "a network of its own", cfg: sim.Config{OperationTime: time.Minute}, run: cliOwnNetwork},
 		{name: "root device and block devices", run: cliBlockDevices},
+		{name: "create-tags adds to an instance's tags", run: cliCreateTags},
 	}
 	for _, cli := range clis {
 		t.Run(cli.version, func(t *testing.T) {
@@ -593,4 +595,28 @@ func cliBlockDevices(t *testing.T, f *fixture, s *session) {
 		t.Errorf("in the default subnet: public %q %q, cpu %+v, platform %q", aws.ToString(got.PublicIpAddress), aws.ToString(got.PublicDnsName),
 			got.CpuOptions, aws.ToString(got.PlatformDetails))
 	}
+}
+
+// cliCreateTags: create-tags adds tags and replaces the values of keys the
+// instance has, leaving the others, and describe-instances filters on
+// them at once; an instance that does not exist is refused.
+func cliCreateTags(t *testing.T, f *fixture, s *session) {
+	var run ec2.RunInstancesOutput
+	s.json(&run, "run-instances", "--image-id", "ami-0123456789abcdef0", "--instance-type", "g4dn.xlarge",
+		"--tag-specifications", "ResourceType=instance,Tags=[{Key=team,Value=ml},{Key=owner,Value=ana}]")
+	id := aws.ToString(run.Instances[0].InstanceId)
+	s.json(nil, "create-tags", "--resources", id, "--tags", "Key=gpufleet-fleet,Value=ml", "Key=owner,Value=ops")
+	var out ec2.DescribeInstancesOutput
+	s.json(&out, "describe-instances", "--filters", "Name=tag:gpufleet-fleet,Values=ml")
+	if len(out.Reservations) != 1 || len(out.Reservations[0].Instances) != 1 {
+		t.Fatalf("the filter on the new tag finds %+v", out.Reservations)
+	}
+	got := map[string]string{}
+	for _, tag := range out.Reservations[0].Instances[0].Tags {
+		got[aws.ToString(tag.Key)] = aws.ToString(tag.Value)
+	}
+	if want := map[string]string{"team": "ml", "owner": "ops", "gpufleet-fleet": "ml"}; !maps.Equal(got, want) {
+		t.Errorf("tags %v, want %v", got, want)
+	}
+	s.fails("InvalidInstanceID.NotFound", "create-tags", "--resources", "i-0123456789abcdef0", "--tags", "Key=a,Value=b")
 }

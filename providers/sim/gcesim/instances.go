@@ -603,3 +603,47 @@ func (s *Server) operationFault(out sim.Outcome, region, instanceType string, ma
 	}
 	return &f
 }
+
+// setLabels serves instances.setLabels. GCE replaces the labels only when
+// the request's labelFingerprint is the one the instance has now: one
+// read before somebody else changed them fails 412 conditionNotMet, and
+// so does one that sends none, so a client cannot drop labels it never
+// saw.
+func (s *Server) setLabels(w http.ResponseWriter, r *http.Request, project, zone, name string) error {
+	if _, err := s.interceptOn(r, OpSetLabels, project, zone, name); err != nil {
+		return err
+	}
+	if _, err := requestIDOf(r); err != nil {
+		return err
+	}
+	var req computepb.InstancesSetLabelsRequest
+	if err := readResource(r, &req); err != nil {
+		return err
+	}
+	if err := validateLabels("labels", req.GetLabels()); err != nil {
+		return err
+	}
+	inst, ok := s.lookup(project, zone, name)
+	if !ok {
+		return notFound(scope(project, zone) + "/instances/" + name)
+	}
+	op, err := s.world.SetLabels(inst.ID, req.GetLabels(), func(current map[string]string) error {
+		if req.GetLabelFingerprint() != fingerprint(current) {
+			return errLabelFingerprint()
+		}
+		return nil
+	})
+	var apiErr *apiError
+	switch {
+	case errors.As(err, &apiErr):
+		return apiErr
+	case err != nil:
+		return notFound(scope(project, zone) + "/instances/" + name)
+	}
+	return s.writeOperation(w, r, op)
+}
+
+func errLabelFingerprint() *apiError {
+	return &apiError{Status: http.StatusPreconditionFailed, Reason: "conditionNotMet",
+		Message: "Labels fingerprint either invalid or resource labels have changed"}
+}

@@ -13,6 +13,7 @@ const (
 	OpBulkInsert     = "instances.bulkInsert"
 	OpGet            = "instances.get"
 	OpDelete         = "instances.delete"
+	OpSetLabels      = "instances.setLabels"
 	OpAggregatedList = "instances.aggregatedList"
 	OpList           = "instances.list"
 	OpOperationGet   = "zoneOperations.get"
@@ -68,6 +69,7 @@ var permissions = map[string]string{
 	OpBulkInsert:                     "compute.instances.create",
 	OpGet:                            "compute.instances.get",
 	OpDelete:                         "compute.instances.delete",
+	OpSetLabels:                      "compute.instances.setLabels",
 	OpAggregatedList:                 "compute.instances.list",
 	OpList:                           "compute.instances.list",
 	OpOperationGet:                   "compute.zoneOperations.get",
@@ -194,6 +196,7 @@ var routes = []route{
 	{http.MethodPost, "zones/*/instances/bulkInsert", serve1((*Server).bulkInsert)},
 	{http.MethodGet, "zones/*/instances/*", serve2((*Server).get)},
 	{http.MethodDelete, "zones/*/instances/*", serve2((*Server).delete)},
+	{http.MethodPost, "zones/*/instances/*/setLabels", serve2((*Server).setLabels)},
 	{http.MethodGet, "aggregated/operations", serve0((*Server).aggregatedOperations)},
 	{http.MethodGet, "zones/*/operations", serve1((*Server).listOperations)},
 	{http.MethodGet, "zones/*/operations/*", serve2((*Server).getOperation)},

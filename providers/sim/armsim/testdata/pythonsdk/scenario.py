@@ -174,6 +174,13 @@ def create_again():
     return {"vmId": vm.vm_id, "state": vm.provisioning_state}
 
 
+def update_tags():
+    # A PATCH replaces the tags whole: the one the VM was made with goes.
+    vm = compute.virtual_machines.begin_update(RG, "py-vm", {"tags": {"team": "ml", "gpufleet-fleet": "ml"}}).result()
+    again = compute.virtual_machines.get(RG, "py-vm")
+    return {"tags": vm.tags, "read": again.tags, "size": again.hardware_profile.vm_size}
+
+
 def create_many():
     # Zone 1: the test keeps the T4 size out of zones 2 and 3.
     pollers = [compute.virtual_machines.begin_create_or_update(
@@ -240,6 +247,7 @@ step("nicBadSubnet", nic_bad_subnet)
 step("vm", create_vm)
 step("get", get_vm)
 step("createAgain", create_again)
+step("updateTags", update_tags)
 step("many", create_many)
 step("list", list_vms)
 step("listAll", list_all_vms)
