@@ -25,15 +25,11 @@ func planHeadline(r *planner.Report) []string {
 	creates, deletes := r.Changes.Counts()
 	delta := r.Plan.CostMicros - r.CurrentMicros
 	short := reportShortfall(r).line()
-	counts := fmt.Sprintf("%d to create, %d to delete", creates, deletes)
-	if n := len(r.Changes.Refused); n > 0 {
-		// The cost the plan reaches is not reached while these wait.
-		counts += fmt.Sprintf(", %d refused", n)
-	}
+	counts := changeCounts(r.Changes)
 	line := fmt.Sprintf("Plan: %s — %s/h → %s/h (%s/h)",
 		counts, catalog.Money(r.CurrentMicros), catalog.Money(r.Plan.CostMicros), signed(delta))
 	switch {
-	case creates > 0 || deletes > 0 || len(r.Changes.Refused) > 0:
+	case creates > 0 || deletes > 0 || len(r.Changes.Refused) > 0 || len(r.Changes.Deferred) > 0:
 	case short != "":
 		line = fmt.Sprintf("No changes possible — %s/h", catalog.Money(r.Plan.CostMicros))
 	default:
@@ -43,6 +39,21 @@ func planHeadline(r *planner.Report) []string {
 		return []string{line}
 	}
 	return []string{short, line}
+}
+
+// changeCounts is what a headline counts of the changes: "120 to create,
+// 58 to delete, 518 deferred to later runs". Refused and deferred actions
+// are counted: the cost the plan reaches is not reached while they wait.
+func changeCounts(c planner.Changes) string {
+	creates, deletes := c.Counts()
+	counts := fmt.Sprintf("%d to create, %d to delete", creates, deletes)
+	if n := len(c.Refused); n > 0 {
+		counts += fmt.Sprintf(", %d refused", n)
+	}
+	if d := deferredPhrase(c); d != "" {
+		counts += ", " + d
+	}
+	return counts
 }
 
 // signed writes a cost change with its sign, using a true minus sign.
@@ -56,17 +67,23 @@ func signed(m int64) string {
 	return catalog.Money(0)
 }
 
-// PlanText writes a report as the plan command prints it.
+// PlanText writes a report as the plan command prints it, its changes
+// grouped.
 func PlanText(w io.Writer, r *planner.Report) error {
+	return View{}.PlanText(w, r)
+}
+
+// PlanText writes a report as the plan command prints it.
+func (v View) PlanText(w io.Writer, r *planner.Report) error {
 	var b strings.Builder
-	writePlanText(&b, r, "")
+	v.writePlanText(&b, r, "")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
 // writePlanText writes a report as text, leaving out a headline line that
 // is said already.
-func writePlanText(b *strings.Builder, r *planner.Report, said string) {
+func (v View) writePlanText(b *strings.Builder, r *planner.Report, said string) {
 	p := r.Plan
 	for _, line := range planHeadline(r) {
 		if line != said {
@@ -116,7 +133,7 @@ func writePlanText(b *strings.Builder, r *planner.Report, said string) {
 			fmt.Fprintf(b, "  - %s\n", line)
 		}
 	}
-	writeChanges(b, r.Changes, "")
+	v.writeChanges(b, r.Changes)
 	if len(p.Warnings) > 0 {
 		fmt.Fprintln(b, "\nWarnings:")
 		for _, warn := range p.Warnings {
@@ -193,30 +210,69 @@ func bootstrapLines(wl planner.WorkloadPlan) []string {
 	return lines
 }
 
-func writeChanges(b *strings.Builder, c planner.Changes, indent string) {
+// writeChanges writes the actions grouped, then the refused and the
+// deferred ones, grouped too, each under its heading.
+func (v View) writeChanges(b *strings.Builder, c planner.Changes) {
 	creates, deletes := c.Counts()
-	fmt.Fprintf(b, "\n%sActions: %d to create, %d to delete\n", indent, creates, deletes)
-	for _, a := range c.Actions {
-		fmt.Fprintf(b, "%s  %s\n", indent, actionLine(a))
+	fmt.Fprintf(b, "\nActions: %d to create, %d to delete\n", creates, deletes)
+	for _, line := range v.groupLines(c.Actions, "") {
+		fmt.Fprintf(b, "  %s\n", line)
 	}
 	if c.Refusal != "" {
-		fmt.Fprintf(b, "%sRefused: %s\n", indent, c.Refusal)
-		for _, a := range c.Refused {
-			fmt.Fprintf(b, "%s  ! %s\n", indent, strings.TrimPrefix(actionLine(a), ""))
+		fmt.Fprintf(b, "Refused: %s\n", c.Refusal)
+		for _, line := range v.groupLines(c.Refused, "!") {
+			fmt.Fprintf(b, "  %s\n", line)
 		}
 	}
-	for _, o := range c.Orphans {
-		fmt.Fprintf(b, "%s  ? orphaned %s (%s/%s on %s): fleet removed from the repository; prune is off\n", indent, o.ID, o.Fleet, o.Workload, o.OfferKey)
+	if len(c.Deferred) > 0 {
+		fmt.Fprintln(b, deferredHeading(c))
+		for _, line := range v.groupLines(c.Deferred, "~") {
+			fmt.Fprintf(b, "  %s\n", line)
+		}
+	}
+	for _, line := range v.orphanLines(c.Orphans) {
+		fmt.Fprintf(b, "  %s\n", line)
 	}
 }
 
-func actionLine(a planner.Action) string {
-	switch a.Kind {
-	case planner.Create:
-		return fmt.Sprintf("+ create %s/%s on %s at %s", a.Fleet, a.Workload, a.Offer, planner.PriceText(a.PriceMicros+a.EgressMicros, a.AccountTerms))
-	default:
-		return fmt.Sprintf("- delete %s (%s/%s on %s): %s", a.Instance, a.Fleet, a.Workload, a.Offer, a.Reason)
+// fleetDiff is a fleet's changes as the lines of a diff: its actions
+// grouped, then the refused and the deferred ones.
+func (v View) fleetDiff(c planner.Changes, fleet string) []string {
+	of := func(actions []planner.Action) []planner.Action {
+		var out []planner.Action
+		for _, a := range actions {
+			if a.Fleet == fleet {
+				out = append(out, a)
+			}
+		}
+		return out
 	}
+	return slices.Concat(v.groupLines(of(c.Actions), ""), v.groupLines(of(c.Refused), "!"), v.groupLines(of(c.Deferred), "~"))
+}
+
+// orphanLines are the orphaned instances, a line per workload and offer.
+func (v View) orphanLines(orphans []planner.Instance) []string {
+	type key struct {
+		fleet, workload string
+		offer           planner.OfferKey
+	}
+	var order []key
+	ids := map[key][]string{}
+	for _, o := range orphans {
+		k := key{o.Fleet, o.Workload, o.OfferKey}
+		if ids[k] == nil {
+			order = append(order, k)
+		}
+		ids[k] = append(ids[k], o.ID)
+	}
+	var lines []string
+	for _, k := range order {
+		lines = append(lines, fmt.Sprintf("? %d × orphaned %s/%s on %s: fleet removed from the repository; prune is off", len(ids[k]), k.fleet, k.workload, k.offer))
+		if v.Detail {
+			lines = append(lines, v.nodeLines(ids[k])...)
+		}
+	}
+	return lines
 }
 
 func optimality(p *planner.Plan) string {
@@ -246,8 +302,15 @@ func percent(part, whole int64) string {
 }
 
 // PlanMarkdown writes a report for a pull-request comment or a Markdown
-// file: the summary first, then a collapsible section per fleet.
+// file: the summary first, then a collapsible section per fleet, its
+// changes grouped.
 func PlanMarkdown(w io.Writer, r *planner.Report) error {
+	return View{}.PlanMarkdown(w, r)
+}
+
+// PlanMarkdown writes a report in Markdown.
+func (v View) PlanMarkdown(w io.Writer, r *planner.Report) error {
+	v = v.markdown()
 	p := r.Plan
 	var b strings.Builder
 	for _, line := range planHeadline(r) {
@@ -270,16 +333,10 @@ func PlanMarkdown(w io.Writer, r *planner.Report) error {
 				fmt.Fprintf(&b, "- `%s`: %s\n", wl.Name, line)
 			}
 		}
-		var actions planner.Changes
-		for _, a := range r.Changes.Actions {
-			if a.Fleet == f.Name {
-				actions.Actions = append(actions.Actions, a)
-			}
-		}
-		if len(actions.Actions) > 0 {
+		if diff := v.fleetDiff(r.Changes, f.Name); len(diff) > 0 {
 			fmt.Fprintln(&b, "\n```diff")
-			for _, a := range actions.Actions {
-				fmt.Fprintln(&b, actionLine(a))
+			for _, line := range diff {
+				fmt.Fprintln(&b, line)
 			}
 			fmt.Fprintln(&b, "```")
 		}
@@ -293,6 +350,9 @@ func PlanMarkdown(w io.Writer, r *planner.Report) error {
 	}
 	if r.Changes.Refusal != "" {
 		fmt.Fprintf(&b, "\n> [!WARNING]\n> %s\n", r.Changes.Refusal)
+	}
+	if len(r.Changes.Deferred) > 0 {
+		fmt.Fprintf(&b, "\n> [!NOTE]\n> %s\n", deferredHeading(r.Changes))
 	}
 	if len(p.Warnings) > 0 {
 		fmt.Fprintln(&b, "\n**Warnings**")

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -33,14 +34,23 @@ type Run struct {
 	Took   time.Duration
 	// PlanShown says RunHeader printed the plan before the run applied it.
 	PlanShown bool
+	// Counts sum up what the run did, as the run counted it.
+	Counts status.RunCounts
+	// Detail lists the nodes of each line, as View.Detail.
+	Detail bool
 }
 
 // RunHeader writes what a run prints before it applies: the repository and
-// revision, and the plan it is about to carry out.
+// revision, and the plan it is about to carry out, grouped.
 func RunHeader(w io.Writer, dir, revision string, report *planner.Report) error {
+	return View{}.RunHeader(w, dir, revision, report)
+}
+
+// RunHeader writes what a run prints before it applies.
+func (v View) RunHeader(w io.Writer, dir, revision string, report *planner.Report) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Reconciling %s at %.12s\n\n", dir, revision)
-	writePlanText(&b, report, "")
+	v.writePlanText(&b, report, "")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -69,33 +79,16 @@ func RunText(w io.Writer, r Run) error {
 	if !r.PlanShown {
 		fmt.Fprintf(&b, "Reconciling %s at %.12s\n\n", r.Dir, r.Revision)
 		if report != nil {
-			writePlanText(&b, report, short)
+			View{Detail: r.Detail}.writePlanText(&b, report, short)
 		}
 	}
 	if len(r.Applied) > 0 {
-		created, deleted, failed := 0, 0, 0
-		for _, act := range r.Applied {
-			switch {
-			case act.Error != "":
-				failed++
-			case act.Kind == planner.Create:
-				created++
-			default:
-				deleted++
-			}
-		}
 		rounds := "1 round"
 		if r.Rounds != 1 {
 			rounds = fmt.Sprintf("%d rounds", r.Rounds)
 		}
-		fmt.Fprintf(&b, "\nApplied in %s: %d created, %d deleted, %d failed\n", rounds, created, deleted, failed)
-		for _, act := range r.Applied {
-			line := fmt.Sprintf("  %s %s/%s on %s %s", act.Kind, act.Fleet, act.Workload, act.Offer, act.Instance)
-			if act.Error != "" {
-				line += " — " + act.Error
-			}
-			fmt.Fprintln(&b, line)
-		}
+		fmt.Fprintf(&b, "\nApplied in %s: %s\n", rounds, r.Counts)
+		writeApplied(&b, r.Applied, r.Detail)
 	} else if !r.DryRun && r.Converged {
 		fmt.Fprintln(&b, "\nNothing to apply: the clouds match the specs.")
 	}
@@ -136,4 +129,85 @@ func RunText(w io.Writer, r Run) error {
 	fmt.Fprintf(&b, "Took %s.\n", r.Took.Round(time.Millisecond))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// maxFailureLines bounds the lines of failed tries a run prints without
+// --detail: their errors may differ call by call, and -o json has each.
+const maxFailureLines = 10
+
+// AppliedText is what a run did, grouped as its summary prints it, for a
+// commit message.
+func AppliedText(applied []status.ActionResult) string {
+	var b strings.Builder
+	writeApplied(&b, applied, false)
+	return b.String()
+}
+
+// writeApplied writes what a run did, a line per kind, workload and offer,
+// then its tries that failed, a line per error. A try that failed is not a
+// failed node: one whose pool ran out is placed again in the next round.
+func writeApplied(b *strings.Builder, applied []status.ActionResult, detail bool) {
+	type key struct {
+		kind                   planner.ActionKind
+		fleet, workload, offer string
+		err                    string
+	}
+	var done, failed []key
+	nodes := map[key][]string{}
+	for _, a := range applied {
+		k := key{a.Kind, a.Fleet, a.Workload, a.Offer, a.Error}
+		if _, seen := nodes[k]; !seen {
+			if a.Error == "" {
+				done = append(done, k)
+			} else {
+				failed = append(failed, k)
+			}
+		}
+		nodes[k] = append(nodes[k], a.Instance)
+	}
+	// Calls finish in any order, and so do their errors; the lines
+	// should not.
+	byKey := func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.kind, b.kind), cmp.Compare(a.fleet, b.fleet), cmp.Compare(a.workload, b.workload), cmp.Compare(a.offer, b.offer), cmp.Compare(a.err, b.err))
+	}
+	slices.SortFunc(done, byKey)
+	slices.SortFunc(failed, byKey)
+	v := View{Detail: detail}
+	list := func(k key) {
+		if detail {
+			var ids []string
+			for _, id := range nodes[k] {
+				if id != "" {
+					ids = append(ids, id)
+				}
+			}
+			for _, line := range v.nodeLines(ids) {
+				fmt.Fprintf(b, "  %s\n", line)
+			}
+		}
+	}
+	for _, k := range done {
+		verb := "created"
+		if k.kind == planner.Delete {
+			verb = "deleted"
+		}
+		fmt.Fprintf(b, "  %s %d × %s/%s on %s %s\n", sign(k.kind), len(nodes[k]), k.fleet, k.workload, k.offer, verb)
+		list(k)
+	}
+	if len(failed) == 0 {
+		return
+	}
+	tries := 0
+	for _, k := range failed {
+		tries += len(nodes[k])
+	}
+	fmt.Fprintf(b, "Tries that failed: %d\n", tries)
+	for i, k := range failed {
+		if !detail && i == maxFailureLines {
+			fmt.Fprintf(b, "  … and %d more lines (--detail or -o json lists every one)\n", len(failed)-i)
+			break
+		}
+		fmt.Fprintf(b, "  ! %d × %s %s/%s on %s: %s\n", len(nodes[k]), k.kind, k.fleet, k.workload, k.offer, oneLine(k.err))
+		list(k)
+	}
 }
