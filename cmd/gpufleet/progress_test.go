@@ -124,7 +124,7 @@ func TestOnATerminal(t *testing.T) {
 		if !strings.Contains(text, "\r\033[K") {
 			t.Error("the progress was not redrawn in place")
 		}
-		if coloured := strings.Contains(text, green+"  + create"); coloured == noColor {
+		if coloured := strings.Contains(text, green+"  + 4 × batch/eval"); coloured == noColor {
 			t.Errorf("NO_COLOR set %v, coloured %v", noColor, coloured)
 		}
 	}
