@@ -10,9 +10,10 @@ import "fmt"
 type RunCounts struct {
 	Created int `json:"created"`
 	Deleted int `json:"deleted"`
-	// Replaced counts the created nodes whose first try found its pool
-	// out of capacity or quota, and that were placed and launched
-	// elsewhere in a later round.
+	// Replaced counts the created nodes first planned on a pool that ran
+	// out of capacity or quota in the run (tried there, or held back once
+	// it was found dry), and placed and launched elsewhere in a later
+	// round. They are counted in Created too.
 	Replaced int `json:"replaced"`
 	// FailedNodes counts the nodes the run meant to create or delete that
 	// are still not done when it ends, because of an error. A run that
