@@ -123,7 +123,7 @@ func (r *run) commitMessage(files map[string][]byte) string {
 	}
 	b.WriteString("\n\n")
 	// A line per workload and offer: the status files list every node.
-	b.WriteString(render.AppliedText(r.result.Applied))
+	b.WriteString(render.AppliedText(r.result.Applied, r.result.Counts))
 	if len(refused) > 0 {
 		fmt.Fprintf(&b, "refused: %s\n", r.report.Changes.Refusal)
 	}

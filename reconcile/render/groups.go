@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gpufleet/gpufleet/planner"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // View says how much a plan or a run shows. The zero View shows every
@@ -121,14 +122,90 @@ func sign(k planner.ActionKind) string {
 // lines then name the action.
 func (v View) groupLines(actions []planner.Action, mark string) []string {
 	var lines []string
-	for _, g := range groupActions(actions) {
+	groups := groupActions(actions)
+	// Without detail, a workload's groups of one action and cause beyond
+	// the first few fold into one line: a fleet spread over fifty pools
+	// still reads in a screen.
+	type causeKey struct {
+		kind            planner.ActionKind
+		fleet, workload string
+		cause           planner.Cause
+	}
+	byCause := map[causeKey][]int{}
+	for i, g := range groups {
+		k := causeKey{g.first.Kind, g.first.Fleet, g.first.Workload, g.first.Cause}
+		byCause[k] = append(byCause[k], i)
+	}
+	folded := map[int][]actionGroup{}
+	skip := map[int]bool{}
+	if !v.Detail {
+		for _, idx := range byCause {
+			if len(idx) <= maxGroupsPerCause {
+				continue
+			}
+			rest := idx[maxGroupsPerCause-1:]
+			for _, i := range rest {
+				folded[rest[0]] = append(folded[rest[0]], groups[i])
+				skip[i] = true
+			}
+		}
+	}
+	for i, g := range groups {
 		s := cmp.Or(mark, sign(g.first.Kind))
+		if rest, ok := folded[i]; ok {
+			lines = append(lines, foldedLine(rest, s, mark != ""))
+			continue
+		}
+		if skip[i] {
+			continue
+		}
 		lines = append(lines, g.line(s, mark != ""))
 		if v.Detail {
 			lines = append(lines, v.nodeLines(g.nodes())...)
 		}
 	}
 	return lines
+}
+
+// maxGroupsPerCause is how many lines a workload's actions of one kind and
+// cause take in a view without detail, the last folding the rest.
+const maxGroupsPerCause = 8
+
+// foldedLine is groups of one workload, action and cause on many offers,
+// as one line: "- 1200 × infer/serve on 41 more offers at $0.063–$0.404/h:
+// surplus: …", the reason said when every group has the same.
+func foldedLine(groups []actionGroup, sign string, verb bool) string {
+	a := groups[0].first
+	n := 0
+	low, high := int64(-1), int64(0)
+	reason := a.Reason
+	for _, g := range groups {
+		n += len(g.actions)
+		price := g.first.PriceMicros + g.first.EgressMicros
+		if low < 0 || price < low {
+			low = price
+		}
+		high = max(high, price)
+		if g.first.Reason != reason {
+			reason = string(a.Cause)
+		}
+	}
+	what := fmt.Sprintf("%d × ", n)
+	if verb {
+		what += string(a.Kind) + " "
+	}
+	line := fmt.Sprintf("%s %s%s/%s on %d more offers", sign, what, a.Fleet, a.Workload, len(groups))
+	switch {
+	case high == 0 && a.Kind == planner.Delete:
+	case low == high:
+		line += " at " + catalog.Money(low) + "/h"
+	default:
+		line += " at " + catalog.Money(low) + "–" + catalog.Money(high) + "/h"
+	}
+	if a.Kind == planner.Delete {
+		line += ": " + reason
+	}
+	return line + " (--detail lists them)"
 }
 
 // nodeLines list nodes under their group, as many as the view allows.

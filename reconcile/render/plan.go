@@ -111,13 +111,22 @@ func (v View) writePlanText(b *strings.Builder, r *planner.Report, said string) 
 			if len(wl.Placements) == 0 {
 				fmt.Fprintf(tw, "  %s\t0\t-\t-\t-\t-\t-\t-\t%s\n", label, catalog.Money(0))
 			}
-			for _, pl := range wl.Placements {
+			shown, rest := v.tableRows(wl.Placements)
+			for _, pl := range shown {
 				o := pl.Offer
 				price := catalog.Money(pl.PriceMicros + pl.EgressMicros)
 				total := catalog.Money(pl.Cost())
 				note := placementNote(pl)
 				fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", label, pl.Count, o.Cloud, o.Region, o.Zone, o.InstanceType, o.Market, price, total, note)
 				label = ""
+			}
+			if len(rest) > 0 {
+				nodes, cost := 0, int64(0)
+				for _, pl := range rest {
+					nodes += pl.Count
+					cost += pl.Cost()
+				}
+				fmt.Fprintf(tw, "  \t%d\t…\t\t\t\t\t\t%s  (on %d more offers; --detail lists them)\n", nodes, catalog.Money(cost), len(rest))
 			}
 		}
 		tw.Flush()
@@ -140,6 +149,35 @@ func (v View) writePlanText(b *strings.Builder, r *planner.Report, said string) 
 			fmt.Fprintf(b, "  - %s\n", warn)
 		}
 	}
+}
+
+// maxTableRows is how many offers a workload's rows of the text plan show
+// without detail: those holding the most nodes, the rest summed in one.
+const maxTableRows = 12
+
+// tableRows are the placements a workload's rows show, in offer order,
+// and the rest, summed in a row of their own.
+func (v View) tableRows(placements []planner.Placement) (shown, rest []planner.Placement) {
+	if v.Detail || len(placements) <= maxTableRows {
+		return placements, nil
+	}
+	order := make([]int, len(placements))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return placements[b].Count - placements[a].Count })
+	keep := map[int]bool{}
+	for _, i := range order[:maxTableRows-1] {
+		keep[i] = true
+	}
+	for i, pl := range placements {
+		if keep[i] {
+			shown = append(shown, pl)
+		} else {
+			rest = append(rest, pl)
+		}
+	}
+	return shown, rest
 }
 
 func placementNote(pl planner.Placement) string {

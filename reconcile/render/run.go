@@ -88,7 +88,7 @@ func RunText(w io.Writer, r Run) error {
 			rounds = fmt.Sprintf("%d rounds", r.Rounds)
 		}
 		fmt.Fprintf(&b, "\nApplied in %s: %s\n", rounds, r.Counts)
-		writeApplied(&b, r.Applied, r.Detail)
+		writeApplied(&b, r.Applied, r.Counts, r.Detail)
 	} else if !r.DryRun && r.Converged {
 		fmt.Fprintln(&b, "\nNothing to apply: the clouds match the specs.")
 	}
@@ -137,16 +137,18 @@ const maxFailureLines = 10
 
 // AppliedText is what a run did, grouped as its summary prints it, for a
 // commit message.
-func AppliedText(applied []status.ActionResult) string {
+func AppliedText(applied []status.ActionResult, counts status.RunCounts) string {
 	var b strings.Builder
-	writeApplied(&b, applied, false)
+	writeApplied(&b, applied, counts, false)
 	return b.String()
 }
 
 // writeApplied writes what a run did, a line per kind, workload and offer,
 // then its tries that failed, a line per error. A try that failed is not a
 // failed node: one whose pool ran out is placed again in the next round.
-func writeApplied(b *strings.Builder, applied []status.ActionResult, detail bool) {
+// When no node failed, as counts say, the tries that failed are one line,
+// unless detail.
+func writeApplied(b *strings.Builder, applied []status.ActionResult, counts status.RunCounts, detail bool) {
 	type key struct {
 		kind                   planner.ActionKind
 		fleet, workload, offer string
@@ -198,8 +200,15 @@ func writeApplied(b *strings.Builder, applied []status.ActionResult, detail bool
 		return
 	}
 	tries := 0
+	offers := map[string]bool{}
 	for _, k := range failed {
 		tries += len(nodes[k])
+		offers[k.offer] = true
+	}
+	if counts.FailedNodes == 0 && !detail {
+		fmt.Fprintf(b, "%d %s on %d %s failed; the run planned their nodes again (--detail lists them)\n",
+			tries, plural(tries, "try", "tries"), len(offers), plural(len(offers), "offer", "offers"))
+		return
 	}
 	fmt.Fprintf(b, "Tries that failed: %d\n", tries)
 	for i, k := range failed {
@@ -210,4 +219,11 @@ func writeApplied(b *strings.Builder, applied []status.ActionResult, detail bool
 		fmt.Fprintf(b, "  ! %d × %s %s/%s on %s: %s\n", len(nodes[k]), k.kind, k.fleet, k.workload, k.offer, oneLine(k.err))
 		list(k)
 	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
