@@ -92,7 +92,7 @@ func (v View) writePlanText(b *strings.Builder, r *planner.Report, said string) 
 	}
 	fmt.Fprintf(b, "Prices: %s of %s. %s\n", p.Prices.Source, p.Prices.AsOf.Format("2006-01-02"), optimality(p))
 	switch {
-	case p.BaselineMicros > 0 && p.CostMicros < p.BaselineMicros:
+	case saves(p):
 		fmt.Fprintf(b, "Saving against %s: %s/h of %s/h (%s)\n", baselinePlace,
 			catalog.Money(p.BaselineMicros-p.CostMicros), catalog.Money(p.BaselineMicros), percent(p.BaselineMicros-p.CostMicros, p.BaselineMicros))
 	case p.BaselineMicros > 0:
@@ -313,11 +313,28 @@ func (v View) orphanLines(orphans []planner.Instance) []string {
 	return lines
 }
 
+// optimality says whether the plan is proven best, and otherwise how far
+// from the best bound it may be: in nodes, when a plan might place more,
+// and in dollars an hour, to the tenth of a cent or finer where the gap is
+// smaller, so that it never reads "within $0.00".
 func optimality(p *planner.Plan) string {
 	if p.Optimal {
 		return "Optimal."
 	}
-	return fmt.Sprintf("Not proven optimal: within %s of the best bound.", catalog.Money(p.GapMicros))
+	var gaps []string
+	if p.GapNodes > 0 {
+		gaps = append(gaps, fmt.Sprintf("a plan might place up to %d more %s", p.GapNodes, plural(int(p.GapNodes), "node", "nodes")))
+	}
+	switch {
+	case p.GapMicros >= 500:
+		gaps = append(gaps, fmt.Sprintf("within %s/h of the best bound", catalog.Money(p.GapMicros)))
+	case p.GapMicros > 0:
+		gaps = append(gaps, fmt.Sprintf("within %s/h of the best bound", catalog.FormatMicros(p.GapMicros)))
+	}
+	if len(gaps) == 0 {
+		return "Not proven optimal: the search stopped before it could prove so, and found no better plan."
+	}
+	return "Not proven optimal: " + strings.Join(gaps, "; ") + "."
 }
 
 // baselineSentence is the Markdown's sentence on the baseline, "" without
@@ -326,17 +343,29 @@ func baselineSentence(p *planner.Plan) string {
 	switch {
 	case p.BaselineMicros <= 0:
 		return ""
-	case p.CostMicros < p.BaselineMicros:
+	case saves(p):
 		return fmt.Sprintf(" Saves %s/h (%s) against %s.", catalog.Money(p.BaselineMicros-p.CostMicros), percent(p.BaselineMicros-p.CostMicros, p.BaselineMicros), baselinePlace)
 	}
 	return fmt.Sprintf(" Costs %s %s (%s/h).", versusBaseline(p.CostMicros, p.BaselineMicros), baselinePlace, catalog.Money(p.BaselineMicros))
 }
 
+// percent is part of whole, rounded; a share that rounds to nothing, of
+// something, is "<1%", for "0%" would say there was none.
 func percent(part, whole int64) string {
 	if whole == 0 {
 		return "0%"
 	}
-	return fmt.Sprintf("%.0f%%", 100*float64(part)/float64(whole))
+	share := 100 * float64(part) / float64(whole)
+	if part > 0 && share < 0.5 {
+		return "<1%"
+	}
+	return fmt.Sprintf("%.0f%%", share)
+}
+
+// saves reports whether a plan's cost is less than its baseline by a
+// saving worth saying: at least a tenth of a cent an hour.
+func saves(p *planner.Plan) bool {
+	return p.BaselineMicros > 0 && p.BaselineMicros-p.CostMicros >= 500
 }
 
 // PlanMarkdown writes a report for a pull-request comment or a Markdown
