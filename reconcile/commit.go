@@ -98,8 +98,13 @@ func (r *run) commitMessage(files map[string][]byte) string {
 	// Refused actions are counted with what was done: a commit that says
 	// only what changed would read as converged.
 	var refused []planner.Action
+	deferred := 0
 	if r.report != nil {
 		refused = r.report.Changes.Refused
+		_, deferred = planner.Changes{Actions: r.report.Changes.Deferred}.Counts()
+		for _, a := range r.report.Changes.Deferred {
+			fleets[a.Fleet] = true
+		}
 	}
 	for _, a := range refused {
 		fleets[a.Fleet] = true
@@ -112,10 +117,13 @@ func (r *run) commitMessage(files map[string][]byte) string {
 	switch {
 	case r.repo == nil || r.report == nil:
 		b.WriteString("gpufleet: run stopped before planning")
-	case len(r.result.Applied) > 0 || len(refused) > 0:
+	case len(r.result.Applied) > 0 || len(refused) > 0 || deferred > 0:
 		fmt.Fprintf(&b, "gpufleet: %s", r.result.Counts)
 		if len(refused) > 0 {
 			fmt.Fprintf(&b, ", %d refused", len(refused))
+		}
+		if deferred > 0 {
+			fmt.Fprintf(&b, ", %d deferred to later runs", deferred)
 		}
 		fmt.Fprintf(&b, " in %s; now %s/h", strings.Join(slices.Sorted(maps.Keys(fleets)), ", "), catalog.Money(cost))
 	default:
@@ -126,6 +134,9 @@ func (r *run) commitMessage(files map[string][]byte) string {
 	b.WriteString(render.AppliedText(r.result.Applied, r.result.Counts))
 	if len(refused) > 0 {
 		fmt.Fprintf(&b, "refused: %s\n", r.report.Changes.Refusal)
+	}
+	if deferred > 0 && r.report.Changes.Deferral != "" {
+		fmt.Fprintf(&b, "deferred: %s\n", r.report.Changes.Deferral)
 	}
 	for _, e := range r.errs[""] {
 		fmt.Fprintf(&b, "error: %s\n", e)
