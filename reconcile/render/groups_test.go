@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gpufleet/gpufleet/planner"
+	"github.com/gpufleet/gpufleet/reconcile/status"
 )
 
 // fleetScaleChanges are the changes of a fleet of thousands of nodes:
@@ -112,5 +113,49 @@ func TestTheReviewCommentListsGroupsOnly(t *testing.T) {
 	}
 	if strings.Contains(out, "gf-chat-") || strings.Contains(out, "+ create ") {
 		t.Errorf("the comment lists nodes one by one:\n%s", out)
+	}
+}
+
+// A run over many pools says what it did a line per workload and offer,
+// folded beyond the first few, and its failed tries in one line when no
+// node failed: they were planned again. --detail lists every node and try.
+func TestARunIsSummedUpInAFewLines(t *testing.T) {
+	var applied []status.ActionResult
+	for pool := range 20 {
+		offer := fmt.Sprintf("aws/us-east-1/us-east-1a/g4dn.%dxlarge/spot", pool)
+		for n := range 64 {
+			applied = append(applied, status.ActionResult{Fleet: "infer", Kind: planner.Create, Workload: "serve", Offer: offer, Instance: fmt.Sprintf("i-%02d%02d", pool, n)})
+		}
+		applied = append(applied, status.ActionResult{Fleet: "infer", Kind: planner.Create, Workload: "serve", Offer: offer, Error: "create " + offer + ": capacity: launched 64 of 65"})
+	}
+	counts := status.RunCounts{Created: 1280, Replaced: 1216, FailedCalls: 20}
+	var b strings.Builder
+	if err := RunText(&b, Run{Applied: applied, Rounds: 20, Counts: counts, Converged: true}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"\nApplied in 20 rounds: 1280 created, 0 deleted, 0 failed nodes (1216 re-placed after a pool ran out, 20 failed cloud calls)\n",
+		"\n  + 64 × infer/serve on aws/us-east-1/us-east-1a/g4dn.0xlarge/spot created\n",
+		"\n  + 832 × infer/serve on 13 more offers created (--detail lists them)\n",
+		"\n20 tries on 20 offers failed; the run planned their nodes again (--detail lists them)\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the run's text lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "\n  + "); n != maxGroupsPerCause {
+		t.Errorf("%d lines of creates, want %d:\n%s", n, maxGroupsPerCause, out)
+	}
+
+	var detail strings.Builder
+	if err := RunText(&detail, Run{Applied: applied, Rounds: 20, Counts: counts, Converged: true, Detail: true}); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(detail.String(), "\n      i-"); n != 1280 {
+		t.Errorf("--detail lists %d instances, want 1280", n)
+	}
+	if n := strings.Count(detail.String(), "\n  ! 1 × create infer/serve on "); n != 20 {
+		t.Errorf("--detail lists %d failed tries, want 20", n)
 	}
 }

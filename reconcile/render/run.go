@@ -188,10 +188,36 @@ func writeApplied(b *strings.Builder, applied []status.ActionResult, counts stat
 			}
 		}
 	}
+	// Without detail, a workload's lines of one kind beyond the first few
+	// fold into one, as a plan's do.
+	type workloadKey struct {
+		kind            planner.ActionKind
+		fleet, workload string
+	}
+	lines := map[workloadKey]int{}
 	for _, k := range done {
+		lines[workloadKey{k.kind, k.fleet, k.workload}]++
+	}
+	shown := map[workloadKey]int{}
+	for i, k := range done {
 		verb := "created"
 		if k.kind == planner.Delete {
 			verb = "deleted"
+		}
+		wk := workloadKey{k.kind, k.fleet, k.workload}
+		if !detail && lines[wk] > maxGroupsPerCause && shown[wk] == maxGroupsPerCause-1 {
+			n, offers := 0, 0
+			for _, rest := range done[i:] {
+				if (workloadKey{rest.kind, rest.fleet, rest.workload}) == wk {
+					n += len(nodes[rest])
+					offers++
+				}
+			}
+			fmt.Fprintf(b, "  %s %d × %s/%s on %d more offers %s (--detail lists them)\n", sign(k.kind), n, k.fleet, k.workload, offers, verb)
+		}
+		shown[wk]++
+		if !detail && lines[wk] > maxGroupsPerCause && shown[wk] >= maxGroupsPerCause {
+			continue
 		}
 		fmt.Fprintf(b, "  %s %d × %s/%s on %s %s\n", sign(k.kind), len(nodes[k]), k.fleet, k.workload, k.offer, verb)
 		list(k)
