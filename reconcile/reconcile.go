@@ -106,7 +106,7 @@ type Result struct {
 	// Rounds of applying that ran.
 	Rounds int
 	// Counts sum up what the run did, in nodes and calls, as every
-	// output says it; Fleets has them fleet by fleet.
+	// output says it; FleetCounts has them fleet by fleet.
 	Counts      status.RunCounts
 	FleetCounts map[string]status.RunCounts
 	// Blocklist is the repository's blocklist as the run left it in

@@ -159,3 +159,16 @@ func TestARunIsSummedUpInAFewLines(t *testing.T) {
 		t.Errorf("--detail lists %d failed tries, want 20", n)
 	}
 }
+
+// BenchmarkPlanTextAtFleetScale renders a plan of 776 actions, grouped.
+func BenchmarkPlanTextAtFleetScale(b *testing.B) {
+	report := examplePlan(b)
+	report.Changes = fleetScaleChanges()
+	var out bytes.Buffer
+	for b.Loop() {
+		out.Reset()
+		if err := PlanText(&out, report); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
