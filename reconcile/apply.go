@@ -167,16 +167,20 @@ func (r *run) applyRound(ctx context.Context, actions []planner.Action) (failedO
 			if skip {
 				incomplete[key] = true
 				failedOver = true
+				r.tally.notLaunched(u.fleet, u.workload, len(u.actions), true)
 			}
 			r.mu.Unlock()
 			if skip {
 				return nil
 			}
-			insts, err := r.launch(gctx, u, labels[key])
+			insts, asked, err := r.launch(gctx, u, labels[key])
 			// A cloud's error may quote what it was sent.
 			err = r.secrets.Error(err)
 			r.mu.Lock()
 			defer r.mu.Unlock()
+			if err != nil && asked {
+				r.tally.callFailed(u.fleet, u.workload)
+			}
 			launched := map[string]planner.Instance{}
 			for _, inst := range insts {
 				launched[inst.Token] = inst
@@ -198,6 +202,7 @@ func (r *run) applyRound(ctx context.Context, actions []planner.Action) (failedO
 				r.result.Applied = append(r.result.Applied, res)
 				r.tell(res)
 			}
+			r.tally.launched(u.fleet, u.workload, len(u.actions)-len(unlaunched))
 			if len(insts) > 0 {
 				r.log.Log(gctx, r.actionLevel(), "created", "fleet", u.fleet, "workload", u.workload, "offer", u.offer.String(), "nodes", len(insts), "first", insts[0].ID)
 			}
@@ -211,11 +216,13 @@ func (r *run) applyRound(ctx context.Context, actions []planner.Action) (failedO
 				err = &providers.Error{Kind: providers.KindCapacity, Cloud: u.offer.Cloud, Op: "create", Offer: u.offer,
 					Message: fmt.Sprintf("launched %d of %d", len(insts), len(u.actions))}
 			}
+			dryPool := errors.Is(err, providers.ErrCapacity) || errors.Is(err, providers.ErrQuota)
+			r.tally.notLaunched(u.fleet, u.workload, len(unlaunched), dryPool && gctx.Err() == nil)
 			if gctx.Err() != nil {
 				// Cut short by the cancel, not refused by the cloud.
 				return nil
 			}
-			if errors.Is(err, providers.ErrCapacity) || errors.Is(err, providers.ErrQuota) {
+			if dryPool {
 				dry[u.offer] = true
 			}
 			if r.handleCreateError(u.actions[0], unlaunched, err) {
@@ -230,6 +237,7 @@ func (r *run) applyRound(ctx context.Context, actions []planner.Action) (failedO
 	// replaces goes, and a workload whose create failed keeps its old nodes
 	// until the next round places them.
 	if ctx.Err() != nil {
+		r.tally.endRound()
 		return false
 	}
 	g, gctx = errgroup.WithContext(ctx)
@@ -255,7 +263,9 @@ func (r *run) applyRound(ctx context.Context, actions []planner.Action) (failedO
 			res := status.ActionResult{Fleet: a.Fleet, Kind: planner.Delete, Workload: a.Workload, Offer: a.Offer.String(), Instance: a.Instance}
 			r.mu.Lock()
 			defer r.mu.Unlock()
+			r.tally.deleted(a.Fleet, a.Workload, a.Instance, err != nil)
 			if err != nil {
+				r.tally.callFailed(a.Fleet, a.Workload)
 				res.Error = err.Error()
 				r.errs[a.Fleet] = append(r.errs[a.Fleet], fmt.Sprintf("deleting %s: %v", a.Instance, err))
 			} else {
@@ -271,6 +281,7 @@ func (r *run) applyRound(ctx context.Context, actions []planner.Action) (failedO
 		})
 	}
 	g.Wait()
+	r.tally.endRound()
 	slices.SortStableFunc(r.observed, planner.CompareInstances)
 	// Calls finish in any order; the record of them should not.
 	slices.SortStableFunc(r.result.Applied, func(a, b status.ActionResult) int {
@@ -376,24 +387,25 @@ func slotOf(token string) int {
 }
 
 // launch makes the calls of one unit and returns the nodes it launched, in
-// the order of its actions; an error says why the rest were not.
-func (r *run) launch(ctx context.Context, u launchUnit, labels map[string]string) ([]planner.Instance, error) {
+// the order of its actions; an error says why the rest were not, and
+// asked whether a cloud call returned it, rather than what came before
+// any call (a bootstrap that does not render).
+func (r *run) launch(ctx context.Context, u launchUnit, labels map[string]string) (insts []planner.Instance, asked bool, err error) {
 	first := u.actions[0]
 	req := providers.CreateRequest{Token: first.Token, Offer: u.offer, Fleet: u.fleet, Workload: u.workload, Labels: labels}
 	boot, err := r.renderBootstrap(u.fleet, u.workload, u.offer, first.Token)
 	if err != nil {
-		return nil, &providers.Error{Kind: providers.KindInvalid, Cloud: u.offer.Cloud, Op: "create", Offer: u.offer, Message: err.Error()}
+		return nil, false, &providers.Error{Kind: providers.KindInvalid, Cloud: u.offer.Cloud, Op: "create", Offer: u.offer, Message: err.Error()}
 	}
 	req.Bootstrap = boot
 	if req.PlacementGroup, err = r.placementGroup(ctx, u.fleet, u.workload, u.offer); err != nil {
-		return nil, err
+		return nil, true, err
 	}
 	req.EFA = r.efaOf(u.fleet, u.workload, u.offer)
-	var insts []planner.Instance
 	if len(u.actions) == 1 {
 		inst, err := r.opts.Providers[u.offer.Cloud].Create(ctx, req)
 		if err != nil {
-			return nil, err
+			return nil, true, err
 		}
 		insts = []planner.Instance{inst}
 	} else {
@@ -406,7 +418,7 @@ func (r *run) launch(ctx context.Context, u launchUnit, labels map[string]string
 			insts[i].Bootstrap = boot.Digest
 		}
 	}
-	return insts, err
+	return insts, true, err
 }
 
 func (r *run) findObserved(id string) (planner.Instance, bool) {

@@ -44,6 +44,9 @@ fleets: big: {
 // part of what it asked for did not fail).
 type callCounter struct {
 	mutating, failed map[string]*atomic.Int64
+	// errored counts the calls that returned an error, whatever they
+	// launched.
+	errored atomic.Int64
 }
 
 func newCallCounter() *callCounter {
@@ -56,6 +59,9 @@ func newCallCounter() *callCounter {
 
 func (c *callCounter) count(cloud string, err error, launched int) {
 	c.mutating[cloud].Add(1)
+	if err != nil {
+		c.errored.Add(1)
+	}
 	if err != nil && launched == 0 {
 		c.failed[cloud].Add(1)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/gpufleet/gpufleet/planner"
+	"github.com/gpufleet/gpufleet/reconcile/render"
 	"github.com/gpufleet/gpufleet/reconcile/status"
 	"github.com/gpufleet/gpufleet/schema/atomicfile"
 	"github.com/gpufleet/gpufleet/schema/catalog"
@@ -90,24 +91,20 @@ func (r *run) writeAndCommit(files map[string][]byte, msg string) (plumbing.Hash
 // status files the run could not read: those it writes again, and those
 // it leaves for a person.
 func (r *run) commitMessage(files map[string][]byte) string {
-	var created, deleted, failed int
 	fleets := map[string]bool{}
 	for _, a := range r.result.Applied {
 		fleets[a.Fleet] = true
-		switch {
-		case a.Error != "":
-			failed++
-		case a.Kind == planner.Create:
-			created++
-		default:
-			deleted++
-		}
 	}
 	// Refused actions are counted with what was done: a commit that says
 	// only what changed would read as converged.
 	var refused []planner.Action
+	deferred := 0
 	if r.report != nil {
 		refused = r.report.Changes.Refused
+		_, deferred = planner.Changes{Actions: r.report.Changes.Deferred}.Counts()
+		for _, a := range r.report.Changes.Deferred {
+			fleets[a.Fleet] = true
+		}
 	}
 	for _, a := range refused {
 		fleets[a.Fleet] = true
@@ -120,32 +117,26 @@ func (r *run) commitMessage(files map[string][]byte) string {
 	switch {
 	case r.repo == nil || r.report == nil:
 		b.WriteString("gpufleet: run stopped before planning")
-	case len(r.result.Applied) > 0 || len(refused) > 0:
-		fmt.Fprintf(&b, "gpufleet: %d created, %d deleted", created, deleted)
-		if failed > 0 {
-			fmt.Fprintf(&b, ", %d failed", failed)
-		}
+	case len(r.result.Applied) > 0 || len(refused) > 0 || deferred > 0:
+		fmt.Fprintf(&b, "gpufleet: %s", r.result.Counts)
 		if len(refused) > 0 {
 			fmt.Fprintf(&b, ", %d refused", len(refused))
+		}
+		if deferred > 0 {
+			fmt.Fprintf(&b, ", %d deferred to later runs", deferred)
 		}
 		fmt.Fprintf(&b, " in %s; now %s/h", strings.Join(slices.Sorted(maps.Keys(fleets)), ", "), catalog.Money(cost))
 	default:
 		fmt.Fprintf(&b, "gpufleet: status update; now %s/h", catalog.Money(cost))
 	}
 	b.WriteString("\n\n")
-	for _, a := range r.result.Applied {
-		sign := "+"
-		if a.Kind == planner.Delete {
-			sign = "-"
-		}
-		fmt.Fprintf(&b, "%s %s/%s %s %s", sign, a.Fleet, a.Workload, a.Offer, a.Instance)
-		if a.Error != "" {
-			fmt.Fprintf(&b, " FAILED: %s", a.Error)
-		}
-		b.WriteString("\n")
-	}
+	// A line per workload and offer: the status files list every node.
+	b.WriteString(render.AppliedText(r.result.Applied, r.result.Counts))
 	if len(refused) > 0 {
 		fmt.Fprintf(&b, "refused: %s\n", r.report.Changes.Refusal)
+	}
+	if deferred > 0 && r.report.Changes.Deferral != "" {
+		fmt.Fprintf(&b, "deferred: %s\n", r.report.Changes.Deferral)
 	}
 	for _, e := range r.errs[""] {
 		fmt.Fprintf(&b, "error: %s\n", e)

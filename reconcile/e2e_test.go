@@ -126,7 +126,7 @@ func TestConvergeFromNothingThenNothingToDo(t *testing.T) {
 		t.Fatal("the first run committed no status")
 	}
 	head := e.Head()
-	if head.Hash != first.Commit || !strings.HasPrefix(head.Message, "gpufleet: 20 created, 0 deleted in batch, inference, training; now $75.24/h") {
+	if head.Hash != first.Commit || !strings.HasPrefix(head.Message, "gpufleet: 20 created, 0 deleted, 0 failed nodes in batch, inference, training; now $75.24/h") {
 		t.Errorf("head %s: %q", head.Hash, head.Message)
 	}
 	st := e.StatusAtHead("training")

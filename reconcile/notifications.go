@@ -5,7 +5,6 @@ import (
 	"context"
 	"os"
 
-	"github.com/gpufleet/gpufleet/planner"
 	"github.com/gpufleet/gpufleet/reconcile/notify"
 	"github.com/gpufleet/gpufleet/schema/redact"
 )
@@ -21,16 +20,10 @@ func (r *run) notify(ctx context.Context, runErr error) {
 	// The commit that made the specs, not the head: status commits, a
 	// failed run's included, move the head but change nothing to tell.
 	ev := notify.Event{Repository: r.repositoryName(), Revision: cmp.Or(r.specCommit(), r.result.Revision), At: r.now}
-	for _, a := range r.result.Applied {
-		switch {
-		case a.Error != "":
-			ev.Failed++
-		case a.Kind == planner.Create:
-			ev.Created++
-		default:
-			ev.Deleted++
-		}
-	}
+	// Nodes, as every summary of the run counts them: a try on a pool
+	// that ran dry, made good in a later round, is no failure.
+	c := r.result.Counts
+	ev.Created, ev.Deleted, ev.Failed, ev.Replaced, ev.FailedCalls = c.Created, c.Deleted, c.FailedNodes, c.Replaced, c.FailedCalls
 	if r.report != nil {
 		ev.CostMicros = r.report.Plan.NowMicros
 	}

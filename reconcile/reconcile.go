@@ -105,6 +105,10 @@ type Result struct {
 	Commit plumbing.Hash
 	// Rounds of applying that ran.
 	Rounds int
+	// Counts sum up what the run did, in nodes and calls, as every
+	// output says it; FleetCounts has them fleet by fleet.
+	Counts      status.RunCounts
+	FleetCounts map[string]status.RunCounts
 	// Blocklist is the repository's blocklist as the run left it in
 	// status/gpufleet.json, expired entries pruned.
 	Blocklist []status.BlockedOffer
@@ -151,6 +155,8 @@ type run struct {
 	report           *planner.Report
 	result           Result
 	errs             map[string][]string // by fleet, "" for all
+	// tally counts what the rounds did, in nodes and calls.
+	tally *tally
 	// throttledNow says a create of this round was throttled beyond the
 	// SDK's retries; throttledRounds counts the rounds tried again so.
 	throttledNow    bool
@@ -215,7 +221,7 @@ func runWith(ctx context.Context, c *Checkout, opts Options, h *hooks) (res *Res
 	if opts.Secrets == nil {
 		opts.Secrets = redact.FromEnv()
 	}
-	r := &run{opts: opts, c: c, log: opts.Log, secrets: opts.Secrets, now: opts.Now().UTC(), errs: map[string][]string{}, unobserved: map[string]error{}, hooks: h}
+	r := &run{opts: opts, c: c, log: opts.Log, secrets: opts.Secrets, now: opts.Now().UTC(), errs: map[string][]string{}, unobserved: map[string]error{}, hooks: h, tally: newTally()}
 	if !c.Remote {
 		// A local checkout is reconciled in place: what it applies must be
 		// what it records against the commit.

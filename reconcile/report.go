@@ -21,6 +21,7 @@ func (r *run) finish(ctx context.Context) error {
 		r.state.Quotas = r.quotasNow()
 	}
 	r.state.Prune(r.now)
+	r.countRun()
 	statuses := r.statuses()
 	r.result.Statuses = statuses
 	r.result.Blocklist = slices.Clone(r.state.Blocklist)
@@ -81,4 +82,14 @@ func (r *run) statusFiles(statuses map[string]*status.FleetStatus) map[string][]
 		return nil
 	}
 	return files
+}
+
+// countRun sums up what the run did, against the plan it ended with, for
+// every output to say the same.
+func (r *run) countRun() {
+	r.result.FleetCounts = r.tally.counts(r.report)
+	r.result.Counts = status.RunCounts{}
+	for _, c := range r.result.FleetCounts {
+		r.result.Counts = r.result.Counts.Add(c)
+	}
 }

@@ -109,9 +109,12 @@ func (r *run) statuses() map[string]*status.FleetStatus {
 		slices.SortStableFunc(st.LastActions, func(a, b status.ActionResult) int {
 			return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Workload, b.Workload), cmp.Compare(a.Offer, b.Offer), cmp.Compare(a.Instance, b.Instance))
 		})
+		if c, ok := r.result.FleetCounts[f.Name]; ok {
+			st.LastRun = &c
+		}
 		if len(st.LastActions) == 0 && r.previous[f.Name] != nil {
 			// Nothing done this time: the last actions stay the last.
-			st.LastActions = r.previous[f.Name].LastActions
+			st.LastActions, st.LastRun = r.previous[f.Name].LastActions, r.previous[f.Name].LastRun
 		}
 		st.Conditions = r.conditions(f, st)
 		st.Conditions = r.withDriftCondition(f.Name, st.Conditions)

@@ -46,6 +46,7 @@ func TestScripts(t *testing.T) {
 			"ghfake":   cmdGHFake,
 			"glfake":   cmdGLFake,
 			"schemaok": cmdSchemaOK,
+			"maxlines": cmdMaxLines,
 		},
 	})
 }

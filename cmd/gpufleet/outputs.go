@@ -46,8 +46,10 @@ type runOutput struct {
 	Revision string            `json:"revision"`
 	Outcome  reconcile.Outcome `json:"outcome"`
 	// Commit is the status commit made, "" when none was.
-	Commit       string                         `json:"commit,omitempty"`
-	Rounds       int                            `json:"rounds"`
+	Commit string `json:"commit,omitempty"`
+	Rounds int    `json:"rounds"`
+	// Counts sum up the run in nodes and calls, as the text says them.
+	Counts       status.RunCounts               `json:"counts"`
 	Applied      []appliedAction                `json:"applied"`
 	NotConverged []string                       `json:"notConverged,omitempty"`
 	Report       *planner.Report                `json:"report,omitempty"`
@@ -66,7 +68,7 @@ type appliedAction struct {
 }
 
 func newRunOutput(res *reconcile.Result, outcome reconcile.Outcome) runOutput {
-	out := runOutput{Revision: res.Revision, Outcome: outcome, Rounds: res.Rounds, Applied: []appliedAction{},
+	out := runOutput{Revision: res.Revision, Outcome: outcome, Rounds: res.Rounds, Counts: res.Counts, Applied: []appliedAction{},
 		NotConverged: res.NotConverged, Report: res.Report, Statuses: res.Statuses, Blocklist: res.Blocklist}
 	if !res.Commit.IsZero() {
 		out.Commit = res.Commit.String()

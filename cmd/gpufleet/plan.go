@@ -27,7 +27,9 @@ type planFlags struct {
 	// fleets narrows the plan to these fleets.
 	fleets                    []string
 	detailed, catalogExplicit bool
-	maxPriceAge               time.Duration
+	// detail lists every node under its line.
+	detail      bool
+	maxPriceAge time.Duration
 }
 
 func (a *app) planCommand() *cobra.Command {
@@ -48,6 +50,10 @@ comment (-o markdown) or a machine (-o json).
 With -out FILE it also saves the plan, for gpufleet apply FILE to carry out
 exactly, once reviewed; apply refuses it if the specs, what runs or the
 prices changed since.
+
+Changes are grouped, a line per workload, offer, action and cause, with
+the count of nodes and their cost; --detail lists the nodes of each line
+too (in Markdown, the first few of each). -o json always has every action.
 
 With --detailed-exitcode the exit status is 0 when there is nothing to do,
 1 on an error and 2 when there are changes, as Terraform does.`,
@@ -74,6 +80,7 @@ With --detailed-exitcode the exit status is 0 when there is nothing to do,
 	cmd.Flags().StringVar(&f.catalogFile, "catalog", envOr("GPUFLEET_CATALOG", defaultCatalogPath), "price catalog file, as gpufleet catalog refresh writes it; the embedded snapshot when it is missing or older [GPUFLEET_CATALOG]")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text, json or markdown")
 	cmd.Flags().BoolVar(&f.detailed, "detailed-exitcode", false, "exit 2 when there are changes, 0 when there are none")
+	cmd.Flags().BoolVar(&f.detail, "detail", false, "list every node's create or delete under its grouped line; -o json always has them")
 	cmd.Flags().DurationVar(&f.maxPriceAge, "max-price-age", catalog.MaxPriceAge, "warn when the prices are older than this")
 	return cmd
 }
@@ -162,7 +169,7 @@ func (a *app) plan(f planFlags) error {
 			return err
 		}
 	}
-	if err := a.writeReport(report, f.output); err != nil {
+	if err := a.writeReport(report, f.output, render.View{Detail: f.detail}); err != nil {
 		return err
 	}
 	if f.out != "" {
@@ -245,9 +252,9 @@ func (a *app) review(f planFlags) error {
 	case "json":
 		err = a.writeOutput("review", review)
 	case "markdown":
-		err = render.ReviewMarkdown(a.stdout, review)
+		err = render.View{Detail: f.detail}.ReviewMarkdown(a.stdout, review)
 	default:
-		err = render.ReviewText(a.stdout, review)
+		err = render.View{Detail: f.detail}.ReviewText(a.stdout, review)
 	}
 	switch {
 	case err != nil:
@@ -284,14 +291,14 @@ func planReport(r *schema.Repo, pc *planContext) (*planner.Report, error) {
 	return reconcile.PlanOffline(reconcile.OfflineInput{Repo: r, Catalog: pc.cat, Observed: pc.observed, Status: pc.status, Warnings: pc.warnings, ObservedFrom: pc.observedFrom})
 }
 
-func (a *app) writeReport(report *planner.Report, output string) error {
+func (a *app) writeReport(report *planner.Report, output string, view render.View) error {
 	switch output {
 	case "json":
 		return a.writeOutput("plan", report)
 	case "markdown":
-		return render.PlanMarkdown(a.stdout, report)
+		return view.PlanMarkdown(a.stdout, report)
 	default:
-		return a.textOut(func(w io.Writer) error { return render.PlanText(w, report) })
+		return a.textOut(func(w io.Writer) error { return view.PlanText(w, report) })
 	}
 }
 

@@ -135,7 +135,9 @@ func (p *progress) line() string {
 			continue
 		}
 		pending := max(0, c.planned-c.created-c.deleted-c.failed)
-		parts = append(parts, fmt.Sprintf("%s: %d created, %d deleted, %d failed, %d pending", cloud, c.created, c.deleted, c.failed, pending))
+		// A try that failed is not yet a failed node: a later round may
+		// place it elsewhere, and the run's summary counts the nodes.
+		parts = append(parts, fmt.Sprintf("%s: %d created, %d deleted, %d tries failed, %d pending", cloud, c.created, c.deleted, c.failed, pending))
 	}
 	return "  " + strings.Join(parts, " · ")
 }

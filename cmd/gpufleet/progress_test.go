@@ -50,7 +50,7 @@ func TestProgressOffATerminalPrintsAFewLines(t *testing.T) {
 	if lines[0] != "Applying 301 to create, 1 to delete" {
 		t.Errorf("first line %q", lines[0])
 	}
-	want := "  aws: 297 created, 0 deleted, 3 failed, 0 pending · gcp: 1 created, 1 deleted, 0 failed, 0 pending"
+	want := "  aws: 297 created, 0 deleted, 3 tries failed, 0 pending · gcp: 1 created, 1 deleted, 0 tries failed, 0 pending"
 	if last := lines[len(lines)-1]; last != want {
 		t.Errorf("last line\n%q, want\n%q", last, want)
 	}
@@ -121,7 +121,7 @@ func TestOnATerminal(t *testing.T) {
 		if !strings.Contains(text, "\r\033[K") {
 			t.Error("the progress was not redrawn in place")
 		}
-		if coloured := strings.Contains(text, green+"  + create"); coloured == noColor {
+		if coloured := strings.Contains(text, green+"  + 4 × batch/eval"); coloured == noColor {
 			t.Errorf("NO_COLOR %q, coloured %v", value, coloured)
 		}
 	}

@@ -25,9 +25,11 @@ type runFlags struct {
 	catalogFile                   string
 	catalogExplicit               bool
 	dryRun, emulated              bool
-	simState                      string
-	lockWait, lockTTL             time.Duration
-	parallelism                   int
+	// detail lists every node under its grouped line.
+	detail            bool
+	simState          string
+	lockWait, lockTTL time.Duration
+	parallelism       int
 	// saved is the plan apply PLANFILE carries out.
 	saved *reconcile.SavedPlan
 	// fleets limits what is applied to these fleets.
@@ -48,6 +50,7 @@ func (f *runFlags) register(cmd *cobra.Command, remote bool) {
 	cmd.Flags().DurationVar(&f.lockWait, "lock-wait", 0, "how long to wait for another reconciler's lock; 0 gives up at once")
 	cmd.Flags().DurationVar(&f.lockTTL, "lock-ttl", reconcile.DefaultLockTTL, "how long the repository lock outlives a run that stopped renewing it (one that was killed); renewed every quarter of it")
 	cmd.Flags().IntVar(&f.parallelism, "parallelism", 16, "cloud calls in flight while applying")
+	cmd.Flags().BoolVar(&f.detail, "detail", false, "list every node's create or delete under its grouped line; -o json always has them")
 	cmd.Flags().StringArrayVar(&f.fleets, "fleet", nil, "apply only this fleet's actions (all fleets are still placed together); repeat for several")
 }
 
@@ -59,7 +62,14 @@ func (a *app) reconcileCommand() *cobra.Command {
 		Long: `reconcile clones (or fetches) the fleet repository, observes what runs in
 every enabled cloud, plans the cheapest placement, applies the difference
 with failover when an offer runs out of capacity, and commits status/ back
-to the repository. A second run with nothing to do changes nothing.`,
+to the repository. A second run with nothing to do changes nothing.
+
+The plan and what was applied are printed grouped, a line per workload,
+offer and action with the count of nodes; --detail lists the nodes of each
+line too, and -o json has every action. The summary counts nodes created,
+deleted and failed: a node whose pool ran out and that launched elsewhere
+in a later round is created, and counted as re-placed; failed cloud calls
+are counted apart.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.catalogExplicit = cmd.Flags().Changed("catalog") || os.Getenv("GPUFLEET_CATALOG") != ""
@@ -150,7 +160,7 @@ func (a *app) reconcile(ctx context.Context, f runFlags, commit bool) error {
 			if round == 1 && report != nil && isTerminal(a.stdout) {
 				if err := a.textOut(func(w io.Writer) error {
 					head, _ := checkout.Head()
-					return render.RunHeader(w, checkout.Dir, head.String(), report)
+					return render.View{Detail: f.detail}.RunHeader(w, checkout.Dir, head.String(), report)
 				}); err == nil {
 					planShown = true
 				}
@@ -233,7 +243,7 @@ func (a *app) printRun(f runFlags, c *reconcile.Checkout, res *reconcile.Result,
 	run := render.Run{
 		Dir: c.Dir, Revision: res.Revision, Report: res.Report, Applied: res.Applied, Rounds: res.Rounds,
 		Statuses: res.Statuses, DryRun: f.dryRun, Commits: commit, Converged: outcome == reconcile.Converged, NotConverged: res.NotConverged, Took: took,
-		PlanShown: planShown,
+		PlanShown: planShown, Counts: res.Counts, Detail: f.detail,
 	}
 	if !res.Commit.IsZero() {
 		if commit, err := c.Repo.CommitObject(res.Commit); err == nil {

@@ -337,3 +337,20 @@ func (f *fakeGitHub) serve(w http.ResponseWriter, r *http.Request) int {
 	}
 	return answer(http.StatusNotFound, notFound)
 }
+
+// maxlines N fails unless the last command's stdout has at most N lines:
+// what a person reads of a plan or a run stays short however many nodes
+// change.
+func cmdMaxLines(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: maxlines N")
+	}
+	limit, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("maxlines: %q is not a number", args[0])
+	}
+	out := ts.ReadFile("stdout")
+	if n := strings.Count(out, "\n"); n > limit {
+		ts.Fatalf("stdout has %d lines, want at most %d", n, limit)
+	}
+}

@@ -48,6 +48,25 @@ func percent(part, whole int64) string {
 	return fmt.Sprintf("%.1f %%", 100*float64(part)/float64(whole))
 }
 
+// versusBaseline is a run's cost against the baseline's, said so that a
+// loss never reads as a negative saving: "19.0 % less", "4.2 % more",
+// "same", "–" without a baseline. A loss beyond the baseline itself
+// reads "> 100 % more".
+func versusBaseline(cost, baseline int64) string {
+	switch saved := baseline - cost; {
+	case baseline <= 0:
+		return "–"
+	case saved > 0:
+		return percent(saved, baseline) + " less"
+	case saved == 0:
+		return "same"
+	case -saved > baseline:
+		return "> 100 % more"
+	default:
+		return percent(-saved, baseline) + " more"
+	}
+}
+
 // label is a run's name, with its settings when they say more.
 func (run Run) label() string {
 	if len(run.Settings) == 0 || run.Name == NoMigrations {
@@ -97,10 +116,10 @@ func (r *Report) Summary() []string {
 func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "Backtest %s to %s, every %s (%d steps), seed %d\n\n", r.From.Format(time.RFC3339), r.To.Format(time.RFC3339), r.Step, r.Steps, r.Seed)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "run\tcost\tvs repository\tbaseline\tsaved vs baseline\tmigrations\tpreemptions\tplans\t")
+	fmt.Fprintln(tw, "run\tcost\tvs repository\tbaseline\tvs baseline\tmigrations\tpreemptions\tplans\t")
 	for _, run := range r.Runs {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t\n", run.label(), dollars(run.CostMicros), signed(run.CostMicros-r.Runs[0].CostMicros),
-			dollars(run.BaselineMicros), percent(run.BaselineMicros-run.CostMicros, run.BaselineMicros), run.Migrations, run.Preemptions, run.Solves)
+			dollars(run.BaselineMicros), versusBaseline(run.CostMicros, run.BaselineMicros), run.Migrations, run.Preemptions, run.Solves)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -125,10 +144,10 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	for _, s := range r.Summary() {
 		fmt.Fprintf(w, "- %s\n", s)
 	}
-	fmt.Fprintf(w, "\n| run | cost | vs repository | single-cloud baseline | saved vs baseline | migrations | preemptions |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(w, "\n| run | cost | vs repository | single-cloud baseline | vs baseline | migrations | preemptions |\n|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, run := range r.Runs {
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d | %d |\n", strings.ReplaceAll(run.label(), "|", "\\|"), dollars(run.CostMicros), signed(run.CostMicros-r.Runs[0].CostMicros),
-			dollars(run.BaselineMicros), percent(run.BaselineMicros-run.CostMicros, run.BaselineMicros), run.Migrations, run.Preemptions)
+			dollars(run.BaselineMicros), versusBaseline(run.CostMicros, run.BaselineMicros), run.Migrations, run.Preemptions)
 	}
 	_, err := fmt.Fprintf(w, "\n<sub>%s to %s, every %s, seed %d.</sub>\n", r.From.Format(time.RFC3339), r.To.Format(time.RFC3339), r.Step, r.Seed)
 	return err

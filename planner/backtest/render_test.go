@@ -8,8 +8,8 @@ import (
 )
 
 // The summary, the table and the Markdown say a run dearer than the
-// baseline costs more, never a saving, and give no share beyond -100 %
-// however small the baseline.
+// baseline costs more, never a negative saving, and give no share beyond
+// 100 % however small the baseline.
 func TestBaselineLinesSayMoreOrLess(t *testing.T) {
 	for _, tt := range []struct {
 		name           string
@@ -17,10 +17,10 @@ func TestBaselineLinesSayMoreOrLess(t *testing.T) {
 		summary        string
 		share          string
 	}{
-		{"cheaper", 900_000_000, 1_000_000_000, ", $100.00 (10.0 %) less than the cheapest single cloud on demand.", "10.0 %"},
-		{"dearer", 1_100_000_000, 1_000_000_000, ", $100.00 more than the cheapest single cloud on demand.", "-10.0 %"},
-		{"a baseline of micro-dollars", 37_600_004, 4, ", $37.60 more than the cheapest single cloud on demand.", "< -100 %"},
-		{"the same", 1_000_000_000, 1_000_000_000, ", the same as the cheapest single cloud on demand.", "0.0 %"},
+		{"cheaper", 900_000_000, 1_000_000_000, ", $100.00 (10.0 %) less than the cheapest single cloud on demand.", "10.0 % less"},
+		{"dearer", 1_100_000_000, 1_000_000_000, ", $100.00 more than the cheapest single cloud on demand.", "10.0 % more"},
+		{"a baseline of micro-dollars", 37_600_004, 4, ", $37.60 more than the cheapest single cloud on demand.", "> 100 % more"},
+		{"the same", 1_000_000_000, 1_000_000_000, ", the same as the cheapest single cloud on demand.", "same"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := &Report{From: t0, To: hour(24), Step: "1h", Steps: 24,
@@ -38,6 +38,9 @@ func TestBaselineLinesSayMoreOrLess(t *testing.T) {
 			for name, got := range map[string]string{"text": text.String(), "markdown": md.String()} {
 				if !strings.Contains(got, tt.share) {
 					t.Errorf("%s lacks the share %q:\n%s", name, tt.share, got)
+				}
+				if regexp.MustCompile(`[-−]\s*[\d.]+ %`).MatchString(got) {
+					t.Errorf("%s gives a negative share:\n%s", name, got)
 				}
 				if strings.Contains(got, "-$") && tt.cost > tt.baseline {
 					t.Errorf("%s says a negative amount:\n%s", name, got)

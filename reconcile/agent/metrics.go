@@ -26,6 +26,8 @@ type Metrics struct {
 	duration    *prometheus.HistogramVec
 	lastSuccess *prometheus.GaugeVec
 	apiRequests *prometheus.CounterVec
+	nodes       *prometheus.CounterVec
+	failedCalls *prometheus.CounterVec
 	fleets      *fleetCollector
 	drift       *driftCollector
 	catalog     *catalogMetrics
@@ -54,11 +56,19 @@ func NewMetrics(log *slog.Logger) *Metrics {
 			Name: "gpufleet_cloud_api_requests_total",
 			Help: "Calls to the cloud providers by cloud, operation (offers, list, create, delete) and code (ok, or the cloud's error code or kind). One call may be several HTTP requests: retries and pages.",
 		}, []string{"cloud", "operation", "code"}),
+		nodes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gpufleet_reconcile_nodes_total",
+			Help: `Nodes reconcile runs acted on, by repository and action: created, deleted, replaced (created after a first try found its pool out of capacity or quota; counted in created too), failed (meant to be created or deleted, still not done when the run ended, because of an error). Counted in nodes, not tries.`,
+		}, []string{"repo", "action"}),
+		failedCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gpufleet_reconcile_failed_calls_total",
+			Help: "Create and delete calls of reconcile runs that a cloud answered with an error, by repository; a batch launch is one call. gpufleet_cloud_api_requests_total has them by cloud and code.",
+		}, []string{"repo"}),
 		fleets:  newFleetCollector(),
 		drift:   newDriftCollector(),
 		catalog: newCatalogMetrics(),
 	}
-	m.registry.MustRegister(m.runs, m.duration, m.lastSuccess, m.apiRequests, m.fleets, buildInfo(),
+	m.registry.MustRegister(m.runs, m.duration, m.lastSuccess, m.apiRequests, m.nodes, m.failedCalls, m.fleets, buildInfo(),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.registry.MustRegister(m.catalog.collectors()...)
 	m.registry.MustRegister(m.drift)
@@ -82,8 +92,15 @@ func (m *Metrics) addRepo(repo string, now time.Time) {
 	for _, result := range results {
 		m.runs.WithLabelValues(repo, result)
 	}
+	for _, action := range nodeActions {
+		m.nodes.WithLabelValues(repo, action)
+	}
+	m.failedCalls.WithLabelValues(repo)
 	m.lastSuccess.WithLabelValues(repo).Set(float64(now.UnixNano()) / 1e9)
 }
+
+// nodeActions are the action labels of gpufleet_reconcile_nodes_total.
+var nodeActions = []string{"created", "deleted", "replaced", "failed"}
 
 // recordRun counts a run and, when it produced a status, takes the fleet
 // metrics from it. Only a success, a run that converged, moves the last
@@ -96,6 +113,13 @@ func (m *Metrics) recordRun(repo, result string, took time.Duration, res *reconc
 	if res != nil && res.Revision != "" {
 		m.fleets.set(repo, snapshotOf(res))
 		m.drift.set(repo, res.Drift)
+	}
+	if res != nil {
+		c := res.Counts
+		for action, n := range map[string]int{"created": c.Created, "deleted": c.Deleted, "replaced": c.Replaced, "failed": c.FailedNodes} {
+			m.nodes.WithLabelValues(repo, action).Add(float64(n))
+		}
+		m.failedCalls.WithLabelValues(repo).Add(float64(c.FailedCalls))
 	}
 	if result == resultSuccess {
 		m.lastSuccess.WithLabelValues(repo).Set(float64(now.UnixNano()) / 1e9)

@@ -213,6 +213,27 @@ func TestMetricsMatchTheStatus(t *testing.T) {
 			t.Errorf("no list of %s counted", cloud)
 		}
 	}
+
+	// The run's nodes are counted as its status counts them: the training
+	// nodes that met the dry region were re-placed, none failed, and the
+	// failed calls are counted apart.
+	var counts status.RunCounts
+	for _, st := range fleets {
+		if st.LastRun != nil {
+			counts = counts.Add(*st.LastRun)
+		}
+	}
+	if counts != run.res.Counts || counts.Replaced == 0 || counts.FailedNodes != 0 || counts.FailedCalls == 0 {
+		t.Errorf("the statuses count %+v, the run %+v; want nodes re-placed, none failed, calls failed", counts, run.res.Counts)
+	}
+	for action, want := range map[string]int{"created": counts.Created, "deleted": counts.Deleted, "replaced": counts.Replaced, "failed": counts.FailedNodes} {
+		if got := sum(families, "gpufleet_reconcile_nodes_total", map[string]string{"repo": repo, "action": action}); got != float64(want) {
+			t.Errorf("nodes_total{action=%q} = %g, want %d", action, got, want)
+		}
+	}
+	if got := sum(families, "gpufleet_reconcile_failed_calls_total", map[string]string{"repo": repo}); got != float64(counts.FailedCalls) {
+		t.Errorf("failed_calls_total = %g, want %d", got, counts.FailedCalls)
+	}
 }
 
 func TestCodeOf(t *testing.T) {

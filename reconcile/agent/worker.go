@@ -210,7 +210,9 @@ func (a *Agent) runOnce(ctx context.Context, w *worker, reason string) {
 	a.metrics.recordRun(w.name, result, took, res, time.Now())
 	switch result {
 	case resultSuccess, resultNotConverged:
-		attrs := []any{"result", result, "took", took.Round(time.Millisecond), "applied", len(res.Applied)}
+		c := res.Counts
+		attrs := []any{"result", result, "took", took.Round(time.Millisecond), "created", c.Created, "deleted", c.Deleted,
+			"replaced", c.Replaced, "failedNodes", c.FailedNodes, "failedCalls", c.FailedCalls}
 		if !res.Commit.IsZero() {
 			attrs = append(attrs, "commit", res.Commit.String()[:12])
 		}

@@ -31,8 +31,14 @@ type Event struct {
 	At            time.Time `json:"at"`
 	Created       int       `json:"created"`
 	Deleted       int       `json:"deleted"`
-	Failed        int       `json:"failed"`
-	CostMicros    int64     `json:"costMicros"`
+	// Failed counts the nodes the run meant to create or delete that are
+	// not done at its end, because of an error; Replaced the created nodes
+	// placed again after their pool ran out, and FailedCalls the cloud
+	// calls that returned an error.
+	Failed      int   `json:"failed"`
+	Replaced    int   `json:"replaced,omitempty"`
+	FailedCalls int   `json:"failedCalls,omitempty"`
+	CostMicros  int64 `json:"costMicros"`
 	// Commit is the status commit the run made, if any.
 	Commit string `json:"commit,omitempty"`
 	// Reasons say why a run failed or did not converge.
@@ -60,13 +66,13 @@ func (e Event) Text() string {
 	var b strings.Builder
 	switch e.Kind {
 	case Changed:
-		fmt.Fprintf(&b, "gpufleet reconciled %s at %s: %d created, %d deleted, %d failed; now %s/h", e.Repository, rev, e.Created, e.Deleted, e.Failed, catalog.Money(e.CostMicros))
+		fmt.Fprintf(&b, "gpufleet reconciled %s at %s: %d created, %d deleted, %d failed nodes; now %s/h", e.Repository, rev, e.Created, e.Deleted, e.Failed, catalog.Money(e.CostMicros))
 	case Failed:
 		fmt.Fprintf(&b, "gpufleet could not reconcile %s at %s", e.Repository, rev)
 	case Drifted:
 		fmt.Fprintf(&b, "gpufleet found the clouds of %s drifted from the committed status at %s", e.Repository, rev)
 	default:
-		fmt.Fprintf(&b, "gpufleet reconciled %s at %s, but the clouds still differ from the specs (%d created, %d deleted, %d failed)", e.Repository, rev, e.Created, e.Deleted, e.Failed)
+		fmt.Fprintf(&b, "gpufleet reconciled %s at %s, but the clouds still differ from the specs (%d created, %d deleted, %d failed nodes)", e.Repository, rev, e.Created, e.Deleted, e.Failed)
 	}
 	for _, r := range e.Reasons[:min(len(e.Reasons), 10)] {
 		b.WriteString("\n• " + r)

@@ -16,6 +16,9 @@ const baselinePlace = "the cheapest single-cloud on-demand placement"
 // per cent, which says nothing a reader can use.
 func versusBaseline(cost, baseline int64) string {
 	switch delta := baseline - cost; {
+	case delta > -500 && delta < 500:
+		// Less than a tenth of a cent: nothing a reader can act on.
+		return "the same as"
 	case delta > 0:
 		return fmt.Sprintf("%s/h (%s) less than", catalog.Money(delta), percent(delta, baseline))
 	case delta < 0 && -delta <= baseline:

@@ -34,6 +34,14 @@ func TestSavingsLinesSayMoreOrLess(t *testing.T) {
 			"Costs $37.60/h more than the cheapest single-cloud on-demand placement ($0.00/h)",
 			"Costs $37.60/h more than the cheapest single-cloud on-demand placement ($0.00/h).",
 			"; $37.60/h more than the cheapest single-cloud on-demand placement ($0.00/h)."},
+		{"a saving of micro-dollars", 185_999_800, 186_000_000,
+			"Costs the same as the cheapest single-cloud on-demand placement ($186.00/h)",
+			"Costs the same as the cheapest single-cloud on-demand placement ($186.00/h).",
+			"; the same as the cheapest single-cloud on-demand placement ($186.00/h)."},
+		{"a saving of under one per cent", 185_500_000, 186_000_000,
+			"Saving against the cheapest single-cloud on-demand placement: $0.50/h of $186.00/h (<1%)",
+			"Saves $0.50/h (<1%) against the cheapest single-cloud on-demand placement.",
+			"; $0.50/h (<1%) less than the cheapest single-cloud on-demand placement ($186.00/h)."},
 		{"the same", 186_000_000, 186_000_000,
 			"Costs the same as the cheapest single-cloud on-demand placement ($186.00/h)",
 			"Costs the same as the cheapest single-cloud on-demand placement ($186.00/h).",
@@ -73,6 +81,35 @@ func TestSavingsLinesSayMoreOrLess(t *testing.T) {
 						t.Errorf("%s gives a share of %s", name, pct)
 					}
 				}
+			}
+		})
+	}
+}
+
+// A plan not proven optimal says how far it may be from the best, never
+// "within $0.00": the nodes a better plan might place, a gap under a cent
+// to its tenth or finer, and, with no gap to give, that none is known.
+func TestOptimalitySaysWhatItKnows(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		plan planner.Plan
+		want string
+	}{
+		{"proven", planner.Plan{Optimal: true}, "Optimal."},
+		{"dollars", planner.Plan{GapMicros: 2_500_000}, "Not proven optimal: within $2.50/h of the best bound."},
+		{"mills", planner.Plan{GapMicros: 4_000}, "Not proven optimal: within $0.004/h of the best bound."},
+		{"under a mill", planner.Plan{GapMicros: 300}, "Not proven optimal: within $0.0003/h of the best bound."},
+		{"nodes", planner.Plan{GapNodes: 3}, "Not proven optimal: a plan might place up to 3 more nodes."},
+		{"nodes and dollars", planner.Plan{GapNodes: 1, GapMicros: 1_200_000}, "Not proven optimal: a plan might place up to 1 more node; within $1.20/h of the best bound."},
+		{"no gap", planner.Plan{}, "Not proven optimal: the search stopped before it could prove so, and found no better plan."},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := optimality(&tt.plan)
+			if got != tt.want {
+				t.Errorf("%q, want %q", got, tt.want)
+			}
+			if strings.Contains(got, "$0.00 ") || strings.Contains(got, "$0.00/h") {
+				t.Errorf("%q says a gap of nothing", got)
 			}
 		})
 	}

@@ -25,15 +25,11 @@ func planHeadline(r *planner.Report) []string {
 	creates, deletes := r.Changes.Counts()
 	delta := r.Plan.CostMicros - r.CurrentMicros
 	short := reportShortfall(r).line()
-	counts := fmt.Sprintf("%d to create, %d to delete", creates, deletes)
-	if n := len(r.Changes.Refused); n > 0 {
-		// The cost the plan reaches is not reached while these wait.
-		counts += fmt.Sprintf(", %d refused", n)
-	}
+	counts := changeCounts(r.Changes)
 	line := fmt.Sprintf("Plan: %s — %s/h → %s/h (%s/h)",
 		counts, catalog.Money(r.CurrentMicros), catalog.Money(r.Plan.CostMicros), signed(delta))
 	switch {
-	case creates > 0 || deletes > 0 || len(r.Changes.Refused) > 0:
+	case creates > 0 || deletes > 0 || len(r.Changes.Refused) > 0 || len(r.Changes.Deferred) > 0:
 	case short != "":
 		line = fmt.Sprintf("No changes possible — %s/h", catalog.Money(r.Plan.CostMicros))
 	default:
@@ -43,6 +39,21 @@ func planHeadline(r *planner.Report) []string {
 		return []string{line}
 	}
 	return []string{short, line}
+}
+
+// changeCounts is what a headline counts of the changes: "120 to create,
+// 58 to delete, 518 deferred to later runs". Refused and deferred actions
+// are counted: the cost the plan reaches is not reached while they wait.
+func changeCounts(c planner.Changes) string {
+	creates, deletes := c.Counts()
+	counts := fmt.Sprintf("%d to create, %d to delete", creates, deletes)
+	if n := len(c.Refused); n > 0 {
+		counts += fmt.Sprintf(", %d refused", n)
+	}
+	if d := deferredPhrase(c); d != "" {
+		counts += ", " + d
+	}
+	return counts
 }
 
 // signed writes a cost change with its sign, using a true minus sign.
@@ -56,17 +67,23 @@ func signed(m int64) string {
 	return catalog.Money(0)
 }
 
-// PlanText writes a report as the plan command prints it.
+// PlanText writes a report as the plan command prints it, its changes
+// grouped.
 func PlanText(w io.Writer, r *planner.Report) error {
+	return View{}.PlanText(w, r)
+}
+
+// PlanText writes a report as the plan command prints it.
+func (v View) PlanText(w io.Writer, r *planner.Report) error {
 	var b strings.Builder
-	writePlanText(&b, r, "")
+	v.writePlanText(&b, r, "")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
 // writePlanText writes a report as text, leaving out a headline line that
 // is said already.
-func writePlanText(b *strings.Builder, r *planner.Report, said string) {
+func (v View) writePlanText(b *strings.Builder, r *planner.Report, said string) {
 	p := r.Plan
 	for _, line := range planHeadline(r) {
 		if line != said {
@@ -78,7 +95,7 @@ func writePlanText(b *strings.Builder, r *planner.Report, said string) {
 		fmt.Fprintln(b, strings.ReplaceAll(line, "`", ""))
 	}
 	switch {
-	case p.BaselineMicros > 0 && p.CostMicros < p.BaselineMicros:
+	case saves(p):
 		fmt.Fprintf(b, "Saving against %s: %s/h of %s/h (%s)\n", baselinePlace,
 			catalog.Money(p.BaselineMicros-p.CostMicros), catalog.Money(p.BaselineMicros), percent(p.BaselineMicros-p.CostMicros, p.BaselineMicros))
 	case p.BaselineMicros > 0:
@@ -97,13 +114,22 @@ func writePlanText(b *strings.Builder, r *planner.Report, said string) {
 			if len(wl.Placements) == 0 {
 				fmt.Fprintf(tw, "  %s\t0\t-\t-\t-\t-\t-\t-\t%s\n", label, catalog.Money(0))
 			}
-			for _, pl := range wl.Placements {
+			shown, rest := v.tableRows(wl.Placements)
+			for _, pl := range shown {
 				o := pl.Offer
 				price := catalog.Money(pl.PriceMicros + pl.EgressMicros)
 				total := catalog.Money(pl.Cost())
 				note := placementNote(pl)
 				fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", label, pl.Count, o.Cloud, o.Region, o.Zone, o.InstanceType, o.Market, price, total, note)
 				label = ""
+			}
+			if len(rest) > 0 {
+				nodes, cost := 0, int64(0)
+				for _, pl := range rest {
+					nodes += pl.Count
+					cost += pl.Cost()
+				}
+				fmt.Fprintf(tw, "  \t%d\t…\t\t\t\t\t\t%s  (on %d more offers; --detail lists them)\n", nodes, catalog.Money(cost), len(rest))
 			}
 		}
 		tw.Flush()
@@ -119,13 +145,42 @@ func writePlanText(b *strings.Builder, r *planner.Report, said string) {
 			fmt.Fprintf(b, "  - %s\n", line)
 		}
 	}
-	writeChanges(b, r.Changes, "")
+	v.writeChanges(b, r.Changes)
 	if len(p.Warnings) > 0 {
 		fmt.Fprintln(b, "\nWarnings:")
 		for _, warn := range p.Warnings {
 			fmt.Fprintf(b, "  - %s\n", warn)
 		}
 	}
+}
+
+// maxTableRows is how many offers a workload's rows of the text plan show
+// without detail: those holding the most nodes, the rest summed in one.
+const maxTableRows = 12
+
+// tableRows are the placements a workload's rows show, in offer order,
+// and the rest, summed in a row of their own.
+func (v View) tableRows(placements []planner.Placement) (shown, rest []planner.Placement) {
+	if v.Detail || len(placements) <= maxTableRows {
+		return placements, nil
+	}
+	order := make([]int, len(placements))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return placements[b].Count - placements[a].Count })
+	keep := map[int]bool{}
+	for _, i := range order[:maxTableRows-1] {
+		keep[i] = true
+	}
+	for i, pl := range placements {
+		if keep[i] {
+			shown = append(shown, pl)
+		} else {
+			rest = append(rest, pl)
+		}
+	}
+	return shown, rest
 }
 
 func placementNote(pl planner.Placement) string {
@@ -196,37 +251,93 @@ func bootstrapLines(wl planner.WorkloadPlan) []string {
 	return lines
 }
 
-func writeChanges(b *strings.Builder, c planner.Changes, indent string) {
+// writeChanges writes the actions grouped, then the refused and the
+// deferred ones, grouped too, each under its heading.
+func (v View) writeChanges(b *strings.Builder, c planner.Changes) {
 	creates, deletes := c.Counts()
-	fmt.Fprintf(b, "\n%sActions: %d to create, %d to delete\n", indent, creates, deletes)
-	for _, a := range c.Actions {
-		fmt.Fprintf(b, "%s  %s\n", indent, actionLine(a))
+	fmt.Fprintf(b, "\nActions: %d to create, %d to delete\n", creates, deletes)
+	for _, line := range v.groupLines(c.Actions, "") {
+		fmt.Fprintf(b, "  %s\n", line)
 	}
 	if c.Refusal != "" {
-		fmt.Fprintf(b, "%sRefused: %s\n", indent, c.Refusal)
-		for _, a := range c.Refused {
-			fmt.Fprintf(b, "%s  ! %s\n", indent, strings.TrimPrefix(actionLine(a), ""))
+		fmt.Fprintf(b, "Refused: %s\n", c.Refusal)
+		for _, line := range v.groupLines(c.Refused, "!") {
+			fmt.Fprintf(b, "  %s\n", line)
 		}
 	}
-	for _, o := range c.Orphans {
-		fmt.Fprintf(b, "%s  ? orphaned %s (%s/%s on %s): fleet removed from the repository; prune is off\n", indent, o.ID, o.Fleet, o.Workload, o.OfferKey)
+	if len(c.Deferred) > 0 {
+		fmt.Fprintln(b, deferredHeading(c))
+		for _, line := range v.groupLines(c.Deferred, "~") {
+			fmt.Fprintf(b, "  %s\n", line)
+		}
+	}
+	for _, line := range v.orphanLines(c.Orphans) {
+		fmt.Fprintf(b, "  %s\n", line)
 	}
 }
 
-func actionLine(a planner.Action) string {
-	switch a.Kind {
-	case planner.Create:
-		return fmt.Sprintf("+ create %s/%s on %s at %s", a.Fleet, a.Workload, a.Offer, planner.PriceText(a.PriceMicros+a.EgressMicros, a.AccountTerms))
-	default:
-		return fmt.Sprintf("- delete %s (%s/%s on %s): %s", a.Instance, a.Fleet, a.Workload, a.Offer, a.Reason)
+// fleetDiff is a fleet's changes as the lines of a diff: its actions
+// grouped, then the refused and the deferred ones.
+func (v View) fleetDiff(c planner.Changes, fleet string) []string {
+	of := func(actions []planner.Action) []planner.Action {
+		var out []planner.Action
+		for _, a := range actions {
+			if a.Fleet == fleet {
+				out = append(out, a)
+			}
+		}
+		return out
 	}
+	return slices.Concat(v.groupLines(of(c.Actions), ""), v.groupLines(of(c.Refused), "!"), v.groupLines(of(c.Deferred), "~"))
 }
 
+// orphanLines are the orphaned instances, a line per workload and offer.
+func (v View) orphanLines(orphans []planner.Instance) []string {
+	type key struct {
+		fleet, workload string
+		offer           planner.OfferKey
+	}
+	var order []key
+	ids := map[key][]string{}
+	for _, o := range orphans {
+		k := key{o.Fleet, o.Workload, o.OfferKey}
+		if ids[k] == nil {
+			order = append(order, k)
+		}
+		ids[k] = append(ids[k], o.ID)
+	}
+	var lines []string
+	for _, k := range order {
+		lines = append(lines, fmt.Sprintf("? %d × orphaned %s/%s on %s: fleet removed from the repository; prune is off", len(ids[k]), k.fleet, k.workload, k.offer))
+		if v.Detail {
+			lines = append(lines, v.nodeLines(ids[k])...)
+		}
+	}
+	return lines
+}
+
+// optimality says whether the plan is proven best, and otherwise how far
+// from the best bound it may be: in nodes, when a plan might place more,
+// and in dollars an hour, to the tenth of a cent or finer where the gap is
+// smaller, so that it never reads "within $0.00".
 func optimality(p *planner.Plan) string {
 	if p.Optimal {
 		return "Optimal."
 	}
-	return fmt.Sprintf("Not proven optimal: within %s of the best bound.", catalog.Money(p.GapMicros))
+	var gaps []string
+	if p.GapNodes > 0 {
+		gaps = append(gaps, fmt.Sprintf("a plan might place up to %d more %s", p.GapNodes, plural(int(p.GapNodes), "node", "nodes")))
+	}
+	switch {
+	case p.GapMicros >= 500:
+		gaps = append(gaps, fmt.Sprintf("within %s/h of the best bound", catalog.Money(p.GapMicros)))
+	case p.GapMicros > 0:
+		gaps = append(gaps, fmt.Sprintf("within %s/h of the best bound", catalog.FormatMicros(p.GapMicros)))
+	}
+	if len(gaps) == 0 {
+		return "Not proven optimal: the search stopped before it could prove so, and found no better plan."
+	}
+	return "Not proven optimal: " + strings.Join(gaps, "; ") + "."
 }
 
 // baselineSentence is the Markdown's sentence on the baseline, "" without
@@ -235,22 +346,41 @@ func baselineSentence(p *planner.Plan) string {
 	switch {
 	case p.BaselineMicros <= 0:
 		return ""
-	case p.CostMicros < p.BaselineMicros:
+	case saves(p):
 		return fmt.Sprintf(" Saves %s/h (%s) against %s.", catalog.Money(p.BaselineMicros-p.CostMicros), percent(p.BaselineMicros-p.CostMicros, p.BaselineMicros), baselinePlace)
 	}
 	return fmt.Sprintf(" Costs %s %s (%s/h).", versusBaseline(p.CostMicros, p.BaselineMicros), baselinePlace, catalog.Money(p.BaselineMicros))
 }
 
+// percent is part of whole, rounded; a share that rounds to nothing, of
+// something, is "<1%", for "0%" would say there was none.
 func percent(part, whole int64) string {
 	if whole == 0 {
 		return "0%"
 	}
-	return fmt.Sprintf("%.0f%%", 100*float64(part)/float64(whole))
+	share := 100 * float64(part) / float64(whole)
+	if part > 0 && share < 0.5 {
+		return "<1%"
+	}
+	return fmt.Sprintf("%.0f%%", share)
+}
+
+// saves reports whether a plan's cost is less than its baseline by a
+// saving worth saying: at least a tenth of a cent an hour.
+func saves(p *planner.Plan) bool {
+	return p.BaselineMicros > 0 && p.BaselineMicros-p.CostMicros >= 500
 }
 
 // PlanMarkdown writes a report for a pull-request comment or a Markdown
-// file: the summary first, then a collapsible section per fleet.
+// file: the summary first, then a collapsible section per fleet, its
+// changes grouped.
 func PlanMarkdown(w io.Writer, r *planner.Report) error {
+	return View{}.PlanMarkdown(w, r)
+}
+
+// PlanMarkdown writes a report in Markdown.
+func (v View) PlanMarkdown(w io.Writer, r *planner.Report) error {
+	v = v.markdown()
 	p := r.Plan
 	var b strings.Builder
 	for _, line := range planHeadline(r) {
@@ -276,16 +406,10 @@ func PlanMarkdown(w io.Writer, r *planner.Report) error {
 				fmt.Fprintf(&b, "- `%s`: %s\n", wl.Name, line)
 			}
 		}
-		var actions planner.Changes
-		for _, a := range r.Changes.Actions {
-			if a.Fleet == f.Name {
-				actions.Actions = append(actions.Actions, a)
-			}
-		}
-		if len(actions.Actions) > 0 {
+		if diff := v.fleetDiff(r.Changes, f.Name); len(diff) > 0 {
 			fmt.Fprintln(&b, "\n```diff")
-			for _, a := range actions.Actions {
-				fmt.Fprintln(&b, actionLine(a))
+			for _, line := range diff {
+				fmt.Fprintln(&b, line)
 			}
 			fmt.Fprintln(&b, "```")
 		}
@@ -299,6 +423,9 @@ func PlanMarkdown(w io.Writer, r *planner.Report) error {
 	}
 	if r.Changes.Refusal != "" {
 		fmt.Fprintf(&b, "\n> [!WARNING]\n> %s\n", r.Changes.Refusal)
+	}
+	if len(r.Changes.Deferred) > 0 {
+		fmt.Fprintf(&b, "\n> [!NOTE]\n> %s\n", deferredHeading(r.Changes))
 	}
 	if len(p.Warnings) > 0 {
 		fmt.Fprintln(&b, "\n**Warnings**")

@@ -15,7 +15,7 @@ var updateGolden = os.Getenv("GPUFLEET_UPDATE_GOLDEN") != ""
 
 // examplePlan plans the example repository from nothing, as the planner's
 // golden JSON does.
-func examplePlan(t *testing.T) *planner.Report {
+func examplePlan(t testing.TB) *planner.Report {
 	t.Helper()
 	repo, err := schema.Load(filepath.Join("..", "..", "examples", "fleet-repo"))
 	if err != nil {

@@ -29,9 +29,8 @@ func reviewHeadline(r *planner.Review) []string {
 		}
 		return []string{fmt.Sprintf("Plan failed: the specs have %d errors", len(r.HeadErrors))}
 	}
-	creates, deletes := r.Head.Changes.Counts()
-	line := fmt.Sprintf("Plan: %d to create, %d to delete — %s/h → %s/h (%s/h)",
-		creates, deletes, catalog.Money(r.BeforeMicros), catalog.Money(r.AfterMicros), signed(r.DeltaMicros))
+	line := fmt.Sprintf("Plan: %s — %s/h → %s/h (%s/h)",
+		changeCounts(r.Head.Changes), catalog.Money(r.BeforeMicros), catalog.Money(r.AfterMicros), signed(r.DeltaMicros))
 	if short := reportShortfall(r.Head).line(); short != "" {
 		return []string{short, line}
 	}
@@ -39,8 +38,16 @@ func reviewHeadline(r *planner.Review) []string {
 }
 
 // ReviewMarkdown writes the review as a pull-request comment: the summary,
-// then a collapsible section per fleet with a diff of its actions.
+// then a collapsible section per fleet with a diff of its actions,
+// grouped.
 func ReviewMarkdown(w io.Writer, r *planner.Review) error {
+	return View{}.ReviewMarkdown(w, r)
+}
+
+// ReviewMarkdown writes the review as a pull-request comment; with
+// Detail, each group lists a bounded number of its nodes.
+func (v View) ReviewMarkdown(w io.Writer, r *planner.Review) error {
+	v = v.markdown()
 	var b strings.Builder
 	headline := reviewHeadline(r)
 	fmt.Fprintf(&b, "%s\n### %s\n\n", Marker, headline[0])
@@ -71,6 +78,12 @@ func ReviewMarkdown(w io.Writer, r *planner.Review) error {
 			fmt.Fprintf(&b, "> - %s\n", warn)
 		}
 	}
+	if c := r.Head.Changes; c.Refusal != "" {
+		fmt.Fprintf(&b, "\n> [!WARNING]\n> Refused: %s\n", c.Refusal)
+	}
+	if c := r.Head.Changes; len(c.Deferred) > 0 {
+		fmt.Fprintf(&b, "\n> [!NOTE]\n> %s\n", deferredHeading(c))
+	}
 	baseCost := map[string]int64{}
 	if r.Base != nil {
 		for _, f := range r.Base.Fleets {
@@ -81,7 +94,7 @@ func ReviewMarkdown(w io.Writer, r *planner.Review) error {
 		fmt.Fprintf(&b, "\n<details><summary>fleet <b>%s</b>: %s/h → %s/h (%s/h)</summary>\n\n",
 			f.Name, catalog.Money(baseCost[f.Name]), catalog.Money(f.CostMicros), signed(f.CostMicros-baseCost[f.Name]))
 		writePlacementTable(&b, f)
-		diff := reviewDiff(r, f.Name)
+		diff := v.reviewDiff(r, f.Name)
 		if len(diff) > 0 {
 			b.WriteString("\n```diff\n")
 			for _, line := range diff {
@@ -109,14 +122,26 @@ func ReviewMarkdown(w io.Writer, r *planner.Review) error {
 }
 
 // reviewDiff is a fleet's lines of the review's diff: each changed
-// workload with its moves, then the actions and the refused ones.
-func reviewDiff(r *planner.Review, fleet string) []string {
+// workload, then the actions grouped, the refused and the deferred ones.
+// A workload's moves between the plans are listed only where no action
+// says them, for the actions say what changes in the clouds, and why.
+func (v View) reviewDiff(r *planner.Review, fleet string) []string {
+	acted := map[string]bool{}
+	if r.Head != nil {
+		c := r.Head.Changes
+		for _, a := range slices.Concat(c.Actions, c.Refused, c.Deferred) {
+			acted[a.Fleet+"/"+a.Workload] = true
+		}
+	}
 	var diff []string
 	for _, c := range r.Changes {
 		if c.Fleet != fleet {
 			continue
 		}
 		diff = append(diff, fmt.Sprintf("~ %s %s: %d → %d nodes, %s/h → %s/h", c.Workload, c.Kind, c.BeforeNodes, c.AfterNodes, catalog.Money(c.BeforeMicros), catalog.Money(c.AfterMicros)))
+		if acted[c.Fleet+"/"+c.Workload] {
+			continue
+		}
 		for _, m := range c.Moves {
 			sign, n := "+", m.Nodes
 			if n < 0 {
@@ -128,17 +153,7 @@ func reviewDiff(r *planner.Review, fleet string) []string {
 	if r.Head == nil {
 		return diff
 	}
-	for _, a := range r.Head.Changes.Actions {
-		if a.Fleet == fleet {
-			diff = append(diff, actionLine(a))
-		}
-	}
-	for _, a := range r.Head.Changes.Refused {
-		if a.Fleet == fleet {
-			diff = append(diff, "! refused: "+strings.TrimLeft(actionLine(a), "+- "))
-		}
-	}
-	return diff
+	return append(diff, v.fleetDiff(r.Head.Changes, fleet)...)
 }
 
 // commitsLine names the commits a review compares.
@@ -152,6 +167,11 @@ func commitsLine(r *planner.Review) string {
 // ReviewText writes the review for a terminal: the headline, the commits,
 // the warnings, and each fleet's diff, without Markdown.
 func ReviewText(w io.Writer, r *planner.Review) error {
+	return View{}.ReviewText(w, r)
+}
+
+// ReviewText writes the review for a terminal.
+func (v View) ReviewText(w io.Writer, r *planner.Review) error {
 	var b strings.Builder
 	for _, line := range reviewHeadline(r) {
 		b.WriteString(line + "\n")
@@ -170,6 +190,12 @@ func ReviewText(w io.Writer, r *planner.Review) error {
 	for _, warn := range r.Warnings {
 		b.WriteString("Warning: " + warn + "\n")
 	}
+	if r.Head != nil && r.Head.Changes.Refusal != "" {
+		b.WriteString("Refused: " + r.Head.Changes.Refusal + "\n")
+	}
+	if r.Head != nil && len(r.Head.Changes.Deferred) > 0 {
+		b.WriteString(deferredHeading(r.Head.Changes) + "\n")
+	}
 	fleets := map[string]bool{}
 	var names []string
 	for _, c := range r.Changes {
@@ -179,7 +205,7 @@ func ReviewText(w io.Writer, r *planner.Review) error {
 		}
 	}
 	if r.Head != nil {
-		for _, a := range slices.Concat(r.Head.Changes.Actions, r.Head.Changes.Refused) {
+		for _, a := range slices.Concat(r.Head.Changes.Actions, r.Head.Changes.Refused, r.Head.Changes.Deferred) {
 			if !fleets[a.Fleet] {
 				fleets[a.Fleet] = true
 				names = append(names, a.Fleet)
@@ -189,7 +215,7 @@ func ReviewText(w io.Writer, r *planner.Review) error {
 	slices.Sort(names)
 	for _, name := range names {
 		fmt.Fprintf(&b, "\nfleet %s\n", name)
-		for _, line := range reviewDiff(r, name) {
+		for _, line := range v.reviewDiff(r, name) {
 			b.WriteString("  " + line + "\n")
 		}
 	}

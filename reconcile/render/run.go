@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -33,14 +34,23 @@ type Run struct {
 	Took   time.Duration
 	// PlanShown says RunHeader printed the plan before the run applied it.
 	PlanShown bool
+	// Counts sum up what the run did, as the run counted it.
+	Counts status.RunCounts
+	// Detail lists the nodes of each line, as View.Detail.
+	Detail bool
 }
 
 // RunHeader writes what a run prints before it applies: the repository and
-// revision, and the plan it is about to carry out.
+// revision, and the plan it is about to carry out, grouped.
 func RunHeader(w io.Writer, dir, revision string, report *planner.Report) error {
+	return View{}.RunHeader(w, dir, revision, report)
+}
+
+// RunHeader writes what a run prints before it applies.
+func (v View) RunHeader(w io.Writer, dir, revision string, report *planner.Report) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Reconciling %s at %.12s\n\n", dir, revision)
-	writePlanText(&b, report, "")
+	v.writePlanText(&b, report, "")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -69,33 +79,16 @@ func RunText(w io.Writer, r Run) error {
 	if !r.PlanShown {
 		fmt.Fprintf(&b, "Reconciling %s at %.12s\n\n", r.Dir, r.Revision)
 		if report != nil {
-			writePlanText(&b, report, short)
+			View{Detail: r.Detail}.writePlanText(&b, report, short)
 		}
 	}
 	if len(r.Applied) > 0 {
-		created, deleted, failed := 0, 0, 0
-		for _, act := range r.Applied {
-			switch {
-			case act.Error != "":
-				failed++
-			case act.Kind == planner.Create:
-				created++
-			default:
-				deleted++
-			}
-		}
 		rounds := "1 round"
 		if r.Rounds != 1 {
 			rounds = fmt.Sprintf("%d rounds", r.Rounds)
 		}
-		fmt.Fprintf(&b, "\nApplied in %s: %d created, %d deleted, %d failed\n", rounds, created, deleted, failed)
-		for _, act := range r.Applied {
-			line := fmt.Sprintf("  %s %s/%s on %s %s", act.Kind, act.Fleet, act.Workload, act.Offer, act.Instance)
-			if act.Error != "" {
-				line += " — " + act.Error
-			}
-			fmt.Fprintln(&b, line)
-		}
+		fmt.Fprintf(&b, "\nApplied in %s: %s\n", rounds, r.Counts)
+		writeApplied(&b, r.Applied, r.Counts, r.Detail)
 	} else if !r.DryRun && r.Converged {
 		fmt.Fprintln(&b, "\nNothing to apply: the clouds match the specs.")
 	}
@@ -136,4 +129,127 @@ func RunText(w io.Writer, r Run) error {
 	fmt.Fprintf(&b, "Took %s.\n", r.Took.Round(time.Millisecond))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// maxFailureLines bounds the lines of failed tries a run prints without
+// --detail: their errors may differ call by call, and -o json has each.
+const maxFailureLines = 10
+
+// AppliedText is what a run did, grouped as its summary prints it, for a
+// commit message.
+func AppliedText(applied []status.ActionResult, counts status.RunCounts) string {
+	var b strings.Builder
+	writeApplied(&b, applied, counts, false)
+	return b.String()
+}
+
+// writeApplied writes what a run did, a line per kind, workload and offer,
+// then its tries that failed, a line per error. A try that failed is not a
+// failed node: one whose pool ran out is placed again in the next round.
+// When no node failed, as counts say, the tries that failed are one line,
+// unless detail.
+func writeApplied(b *strings.Builder, applied []status.ActionResult, counts status.RunCounts, detail bool) {
+	type key struct {
+		kind                   planner.ActionKind
+		fleet, workload, offer string
+		err                    string
+	}
+	var done, failed []key
+	nodes := map[key][]string{}
+	for _, a := range applied {
+		k := key{a.Kind, a.Fleet, a.Workload, a.Offer, a.Error}
+		if _, seen := nodes[k]; !seen {
+			if a.Error == "" {
+				done = append(done, k)
+			} else {
+				failed = append(failed, k)
+			}
+		}
+		nodes[k] = append(nodes[k], a.Instance)
+	}
+	// Calls finish in any order, and so do their errors; the lines
+	// should not.
+	byKey := func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.kind, b.kind), cmp.Compare(a.fleet, b.fleet), cmp.Compare(a.workload, b.workload), cmp.Compare(a.offer, b.offer), cmp.Compare(a.err, b.err))
+	}
+	slices.SortFunc(done, byKey)
+	slices.SortFunc(failed, byKey)
+	v := View{Detail: detail}
+	list := func(k key) {
+		if detail {
+			var ids []string
+			for _, id := range nodes[k] {
+				if id != "" {
+					ids = append(ids, id)
+				}
+			}
+			for _, line := range v.nodeLines(ids) {
+				fmt.Fprintf(b, "  %s\n", line)
+			}
+		}
+	}
+	// Without detail, a workload's lines of one kind beyond the first few
+	// fold into one, as a plan's do.
+	type workloadKey struct {
+		kind            planner.ActionKind
+		fleet, workload string
+	}
+	lines := map[workloadKey]int{}
+	for _, k := range done {
+		lines[workloadKey{k.kind, k.fleet, k.workload}]++
+	}
+	shown := map[workloadKey]int{}
+	for i, k := range done {
+		verb := "created"
+		if k.kind == planner.Delete {
+			verb = "deleted"
+		}
+		wk := workloadKey{k.kind, k.fleet, k.workload}
+		if !detail && lines[wk] > maxGroupsPerCause && shown[wk] == maxGroupsPerCause-1 {
+			n, offers := 0, 0
+			for _, rest := range done[i:] {
+				if (workloadKey{rest.kind, rest.fleet, rest.workload}) == wk {
+					n += len(nodes[rest])
+					offers++
+				}
+			}
+			fmt.Fprintf(b, "  %s %d × %s/%s on %d more offers %s (--detail lists them)\n", sign(k.kind), n, k.fleet, k.workload, offers, verb)
+		}
+		shown[wk]++
+		if !detail && lines[wk] > maxGroupsPerCause && shown[wk] >= maxGroupsPerCause {
+			continue
+		}
+		fmt.Fprintf(b, "  %s %d × %s/%s on %s %s\n", sign(k.kind), len(nodes[k]), k.fleet, k.workload, k.offer, verb)
+		list(k)
+	}
+	if len(failed) == 0 {
+		return
+	}
+	tries := 0
+	offers := map[string]bool{}
+	for _, k := range failed {
+		tries += len(nodes[k])
+		offers[k.offer] = true
+	}
+	if counts.FailedNodes == 0 && !detail {
+		fmt.Fprintf(b, "%d %s on %d %s failed; the run planned their nodes again (--detail lists them)\n",
+			tries, plural(tries, "try", "tries"), len(offers), plural(len(offers), "offer", "offers"))
+		return
+	}
+	fmt.Fprintf(b, "Tries that failed: %d\n", tries)
+	for i, k := range failed {
+		if !detail && i == maxFailureLines {
+			fmt.Fprintf(b, "  … and %d more lines (--detail or -o json lists every one)\n", len(failed)-i)
+			break
+		}
+		fmt.Fprintf(b, "  ! %d × %s %s/%s on %s: %s\n", len(nodes[k]), k.kind, k.fleet, k.workload, k.offer, oneLine(k.err))
+		list(k)
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

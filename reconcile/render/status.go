@@ -121,7 +121,12 @@ func StatusMarkdown(statuses map[string]*status.FleetStatus, stopped []string, s
 			more(&b, len(st.Blocklist), n)
 		}
 		if len(st.LastActions) > 0 {
-			b.WriteString("\nLast actions:\n")
+			b.WriteString("\nLast actions")
+			if st.LastRun != nil {
+				// The counts are of nodes; the lines below count tries.
+				fmt.Fprintf(&b, ": %s", *st.LastRun)
+			}
+			b.WriteString(":\n")
 			lastActions(&b, st.LastActions, n)
 		}
 		if len(st.Errors) > 0 {
@@ -164,7 +169,7 @@ func lastActions(b *strings.Builder, actions []status.ActionResult, fleet string
 	for _, g := range groups[:min(len(groups), maxListed)] {
 		result := fmt.Sprintf("%d done", g.done)
 		if g.failed > 0 {
-			result += fmt.Sprintf(", %d failed", g.failed)
+			result += fmt.Sprintf(", %d %s failed", g.failed, plural(g.failed, "try", "tries"))
 		}
 		fmt.Fprintf(b, "- %s %s on `%s`: %s\n", g.kind, g.workload, g.offer, result)
 	}

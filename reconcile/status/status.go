@@ -93,8 +93,10 @@ type FleetStatus struct {
 	SavingMicros   int64            `json:"savingMicros"`
 	Workloads      []WorkloadStatus `json:"workloads"`
 	LastActions    []ActionResult   `json:"lastActions,omitempty"`
-	Errors         []string         `json:"errors,omitempty"`
-	Blocklist      []BlockedOffer   `json:"blocklist,omitempty"`
+	// LastRun counts what the last run that acted did to the fleet.
+	LastRun   *RunCounts     `json:"lastRun,omitempty"`
+	Errors    []string       `json:"errors,omitempty"`
+	Blocklist []BlockedOffer `json:"blocklist,omitempty"`
 	// StalePrices says, when the prices the fleet was planned with are
 	// older than catalog.MaxPriceAge, so, as plans say it.
 	StalePrices string    `json:"stalePrices,omitempty"`
