@@ -50,7 +50,6 @@ func randomInput(r *rand.Rand) Input {
 	in.Defaults = schema.Defaults{
 		MigrationThreshold: []float64{0, 0.1, 0.3}[r.IntN(3)],
 		SpotRiskPremium:    []float64{0, 0.15}[r.IntN(2)],
-		MaxDeletions:       10,
 	}
 	seen := map[OfferKey]bool{}
 	for range 4 + r.IntN(4) {

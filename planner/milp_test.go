@@ -45,7 +45,6 @@ func milpInstance(r *rand.Rand, kind int) Input {
 	in.Defaults = schema.Defaults{
 		MigrationThreshold: []float64{0, 0.1, 0.3}[r.IntN(3)],
 		SpotRiskPremium:    []float64{0, 0.15}[r.IntN(2)],
-		MaxDeletions:       100,
 	}
 	// kind 0: small; 1: larger; 2: tight, every offer with room for 1 or
 	// 2; 3: tight, and most workloads gangs that compete for regions; 4:

@@ -55,7 +55,7 @@ func (r *Report) Only(fleets []string) *Report {
 	out := *r
 	out.Plan = &plan
 	out.CurrentMicros = plan.NowMicros
-	out.Changes = Changes{Refusal: r.Changes.Refusal}
+	out.Changes = Changes{Refusal: r.Changes.Refusal, Deferral: r.Changes.Deferral}
 	for _, a := range r.Changes.Actions {
 		if keep(a.Fleet) {
 			out.Changes.Actions = append(out.Changes.Actions, a)
@@ -64,6 +64,11 @@ func (r *Report) Only(fleets []string) *Report {
 	for _, a := range r.Changes.Refused {
 		if keep(a.Fleet) {
 			out.Changes.Refused = append(out.Changes.Refused, a)
+		}
+	}
+	for _, a := range r.Changes.Deferred {
+		if keep(a.Fleet) {
+			out.Changes.Deferred = append(out.Changes.Deferred, a)
 		}
 	}
 	for _, o := range r.Changes.Orphans {

@@ -247,6 +247,12 @@ func (r *run) applyRound(ctx context.Context, actions []planner.Action) (failedO
 			// still have reached the cloud.
 			r.mu.Lock()
 			r.noteDelete(inst)
+			if a.Cause.Live() {
+				if r.disrupted == nil {
+					r.disrupted = map[string]int{}
+				}
+				r.disrupted[a.Fleet]++
+			}
 			r.mu.Unlock()
 			err := r.secrets.Error(r.opts.Providers[a.Offer.Cloud].Delete(gctx, inst))
 			res := status.ActionResult{Fleet: a.Fleet, Kind: planner.Delete, Workload: a.Workload, Offer: a.Offer.String(), Instance: a.Instance}

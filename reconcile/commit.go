@@ -112,6 +112,15 @@ func (r *run) commitMessage(files map[string][]byte) string {
 	for _, a := range refused {
 		fleets[a.Fleet] = true
 	}
+	// Deferred deletions are said too: the rollout is not over.
+	var deferred []planner.Action
+	if r.report != nil {
+		deferred = r.report.Changes.Deferred
+	}
+	deferredCreates, deferredDeletes := planner.Changes{Deferred: deferred}.DeferredCounts()
+	for _, a := range deferred {
+		fleets[a.Fleet] = true
+	}
 	var b strings.Builder
 	cost := int64(0)
 	for _, st := range r.result.Statuses {
@@ -120,13 +129,16 @@ func (r *run) commitMessage(files map[string][]byte) string {
 	switch {
 	case r.repo == nil || r.report == nil:
 		b.WriteString("gpufleet: run stopped before planning")
-	case len(r.result.Applied) > 0 || len(refused) > 0:
+	case len(r.result.Applied) > 0 || len(refused) > 0 || len(deferred) > 0:
 		fmt.Fprintf(&b, "gpufleet: %d created, %d deleted", created, deleted)
 		if failed > 0 {
 			fmt.Fprintf(&b, ", %d failed", failed)
 		}
 		if len(refused) > 0 {
 			fmt.Fprintf(&b, ", %d refused", len(refused))
+		}
+		if deferredDeletes > 0 {
+			fmt.Fprintf(&b, ", %d deletions deferred", deferredDeletes)
 		}
 		fmt.Fprintf(&b, " in %s; now %s/h", strings.Join(slices.Sorted(maps.Keys(fleets)), ", "), catalog.Money(cost))
 	default:
@@ -146,6 +158,9 @@ func (r *run) commitMessage(files map[string][]byte) string {
 	}
 	if len(refused) > 0 {
 		fmt.Fprintf(&b, "refused: %s\n", r.report.Changes.Refusal)
+	}
+	if len(deferred) > 0 {
+		fmt.Fprintf(&b, "deferred: %d deletions and %d creates wait for later runs: %s\n", deferredDeletes, deferredCreates, r.report.Changes.Deferral)
 	}
 	for _, e := range r.errs[""] {
 		fmt.Fprintf(&b, "error: %s\n", e)

@@ -164,7 +164,7 @@ func (a *app) plan(f planFlags) error {
 	if err := a.writeReport(report, f.output); err != nil {
 		return err
 	}
-	if creates, deletes := report.Changes.Counts(); f.detailed && (creates+deletes > 0 || len(report.Changes.Refused) > 0) {
+	if creates, deletes := report.Changes.Counts(); f.detailed && (creates+deletes > 0 || len(report.Changes.Refused) > 0 || len(report.Changes.Deferred) > 0) {
 		return exitCode(2)
 	}
 	return nil
@@ -235,7 +235,7 @@ func (a *app) review(f planFlags) error {
 		// The review said why, in the format asked for.
 		return exitCode(1)
 	}
-	if creates, deletes := head.Changes.Counts(); f.detailed && (creates+deletes > 0 || len(head.Changes.Refused) > 0) {
+	if creates, deletes := head.Changes.Counts(); f.detailed && (creates+deletes > 0 || len(head.Changes.Refused) > 0 || len(head.Changes.Deferred) > 0) {
 		return exitCode(2)
 	}
 	return nil

@@ -51,6 +51,10 @@ const (
 	ReasonCloudErrors      = "CloudErrors"
 	ReasonNone             = "None"
 	ReasonDeletionsRefused = "DeletionsRefused"
+	// A disruption budget holds deletions, and the creates that replace
+	// them, for later runs: the fleet is rolling towards its plan.
+	ReasonDeletionsDeferred = "DeletionsDeferred"
+	ReasonRolling           = "Rolling"
 	ReasonObserveFailed    = "ObserveFailed"
 	ReasonSpecInvalid      = "SpecInvalid"
 	ReasonStatusCorrupt    = "StatusCorrupt"
