@@ -55,10 +55,10 @@ const (
 	// them, for later runs: the fleet is rolling towards its plan.
 	ReasonDeletionsDeferred = "DeletionsDeferred"
 	ReasonRolling           = "Rolling"
-	ReasonObserveFailed    = "ObserveFailed"
-	ReasonSpecInvalid      = "SpecInvalid"
-	ReasonStatusCorrupt    = "StatusCorrupt"
-	ReasonOrphaned         = "Orphaned"
+	ReasonObserveFailed     = "ObserveFailed"
+	ReasonSpecInvalid       = "SpecInvalid"
+	ReasonStatusCorrupt     = "StatusCorrupt"
+	ReasonOrphaned          = "Orphaned"
 )
 
 // Condition is one aspect of a fleet's health.
