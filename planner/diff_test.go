@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpufleet/gpufleet/schema"
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
@@ -134,12 +135,14 @@ func TestDiffRefusesTooManyDeletions(t *testing.T) {
 		observed = append(observed, running("i-aws-"+string(rune('a'+i)), pricey, StateRunning, i))
 	}
 	observed = append(observed, running("i-pre", pricey, StatePreempted, 9))
-	changes := Diff(plan, observed, DiffOptions{})
-	if len(changes.Refused) != 6 || !strings.Contains(changes.Refusal, "refusing to delete 3 running instances") || !strings.Contains(changes.Refusal, "maxDeletions allows 2") {
+	two := 2
+	breaker := schema.Disruption{Budget: schema.DefaultBudget, RefuseOver: &two, RefuseField: "defaults.disruption.refuseOver"}
+	changes := Diff(plan, observed, DiffOptions{Budgets: Budgets(nil, schema.Defaults{Disruption: breaker}, observed)})
+	if len(changes.Refused) != 6 || !strings.Contains(changes.Refusal, "refusing to delete 3 running instances") || !strings.Contains(changes.Refusal, "refuseOver allows 2") {
 		t.Fatalf("refused %d actions with %q", len(changes.Refused), changes.Refusal)
 	}
-	// The move is held whole; cleaning up a preemption is not a deletion
-	// that maxDeletions guards.
+	// The move is held whole, not rolled; cleaning up a preemption is not
+	// a deletion the circuit breaker guards.
 	if len(changes.Actions) != 1 || changes.Actions[0].Instance != "i-pre" {
 		t.Errorf("actions = %v, want only the preempted clean-up", changes.Actions)
 	}

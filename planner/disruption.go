@@ -183,7 +183,7 @@ func (c *Changes) limit(creates, deletes []Action, budgets map[string]DeletionBu
 		b := budgets[fleet]
 		s := b.Says
 		if b.Spent > 0 {
-			s += fmt.Sprintf(", %d deleted already", b.Spent)
+			s += fmt.Sprintf(", %d spent this run", b.Spent)
 		}
 		says = append(says, s)
 	}

@@ -91,7 +91,7 @@ func TestDiffUnderADisruptionBudget(t *testing.T) {
 		disruption: count(30),
 		spent:      25,
 		deletes:    5, deferDeletes: 85,
-		deferral: "defaults.disruption.budget 30: 30 live nodes of fleet ml per run, 25 deleted already",
+		deferral: "defaults.disruption.budget 30: 30 live nodes of fleet ml per run, 25 spent this run",
 	}, {
 		name:           "the circuit breaker refuses the whole change",
 		plan:           onePlacement(map[OfferKey]int{cheap: 2000}),

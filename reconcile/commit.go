@@ -138,7 +138,7 @@ func (r *run) commitMessage(files map[string][]byte) string {
 			fmt.Fprintf(&b, ", %d refused", len(refused))
 		}
 		if deferredDeletes > 0 {
-			fmt.Fprintf(&b, ", %d deletions deferred", deferredDeletes)
+			fmt.Fprintf(&b, ", %s deferred", plural(deferredDeletes, "deletion"))
 		}
 		fmt.Fprintf(&b, " in %s; now %s/h", strings.Join(slices.Sorted(maps.Keys(fleets)), ", "), catalog.Money(cost))
 	default:
@@ -160,7 +160,7 @@ func (r *run) commitMessage(files map[string][]byte) string {
 		fmt.Fprintf(&b, "refused: %s\n", r.report.Changes.Refusal)
 	}
 	if len(deferred) > 0 {
-		fmt.Fprintf(&b, "deferred: %d deletions and %d creates wait for later runs: %s\n", deferredDeletes, deferredCreates, r.report.Changes.Deferral)
+		fmt.Fprintf(&b, "deferred: %s and %s wait for later runs: %s\n", plural(deferredDeletes, "deletion"), plural(deferredCreates, "create"), r.report.Changes.Deferral)
 	}
 	for _, e := range r.errs[""] {
 		fmt.Fprintf(&b, "error: %s\n", e)

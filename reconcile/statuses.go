@@ -238,7 +238,7 @@ func (r *run) conditions(f planner.FleetPlan, st *status.FleetStatus) []status.C
 	// Nodes a budget holds back are not missing for this run: they come
 	// with the deletions they replace.
 	missing = max(0, missing-deferredCreates)
-	rolling := fmt.Sprintf("%d deletions and %d creates wait for later runs, which continue the rollout: %s", deferredDeletes, deferredCreates, r.report.Changes.Deferral)
+	rolling := fmt.Sprintf("%s and %s wait for later runs, which continue the rollout: %s", plural(deferredDeletes, "deletion"), plural(deferredCreates, "create"), r.report.Changes.Deferral)
 	errs := len(st.Errors)
 
 	ready := status.Condition{Type: status.Ready, Status: true, Reason: status.ReasonConverged, Message: "every node runs where the plan puts it"}
@@ -278,6 +278,13 @@ func (r *run) conditions(f planner.FleetPlan, st *status.FleetStatus) []status.C
 		return suspendedConditions(todo, degraded, stalled)
 	}
 	return []status.Condition{ready, progressing, degraded, stalled}
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func (r *run) headCommit() (*object.Commit, error) {

@@ -144,12 +144,6 @@ func (l *loader) checkFleet(cfg *Config, fleet *Fleet, v cue.Value) {
 		l.errs.add(fleet.Pos, base, "fleet name %q is reserved: the status directory's %s.json holds gpufleet's own state; choose another name", fleet.Name, fleet.Name)
 	}
 	l.checkLabels(fleet.Labels, v, base)
-	if d := fleet.Defaults.Disruption; d != nil {
-		fail := func(at, format string, args ...any) {
-			l.errs.add(valuePosition(v, at), base+"."+at, format, args...)
-		}
-		l.checkDisruption(v, "defaults.disruption", base+".defaults.disruption", d, fail)
-	}
 	for i := range fleet.Workloads {
 		w := &fleet.Workloads[i]
 		wv := v.LookupPath(cue.MakePath(cue.Str("workloads"), cue.Str(w.Name)))

@@ -110,3 +110,17 @@ func (l *loader) resolveBudget(v cue.Value, d *Defaults, fail func(at, format st
 		d.Disruption.Budget = DefaultBudget
 	}
 }
+
+// checkFleetDefaults reads what a fleet sets of the defaults. It needs no
+// other file, so it is checked even when gpufleet.cue has errors.
+func (l *loader) checkFleetDefaults(fleet *Fleet, v cue.Value) {
+	d := fleet.Defaults.Disruption
+	if d == nil {
+		return
+	}
+	base := "fleets." + pathString([]string{fleet.Name})
+	fail := func(at, format string, args ...any) {
+		l.errs.add(valuePosition(v, at), base+"."+at, format, args...)
+	}
+	l.checkDisruption(v, "defaults.disruption", base+".defaults.disruption", d, fail)
+}
