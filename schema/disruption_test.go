@@ -117,3 +117,44 @@ func TestLoadBadDisruptionBudget(t *testing.T) {
 		})
 	}
 }
+
+func TestLoadMaxPerZone(t *testing.T) {
+	fleet := func(spread string) string {
+		return `package gpufleet
+
+fleets: f: {
+	owner: "o"
+	workloads: w: {
+		gpu: {model: "L4", perNode: 1}
+		nodes: 100
+		` + spread + `
+	}
+}
+`
+	}
+	tests := []struct{ name, spread, want string }{
+		{name: "zero", spread: `spread: maxPerZone: 0`, want: `fleets/f.cue:8:23: fleets.f.workloads.w.spread.maxPerZone: invalid value 0 (out of bound >=1)`},
+		{name: "too few zones", spread: `spread: maxPerZone: 10, placement: zones: ["us-east-1a", "us-east-1b"]`,
+			want: `fleets/f.cue:8:23: fleets.f.workloads.w.spread.maxPerZone: 10 nodes per zone in the 2 zones allowed can hold only 20 nodes of 100`},
+		{name: "a zone gang", spread: `spread: maxPerZone: 50, placement: gang: "zone"`,
+			want: `fleets/f.cue:8:23: fleets.f.workloads.w.spread.maxPerZone: gang placement puts all 100 nodes in one zone, but the spread allows at most 50 per zone`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := minimalRepo(t)
+			writeFile(t, filepath.Join(dir, "fleets", "f.cue"), []byte(fleet(tt.spread)))
+			if got := loadErrors(t, dir); got != tt.want {
+				t.Errorf("errors:\n%s\nwant:\n%s", got, tt.want)
+			}
+		})
+	}
+	dir := minimalRepo(t)
+	writeFile(t, filepath.Join(dir, "fleets", "f.cue"), []byte(fleet(`spread: maxPerZone: 20`)))
+	repo, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := repo.Fleets[0].Workloads[0].Spread.MaxPerZone; got != 20 {
+		t.Errorf("maxPerZone = %d, want 20", got)
+	}
+}
