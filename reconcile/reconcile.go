@@ -138,8 +138,8 @@ type run struct {
 
 	observed []planner.Instance
 	// budgets are the fleets' disruption budgets, resolved on what the run
-	// first observed; disrupted counts, by fleet, the live nodes its
-	// deletes took, or asked a cloud to take, in the rounds so far.
+	// first observed; disrupted counts, by fleet, the live deletions its
+	// rounds so far made or asked for (see spend).
 	budgets   map[string]planner.DeletionBudget
 	disrupted map[string]int
 	// unobserved names clouds whose instances could not be listed.

@@ -31,8 +31,9 @@ fleets: roll: {
 
 // rollOut runs until the fleet converges, checking in every run that its
 // deletions stay within the budget of the live nodes the run found, and
-// returns the live deletions of each run.
-func rollOut(t *testing.T, e *env, limit func(live int) int) []int {
+// that a move never runs more nodes than it found or the workload asks
+// for, whichever is more; it returns the live deletions of each run.
+func rollOut(t *testing.T, e *env, desired int, limit func(live int) int) []int {
 	t.Helper()
 	var deleted []int
 	for run := 1; ; run++ {
@@ -60,6 +61,13 @@ func rollOut(t *testing.T, e *env, limit func(live int) int) []int {
 		deleted = append(deleted, n)
 		if n > limit(live) {
 			t.Fatalf("run %d deleted %d of %d live nodes, over the budget's %d", run, n, live, limit(live))
+		}
+		after := 0
+		for _, w := range e.StatusAtHead("roll").Workloads {
+			after += w.Running + w.Pending
+		}
+		if after > max(live, desired) {
+			t.Fatalf("run %d left %d live nodes, from %d, for %d asked: replacements ran ahead of the deletions", run, after, live, desired)
 		}
 		if outcome == Converged {
 			return deleted
@@ -100,7 +108,7 @@ func TestARollingMoveStaysWithinItsBudget(t *testing.T) {
 	}
 	e.Push("fleets/roll.cue", rollingFleet(100, "spot-fallback"), "Spot, and more")
 	tenPercent := func(live int) int { return (live + 9) / 10 }
-	deleted := rollOut(t, e, tenPercent)
+	deleted := rollOut(t, e, 100, tenPercent)
 	// 40 found: 4 move in the first run, with the 60 missing created;
 	// then 10 % of 100 a run for the 36 left.
 	if want := []int{4, 10, 10, 10, 6}; fmt.Sprint(deleted) != fmt.Sprint(want) {
@@ -128,8 +136,32 @@ func TestAScaleDownStaysWithinACountBudget(t *testing.T) {
 		t.Fatalf("first run: %s %v %v", OutcomeOf(res, err), err, res.NotConverged)
 	}
 	e.Push("fleets/roll.cue", rollingFleet(10, "on-demand"), "Ten")
-	deleted := rollOut(t, e, func(int) int { return 25 })
+	deleted := rollOut(t, e, 10, func(int) int { return 25 })
 	if want := []int{25, 25, 25, 15}; fmt.Sprint(deleted) != fmt.Sprint(want) {
 		t.Errorf("deleted %v a run, want %v", deleted, want)
 	}
+}
+
+// Where the spot pools run dry part-way, a rolling move deletes only the
+// nodes whose replacements launched: the workload never runs more nodes
+// than the run found, nor fewer than it asks for, and the budget holds
+// across every round of a run.
+func TestARollingMoveIntoPoolsThatRunDry(t *testing.T) {
+	e := newEnvFrom(t, sim.Config{Seed: 31, Capacity: 6}, fstest.MapFS{
+		"gpufleet.cue":    {Data: []byte(rollingConfig(`"25%"`))},
+		"fleets/roll.cue": {Data: []byte(rollingFleet(80, "on-demand"))},
+	})
+	if res, err := e.run(nil); OutcomeOf(res, err) != Converged {
+		t.Fatalf("first run: %s %v %v", OutcomeOf(res, err), err, res.NotConverged)
+	}
+	e.Push("fleets/roll.cue", rollingFleet(80, "spot-fallback"), "Spot")
+	deleted := rollOut(t, e, 80, func(live int) int { return (live + 3) / 4 })
+	total := 0
+	for _, n := range deleted {
+		total += n
+	}
+	if total == 0 {
+		t.Fatal("nothing moved to spot")
+	}
+	t.Logf("deleted %v a run", deleted)
 }
