@@ -250,6 +250,13 @@ func (p *planning) shortfall(w *workload, missing int) *Shortfall {
 			}
 			spreadRoom += min(perCloud, inCloud, roomByCloud[cloud])
 		}
+		zoneRoom := math.MaxInt32
+		if perZone := spec.Spread.MaxPerZone; perZone > 0 {
+			zoneRoom = 0
+			for _, n := range p.roomByZone(w) {
+				zoneRoom += min(n, perZone)
+			}
+		}
 		bestRegion := 0
 		for _, n := range roomByGroup {
 			bestRegion = max(bestRegion, n)
@@ -268,6 +275,9 @@ func (p *planning) shortfall(w *workload, missing int) *Shortfall {
 		case spreadRoom < spec.Nodes:
 			s.Cause = CauseSpread
 			s.Message = fmt.Sprintf("the spread limits (%d per cloud, %d per region) leave room for %d of %d nodes", perCloud, perRegion, spreadRoom, spec.Nodes)
+		case zoneRoom < spec.Nodes:
+			s.Cause = CauseSpread
+			s.Message = fmt.Sprintf("the spread limit of %d per zone leaves room for %d of %d nodes", spec.Spread.MaxPerZone, zoneRoom, spec.Nodes)
 		case w.budgetCause != "":
 			s.Cause, s.Message = CauseBudget, w.budgetCause
 		default:
@@ -309,6 +319,24 @@ func (p *planning) roomByGroup(w *workload) (total int, byCloud, byRegion, byGro
 		add(o, n)
 	}
 	return total, byCloud, byRegion, byGroup
+}
+
+// roomByZone is room, zone by zone.
+func (p *planning) roomByZone(w *workload) map[string]int {
+	out := map[string]int{}
+	for _, c := range w.candidates {
+		o := &p.offers[c.offer]
+		n := c.running
+		if !p.blocked[o.OfferKey] {
+			if o.Available == Unlimited {
+				n = math.MaxInt32
+			} else {
+				n += o.Available
+			}
+		}
+		out[zoneOf(o.OfferKey)] = satAdd(out[zoneOf(o.OfferKey)], n)
+	}
+	return out
 }
 
 func satAdd(a, b int) int { return int(min(int64(a)+int64(b), math.MaxInt32)) }

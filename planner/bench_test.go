@@ -28,7 +28,7 @@ func benchInput(workloads, offers, regions int, gang bool, seed uint64) Input {
 func benchInputRoom(workloads, offers, regions, gangEvery int, seed uint64, room func(*rand.Rand) int) Input {
 	r := rand.New(rand.NewPCG(seed, seed+1))
 	clouds := []string{"aws", "azure", "gcp"}
-	in := Input{Defaults: schema.Defaults{MigrationThreshold: 0.1, SpotRiskPremium: 0.15, MaxDeletions: 100}}
+	in := Input{Defaults: schema.Defaults{MigrationThreshold: 0.1, SpotRiskPremium: 0.15}}
 	for i := 0; len(in.Offers) < offers; i++ {
 		region := i % regions
 		zone := (i / regions) % 4

@@ -30,7 +30,7 @@ func TestAPlanOnDerivedPricesSaysSoOnce(t *testing.T) {
 			w.Spread.MaxPerCloud, w.Spread.MaxPerRegion = 1, 1
 			in := Input{
 				Fleets:   []schema.Fleet{{Name: "f", Owner: "o", Workloads: []schema.Workload{w}}},
-				Defaults: schema.Defaults{MigrationThreshold: 0.1, SpotRiskPremium: 0.15, MaxDeletions: 10},
+				Defaults: schema.Defaults{MigrationThreshold: 0.1, SpotRiskPremium: 0.15},
 				Offers:   tt.offers,
 			}
 			plan := solve(t, in)

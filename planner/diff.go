@@ -85,8 +85,9 @@ type DiffOptions struct {
 	// Revision goes into create tokens; the caller picks something that
 	// changes when the workload's spec does.
 	Revision map[string]string
-	// MaxDeletions refuses a diff that deletes more live instances.
-	MaxDeletions int
+	// Budgets limit, fleet by fleet, the live nodes a run deletes (see
+	// Budgets); nil limits nothing.
+	Budgets map[string]DeletionBudget
 	// Prune deletes the instances of fleets no longer in the repository.
 	Prune bool
 	// Retired tokens must not be used again: their instances ended, and a
@@ -111,6 +112,19 @@ type Changes struct {
 	// Orphans are instances of fleets removed from the repository, left
 	// alone because pruning is off.
 	Orphans []Instance `json:"orphans,omitempty"`
+}
+
+// DeferredCounts returns the number of creates and deletes a disruption
+// budget holds for later runs.
+func (c Changes) DeferredCounts() (creates, deletes int) {
+	for _, a := range c.Deferred {
+		if a.Kind == Create {
+			creates++
+		} else {
+			deletes++
+		}
+	}
+	return creates, deletes
 }
 
 // Counts returns the number of creates and deletes.
@@ -179,37 +193,7 @@ func Diff(plan *Plan, observed []Instance, opts DiffOptions) Changes {
 			cmp.Compare(a.Instance, b.Instance),
 		)
 	})
-	live := 0
-	for _, d := range deletes {
-		if rank(d) > 0 {
-			live++
-		}
-	}
-	if live > opts.MaxDeletions {
-		changes.Refusal = fmt.Sprintf("refusing to delete %d running instances: defaults.maxDeletions allows %d per run; raise it in gpufleet.cue or change the fleets in smaller steps", live, opts.MaxDeletions)
-		held := map[string]bool{}
-		kept := deletes[:0]
-		for _, d := range deletes {
-			if rank(d) > 0 {
-				changes.Refused = append(changes.Refused, d)
-				held[d.Fleet+"/"+d.Workload] = true
-			} else {
-				kept = append(kept, d)
-			}
-		}
-		deletes = kept
-		// A workload whose deletes are held keeps its creates back too, or
-		// a move would run both the old and the new nodes.
-		allowed := creates[:0]
-		for _, c := range creates {
-			if held[c.Fleet+"/"+c.Workload] {
-				changes.Refused = append(changes.Refused, c)
-			} else {
-				allowed = append(allowed, c)
-			}
-		}
-		creates = allowed
-	}
+	creates, deletes = changes.limit(creates, deletes, opts.Budgets)
 	changes.Actions = append(creates, deletes...)
 	if changes.Actions == nil {
 		changes.Actions = []Action{}

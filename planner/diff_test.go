@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpufleet/gpufleet/schema"
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
@@ -41,7 +42,7 @@ func running(id string, k OfferKey, state State, launched int) Instance {
 
 func TestDiffFromNothingAndConverged(t *testing.T) {
 	plan := onePlacement(map[OfferKey]int{cheap: 3})
-	opts := DiffOptions{Revision: map[string]string{"ml/train": "r1"}, MaxDeletions: 5}
+	opts := DiffOptions{Revision: map[string]string{"ml/train": "r1"}}
 	first := Diff(plan, nil, opts)
 	if c, d := first.Counts(); c != 3 || d != 0 {
 		t.Fatalf("got %d creates, %d deletes; want 3, 0", c, d)
@@ -83,7 +84,7 @@ func TestDiffFromNothingAndConverged(t *testing.T) {
 
 func TestDiffNeverReusesATokenOfAnEndedInstance(t *testing.T) {
 	plan := onePlacement(map[OfferKey]int{cheap: 1})
-	opts := DiffOptions{Revision: map[string]string{"ml/train": "r1"}, MaxDeletions: 5}
+	opts := DiffOptions{Revision: map[string]string{"ml/train": "r1"}}
 	first := Diff(plan, nil, opts).Actions[0].Token
 	// The node was preempted: EC2 would hand back the terminated instance
 	// for its token, so the replacement needs another.
@@ -114,7 +115,7 @@ func TestDiffOrdersAndChoosesDeletes(t *testing.T) {
 		running("i-aws-2", pricey, StateRunning, 2),
 		running("i-gone", cheap, StateTerminated, 0),
 	}
-	changes := Diff(plan, observed, DiffOptions{MaxDeletions: 5})
+	changes := Diff(plan, observed, DiffOptions{})
 	var got []string
 	for _, a := range changes.Actions {
 		got = append(got, string(a.Kind)+" "+a.Instance)
@@ -134,12 +135,14 @@ func TestDiffRefusesTooManyDeletions(t *testing.T) {
 		observed = append(observed, running("i-aws-"+string(rune('a'+i)), pricey, StateRunning, i))
 	}
 	observed = append(observed, running("i-pre", pricey, StatePreempted, 9))
-	changes := Diff(plan, observed, DiffOptions{MaxDeletions: 2})
-	if len(changes.Refused) != 6 || !strings.Contains(changes.Refusal, "refusing to delete 3 running instances") || !strings.Contains(changes.Refusal, "maxDeletions allows 2") {
+	two := 2
+	breaker := schema.Disruption{Budget: schema.DefaultBudget, RefuseOver: &two, RefuseField: "defaults.disruption.refuseOver"}
+	changes := Diff(plan, observed, DiffOptions{Budgets: Budgets(nil, schema.Defaults{Disruption: breaker}, observed)})
+	if len(changes.Refused) != 6 || !strings.Contains(changes.Refusal, "refusing to delete 3 running instances") || !strings.Contains(changes.Refusal, "refuseOver allows 2") {
 		t.Fatalf("refused %d actions with %q", len(changes.Refused), changes.Refusal)
 	}
-	// The move is held whole; cleaning up a preemption is not a deletion
-	// that maxDeletions guards.
+	// The move is held whole, not rolled; cleaning up a preemption is not
+	// a deletion the circuit breaker guards.
 	if len(changes.Actions) != 1 || changes.Actions[0].Instance != "i-pre" {
 		t.Errorf("actions = %v, want only the preempted clean-up", changes.Actions)
 	}
@@ -149,14 +152,14 @@ func TestDiffPrunesOnlyWhenAsked(t *testing.T) {
 	plan := onePlacement(map[OfferKey]int{})
 	stray := Instance{ID: "i-old", OfferKey: pricey, Fleet: "removed", Workload: "w", State: StateRunning}
 	removedWorkload := Instance{ID: "i-w", OfferKey: pricey, Fleet: "ml", Workload: "gone", State: StateRunning}
-	kept := Diff(plan, []Instance{stray, removedWorkload}, DiffOptions{MaxDeletions: 5})
+	kept := Diff(plan, []Instance{stray, removedWorkload}, DiffOptions{})
 	if len(kept.Orphans) != 1 || kept.Orphans[0].ID != "i-old" {
 		t.Errorf("orphans = %v, want the removed fleet's instance", kept.Orphans)
 	}
 	if len(kept.Actions) != 1 || kept.Actions[0].Instance != "i-w" {
 		t.Errorf("actions = %v, want only the removed workload's instance deleted", kept.Actions)
 	}
-	pruned := Diff(plan, []Instance{stray}, DiffOptions{MaxDeletions: 5, Prune: true})
+	pruned := Diff(plan, []Instance{stray}, DiffOptions{Prune: true})
 	if len(pruned.Orphans) != 0 || len(pruned.Actions) != 1 || pruned.Actions[0].Instance != "i-old" {
 		t.Errorf("with prune: actions %v, orphans %v", pruned.Actions, pruned.Orphans)
 	}

@@ -50,7 +50,6 @@ func randomInput(r *rand.Rand) Input {
 	in.Defaults = schema.Defaults{
 		MigrationThreshold: []float64{0, 0.1, 0.3}[r.IntN(3)],
 		SpotRiskPremium:    []float64{0, 0.15}[r.IntN(2)],
-		MaxDeletions:       10,
 	}
 	seen := map[OfferKey]bool{}
 	for range 4 + r.IntN(4) {
@@ -136,9 +135,11 @@ func randomInput(r *rand.Rand) Input {
 		w.Spread.MaxPerCloud, w.Spread.MaxPerRegion = 1, 1
 		if r.IntN(4) == 0 {
 			w.Placement.Gang = "region"
+			w.Spread.MaxPerZone = []int{0, 0, 2}[r.IntN(3)]
 		} else {
 			w.Spread.MaxPerCloud = []float64{1, 0.5, 0.67}[r.IntN(3)]
 			w.Spread.MaxPerRegion = []float64{1, 0.5}[r.IntN(2)]
+			w.Spread.MaxPerZone = []int{0, 0, 1, 2}[r.IntN(4)]
 		}
 		w.Movable = r.IntN(4) != 0
 		if r.IntN(6) == 0 && !crowded {
@@ -412,7 +413,7 @@ func (b *brute) evaluate(assign [][]int) (bruteValue, bool) {
 	value := bruteValue{placed: make([]int64, len(b.levels()))}
 	for wi, w := range b.workloads {
 		placed := 0
-		perCloud, perRegion := map[string]int{}, map[string]int{}
+		perCloud, perRegion, perZone := map[string]int{}, map[string]int{}, map[string]int{}
 		for j, n := range assign[wi] {
 			if n == 0 {
 				continue
@@ -431,20 +432,30 @@ func (b *brute) evaluate(assign [][]int) (bruteValue, bool) {
 			placed += n
 			perCloud[o.Cloud] += n
 			perRegion[o.Region] += n
+			perZone[o.Cloud+"/"+o.Region+"/"+o.Zone] += n
 			if o.Market == catalog.OnDemand {
 				pool[reservationKey{o.Cloud, o.Region, o.InstanceType}] += n
 			}
 		}
-		fixedCloud, fixedRegion := map[string]int{}, map[string]int{}
+		fixedCloud, fixedRegion, fixedZone := map[string]int{}, map[string]int{}, map[string]int{}
 		for j, n := range w.fixed {
 			o := b.in.Offers[w.offers[j]]
 			fixedCloud[o.Cloud] += n
 			fixedRegion[o.Region] += n
+			fixedZone[o.Cloud+"/"+o.Region+"/"+o.Zone] += n
 		}
 		for i, n := range w.held {
 			o := b.in.Offers[i]
 			fixedCloud[o.Cloud] += n
 			fixedRegion[o.Region] += n
+			fixedZone[o.Cloud+"/"+o.Region+"/"+o.Zone] += n
+		}
+		if most := w.spec.Spread.MaxPerZone; most > 0 {
+			for z, n := range perZone {
+				if n > max(0, most-fixedZone[z]) {
+					return bruteValue{}, false
+				}
+			}
 		}
 		nodes := w.spec.Nodes
 		if w.spec.Spread.MaxPerCloud < 1 {

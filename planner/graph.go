@@ -310,14 +310,16 @@ func (p *planning) build(ws []*workload) *component {
 		c.forced[wi] = addArc(source, wNode, 0, 0)
 		c.unplaced[wi] = addArc(wNode, sink, demand, 0)
 
-		fixedCloud, fixedRegion := map[string]int{}, map[string]int{}
+		fixedCloud, fixedRegion, fixedZone := map[string]int{}, map[string]int{}, map[string]int{}
 		for _, f := range w.fixed {
 			fixedCloud[p.offers[f.offer].Cloud] += f.count
 			fixedRegion[p.offers[f.offer].Region] += f.count
+			fixedZone[zoneOf(p.offers[f.offer].OfferKey)] += f.count
 		}
 		for _, h := range w.held {
 			fixedCloud[h.offer.Cloud] += h.count
 			fixedRegion[h.offer.Region] += h.count
+			fixedZone[zoneOf(h.offer)] += h.count
 		}
 		cloudLayer := spec.Spread.MaxPerCloud < 1
 		regionLayer := spec.Spread.MaxPerRegion < 1 || spec.Gang()
@@ -331,13 +333,19 @@ func (p *planning) build(ws []*workload) *component {
 			}
 			return capacity
 		}
-		cloudNode, regionNode := map[string]int{}, map[string]int{}
+		// A zone's cap is an arc below its region's: the nodes of every
+		// offer of the zone flow through it, so the flow holds it exactly.
+		zoneLayer := spec.Spread.MaxPerZone > 0
+		zoneCap := func(zone string) int64 {
+			return min(demand, max(0, int64(spec.Spread.MaxPerZone)-int64(fixedZone[zone])))
+		}
+		cloudNode, regionNode, zoneNode := map[string]int{}, map[string]int{}, map[string]int{}
 		var gang *gangArcs
 		if spec.Gang() {
 			gang = &gangArcs{workload: wi, demand: demand}
 			c.gangs[wi] = gang
 		}
-		leaf := func(o *Offer) int {
+		regionLeaf := func(o *Offer) int {
 			from := wNode
 			if cloudLayer {
 				n, ok := cloudNode[o.Cloud]
@@ -366,6 +374,20 @@ func (p *planning) build(ws []*workload) *component {
 					gang.into = append(gang.into, arc)
 					gang.nodes = append(gang.nodes, nil)
 				}
+			}
+			return n
+		}
+		leaf := func(o *Offer) int {
+			from := regionLeaf(o)
+			if !zoneLayer {
+				return from
+			}
+			zone := zoneOf(o.OfferKey)
+			n, ok := zoneNode[zone]
+			if !ok {
+				n = newNode()
+				zoneNode[zone] = n
+				addArc(from, n, zoneCap(zone), 0)
 			}
 			return n
 		}
@@ -471,6 +493,10 @@ func (p *planning) closeSmallRegions(w *workload, g *gangArcs) {
 
 // shareOf is how many of n nodes a share allows, rounded down, with a
 // little slack for shares like 0.3 that binary floating point cannot hold.
+// zoneOf names an offer's zone uniquely: Azure's zones are "1", "2" and
+// "3" in every region.
+func zoneOf(k OfferKey) string { return k.Cloud + "/" + k.Region + "/" + k.Zone }
+
 func shareOf(share float64, n int) int {
 	return int(math.Floor(share*float64(n) + 1e-9))
 }

@@ -45,7 +45,6 @@ func milpInstance(r *rand.Rand, kind int) Input {
 	in.Defaults = schema.Defaults{
 		MigrationThreshold: []float64{0, 0.1, 0.3}[r.IntN(3)],
 		SpotRiskPremium:    []float64{0, 0.15}[r.IntN(2)],
-		MaxDeletions:       100,
 	}
 	// kind 0: small; 1: larger; 2: tight, every offer with room for 1 or
 	// 2; 3: tight, and most workloads gangs that compete for regions; 4:
@@ -119,9 +118,14 @@ func milpInstance(r *rand.Rand, kind int) Input {
 		case 0:
 			// Some gangs share a zone rather than a region.
 			w.Placement.Gang = []string{"region", "region", "zone"}[r.IntN(3)]
+			if w.Placement.Gang == "region" {
+				// A region gang spread over the region's zones.
+				w.Spread.MaxPerZone = []int{0, 0, 1, 2}[r.IntN(4)]
+			}
 		case 1:
 			w.Spread.MaxPerCloud = []float64{0.5, 0.67}[r.IntN(2)]
 			w.Spread.MaxPerRegion = []float64{1, 0.5}[r.IntN(2)]
+			w.Spread.MaxPerZone = []int{0, 1, 2}[r.IntN(3)]
 		}
 		if r.IntN(3) == 0 {
 			z := zones[r.IntN(len(zones))]
@@ -439,10 +443,15 @@ func (ru *rules) lp(level int, counts []int64) string {
 		for j, oi := range w.offers {
 			offerUse[oi] = append(offerUse[oi], fmt.Sprintf("a_%d_%d", wi, j))
 		}
-		byCloud, byRegion, byGroup := map[string][]string{}, map[string][]string{}, map[string][]string{}
-		var regions, groups []string
+		byCloud, byRegion, byGroup, byZone := map[string][]string{}, map[string][]string{}, map[string][]string{}, map[string][]string{}
+		var regions, groups, zones []string
 		for j, oi := range w.offers {
 			o := ru.in.Offers[oi]
+			zone := o.Cloud + "/" + o.Region + "/" + o.Zone
+			if _, ok := byZone[zone]; !ok {
+				zones = append(zones, zone)
+			}
+			byZone[zone] = append(byZone[zone], fmt.Sprintf("a_%d_%d", wi, j), fmt.Sprintf("k_%d_%d", wi, j))
 			byCloud[o.Cloud] = append(byCloud[o.Cloud], fmt.Sprintf("a_%d_%d", wi, j), fmt.Sprintf("k_%d_%d", wi, j))
 			if _, ok := byRegion[o.Region]; !ok {
 				regions = append(regions, o.Region)
@@ -468,6 +477,11 @@ func (ru *rules) lp(level int, counts []int64) string {
 		if spec.Spread.MaxPerRegion < 1 {
 			for ri, reg := range regions {
 				fmt.Fprintf(&b, " region%d_%d: %s <= %d\n", wi, ri, sum(byRegion[reg]), ruleShare(spec.Spread.MaxPerRegion, spec.Nodes))
+			}
+		}
+		if spec.Spread.MaxPerZone > 0 {
+			for zi, zone := range zones {
+				fmt.Fprintf(&b, " zone%d_%d: %s <= %d\n", wi, zi, sum(byZone[zone]), spec.Spread.MaxPerZone)
 			}
 		}
 		if spec.Placement.Gang != "" {
@@ -733,6 +747,17 @@ func (ru *rules) valueOf(t *testing.T, plan *Plan) bruteValue {
 		}
 		if w.spec.Placement.Gang != "" && wp.Placed > 0 && (wp.Placed != w.spec.Nodes || len(regions) != 1) {
 			t.Fatalf("gang %s split or partial: %+v", w.spec.Name, wp.Placements)
+		}
+		if most := w.spec.Spread.MaxPerZone; most > 0 {
+			inZone := map[string]int{}
+			for _, pl := range wp.Placements {
+				inZone[pl.Offer.Cloud+"/"+pl.Offer.Region+"/"+pl.Offer.Zone] += pl.Count
+			}
+			for zone, n := range inZone {
+				if n > most {
+					t.Fatalf("%s has %d nodes in %s, over its maxPerZone of %d", w.spec.Name, n, zone, most)
+				}
+			}
 		}
 	}
 	for _, o := range ru.in.Offers {

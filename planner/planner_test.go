@@ -123,7 +123,7 @@ func TestPriceNoiseBelowTheThresholdMovesNothing(t *testing.T) {
 			f := 1 + (r.Float64()*2-1)*0.0499
 			noisy.Offers[i].PriceMicros = int64(float64(noisy.Offers[i].PriceMicros) * f)
 		}
-		changes := Diff(solve(t, noisy), in.Observed, DiffOptions{MaxDeletions: 100})
+		changes := Diff(solve(t, noisy), in.Observed, DiffOptions{})
 		if len(changes.Actions) != 0 {
 			t.Fatalf("round %d: price noise moved nodes: %v", round, changes.Actions)
 		}
@@ -151,7 +151,7 @@ func TestACheaperOfferBeyondTheThresholdMovesMovableNodes(t *testing.T) {
 			in.Offers[i].PriceMicros = o.PriceMicros / 4
 		}
 	}
-	changes := Diff(solve(t, in), in.Observed, DiffOptions{MaxDeletions: 100})
+	changes := Diff(solve(t, in), in.Observed, DiffOptions{})
 	creates, deletes := changes.Counts()
 	if creates != 3 || deletes != 3 {
 		t.Fatalf("got %d creates and %d deletes, want chat's 3 GCP nodes moved: %v", creates, deletes, changes.Actions)
@@ -170,7 +170,7 @@ func TestGoldenPlansForTheExample(t *testing.T) {
 	in := exampleInput(t)
 	plan := solve(t, in)
 	repo := exampleRepo(t)
-	report := NewReport(plan, Diff(plan, nil, DiffOptions{Revision: SpecRevisions(repo.Fleets), MaxDeletions: 8}))
+	report := NewReport(plan, Diff(plan, nil, DiffOptions{Revision: SpecRevisions(repo.Fleets)}))
 	js, err := json.MarshalIndent(report, "", "  ")
 	if err != nil {
 		t.Fatal(err)
@@ -266,7 +266,7 @@ func TestBadInput(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			in := Input{
 				Fleets:   []schema.Fleet{{Name: "f", Owner: "o", Budget: tt.budget, Workloads: []schema.Workload{workloadSpec("w", "H100", 8, 2)}}},
-				Defaults: schema.Defaults{MigrationThreshold: 0.1, SpotRiskPremium: 0.15, MaxDeletions: 10},
+				Defaults: schema.Defaults{MigrationThreshold: 0.1, SpotRiskPremium: 0.15},
 				Offers:   tt.offers,
 			}
 			if tt.blockAll {
@@ -441,7 +441,7 @@ func TestConvergedFixtureMatchesThePlan(t *testing.T) {
 	if err := json.Unmarshal(data, &file); err != nil {
 		t.Fatal(err)
 	}
-	if changes := Diff(plan, file.Instances, DiffOptions{MaxDeletions: 10}); len(changes.Actions) != 0 {
+	if changes := Diff(plan, file.Instances, DiffOptions{}); len(changes.Actions) != 0 {
 		t.Errorf("the converged fixture is stale (rerun with GPUFLEET_UPDATE_GOLDEN=1): %v", changes.Actions)
 	}
 }

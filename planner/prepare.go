@@ -245,7 +245,8 @@ func (p *planning) eligible(w *workload, filters []filter, running map[OfferKey]
 	if n := p.byModel[spec.GPU.Model] - len(shaped); n > 0 {
 		w.rejected[RejectGPUsPerNode] = n
 	}
-	threshold := p.in.Defaults.MigrationThreshold
+	defaults := p.in.Defaults.For(w.fleet)
+	threshold := defaults.MigrationThreshold
 	for _, i := range shaped {
 		o := &p.offers[i]
 		r := running[o.OfferKey]
@@ -263,7 +264,7 @@ func (p *planning) eligible(w *workload, filters []filter, running map[OfferKey]
 		egress := p.egressCost(spec, o)
 		cost := o.PriceMicros + egress
 		if o.Market == catalog.Spot {
-			cost += int64(math.Round(float64(o.PriceMicros) * p.in.Defaults.SpotRiskPremium))
+			cost += int64(math.Round(float64(o.PriceMicros) * defaults.SpotRiskPremium))
 		}
 		w.candidates = append(w.candidates, candidate{
 			offer:    i,

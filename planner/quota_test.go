@@ -14,7 +14,7 @@ func quotaFleet(h100, a100 int) Input {
 	cat := catalog.Default()
 	in := Input{
 		Offers:   Expand(cat, map[string][]string{catalog.AWS: {"us-east-1"}}),
-		Defaults: schema.Defaults{MaxDeletions: 100},
+		Defaults: schema.Defaults{},
 	}
 	hw := workloadSpec("train", "H100", 8, h100)
 	aw := workloadSpec("eval", "A100-40GB", 8, a100)
@@ -112,7 +112,7 @@ func TestAQuotaCutDeletesNoRunningNode(t *testing.T) {
 	}
 	in.Quotas = []Quota{pQuota(192, 3*192)}
 	plan := solve(t, in)
-	changes := Diff(plan, in.Observed, DiffOptions{MaxDeletions: 100})
+	changes := Diff(plan, in.Observed, DiffOptions{})
 	for _, a := range changes.Actions {
 		t.Errorf("action %+v: a quota cut should change nothing", a)
 	}

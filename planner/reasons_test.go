@@ -35,7 +35,7 @@ func TestNodesOnOffersWithoutAValidPriceStay(t *testing.T) {
 				}
 			}
 			plan := solve(t, in)
-			changes := Diff(plan, in.Observed, DiffOptions{MaxDeletions: 1000})
+			changes := Diff(plan, in.Observed, DiffOptions{})
 			for _, a := range changes.Actions {
 				if a.Kind == Delete {
 					t.Errorf("deleted a running node: %v", a)
@@ -142,7 +142,7 @@ func TestDeletesCarryTheirTrueCause(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			changes := Diff(tt.plan(), tt.observed, DiffOptions{MaxDeletions: 10})
+			changes := Diff(tt.plan(), tt.observed, DiffOptions{})
 			got := map[string]Cause{}
 			for _, a := range changes.Actions {
 				if a.Kind == Delete {
@@ -169,7 +169,7 @@ func TestDeletesCarryTheirTrueCause(t *testing.T) {
 func TestOrphansIncludeLeftovers(t *testing.T) {
 	plan := &Plan{}
 	observed := []Instance{running("a", cheap, StateRunning, 1), running("f", cheap, StateFailed, 2), running("t", cheap, StateTerminated, 3)}
-	changes := Diff(plan, observed, DiffOptions{MaxDeletions: 10})
+	changes := Diff(plan, observed, DiffOptions{})
 	if len(changes.Orphans) != 2 || len(changes.Actions) != 0 {
 		t.Errorf("orphans %v, actions %v; want the running and the failed instance as orphans", changes.Orphans, changes.Actions)
 	}
@@ -191,7 +191,7 @@ func TestAMoveSaysWhereToAndHowMuchCheaper(t *testing.T) {
 		{ID: "a", OfferKey: from, Fleet: "batch", Workload: "eval", State: StateRunning},
 		{ID: "b", OfferKey: from, Fleet: "batch", Workload: "eval", State: StateRunning},
 	}
-	changes := Diff(solve(t, in), in.Observed, DiffOptions{MaxDeletions: 10})
+	changes := Diff(solve(t, in), in.Observed, DiffOptions{})
 	moved := 0
 	for _, a := range changes.Actions {
 		if a.Kind != Delete {

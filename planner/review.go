@@ -101,6 +101,9 @@ func NewReview(head *Report, base *Plan, headErrors, baseErrors []string) *Revie
 		if head.Changes.Refusal != "" {
 			r.Warnings = append(r.Warnings, head.Changes.Refusal)
 		}
+		if _, deletes := head.Changes.DeferredCounts(); deletes > 0 {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%d deletions wait for later runs, with the creates that replace them: %s", deletes, head.Changes.Deferral))
+		}
 	} else {
 		r.AfterMicros = r.BeforeMicros
 	}

@@ -74,6 +74,6 @@ func BenchmarkPlan1000WorkloadsOnTheSnapshot(b *testing.B) {
 		}
 		fleets[i%len(fleets)].Workloads = append(fleets[i%len(fleets)].Workloads, w)
 	}
-	in := everyRegion(fleets, schema.Defaults{MigrationThreshold: 0.1, SpotRiskPremium: 0.15, MaxDeletions: 100})
+	in := everyRegion(fleets, schema.Defaults{MigrationThreshold: 0.1, SpotRiskPremium: 0.15})
 	benchmarkSolve(b, in)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -72,6 +73,42 @@ func (r *run) apply(ctx context.Context) error {
 		}
 	}
 	return ctx.Err()
+}
+
+// spareNodes is, for each workload whose creates did not all launch, how
+// many live nodes it has beyond what the plan places: those its deletes
+// may take.
+func (r *run) spareNodes(incomplete map[string]bool) map[string]int {
+	spare := map[string]int{}
+	for _, inst := range r.observed {
+		if key := inst.Fleet + "/" + inst.Workload; incomplete[key] && inst.State.Live() {
+			spare[key]++
+		}
+	}
+	for key := range incomplete {
+		fleet, workload, _ := strings.Cut(key, "/")
+		if wp := r.report.Plan.Workload(fleet, workload); wp != nil {
+			spare[key] -= wp.Placed
+		} else {
+			spare[key] = 0
+		}
+	}
+	return spare
+}
+
+// spend counts a live deletion the round sets out to make against its
+// fleet's disruption budget, before it is asked for: a call cut short may
+// still have reached the cloud. A deletion the round skips, for the create
+// that was to replace it failed, spends nothing: a later round may move
+// the node again.
+func (r *run) spend(a planner.Action) {
+	if !a.Cause.Live() {
+		return
+	}
+	if r.disrupted == nil {
+		r.disrupted = map[string]int{}
+	}
+	r.disrupted[a.Fleet]++
 }
 
 // reobserve lists every enabled cloud again.
@@ -234,22 +271,28 @@ func (r *run) applyRound(ctx context.Context, actions []planner.Action) (failedO
 	g.Wait()
 
 	// Deletes wait for the creates: a replacement runs before what it
-	// replaces goes, and a workload whose create failed keeps its old nodes
-	// until the next round places them.
+	// replaces goes, and a workload whose create failed keeps as many of
+	// its old nodes as the failed creates were to replace, until a later
+	// round places them: it never runs fewer nodes than the plan gives it.
 	if ctx.Err() != nil {
 		r.tally.endRound()
 		return false
 	}
+	spare := r.spareNodes(incomplete)
 	g, gctx = errgroup.WithContext(ctx)
 	g.SetLimit(r.opts.Parallelism)
 	for _, a := range deletes {
-		if incomplete[a.Fleet+"/"+a.Workload] && a.Cause.Live() {
-			continue
+		if key := a.Fleet + "/" + a.Workload; incomplete[key] && a.Cause.Live() {
+			if spare[key] <= 0 {
+				continue
+			}
+			spare[key]--
 		}
 		inst, ok := r.findObserved(a.Instance)
 		if !ok {
 			continue
 		}
+		r.spend(a)
 		g.Go(func() error {
 			if gctx.Err() != nil {
 				return nil

@@ -21,6 +21,8 @@ gpufleet: clouds: {
 	aws: regions: ["us-east-1"]
 	gcp: {project: "acme-gpu-fleet", regions: ["us-central1"]}
 }
+// Every node is replaced in one run.
+gpufleet: defaults: disruption: budget: "100%"
 `)},
 	"fleets/serve.cue": {Data: []byte(`package gpufleet
 

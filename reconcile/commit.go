@@ -98,15 +98,19 @@ func (r *run) commitMessage(files map[string][]byte) string {
 	// Refused actions are counted with what was done: a commit that says
 	// only what changed would read as converged.
 	var refused []planner.Action
-	deferred := 0
 	if r.report != nil {
 		refused = r.report.Changes.Refused
-		_, deferred = planner.Changes{Actions: r.report.Changes.Deferred}.Counts()
-		for _, a := range r.report.Changes.Deferred {
-			fleets[a.Fleet] = true
-		}
 	}
 	for _, a := range refused {
+		fleets[a.Fleet] = true
+	}
+	// Deferred deletions are said too: the rollout is not over.
+	var deferred []planner.Action
+	if r.report != nil {
+		deferred = r.report.Changes.Deferred
+	}
+	deferredCreates, deferredDeletes := planner.Changes{Deferred: deferred}.DeferredCounts()
+	for _, a := range deferred {
 		fleets[a.Fleet] = true
 	}
 	var b strings.Builder
@@ -117,13 +121,13 @@ func (r *run) commitMessage(files map[string][]byte) string {
 	switch {
 	case r.repo == nil || r.report == nil:
 		b.WriteString("gpufleet: run stopped before planning")
-	case len(r.result.Applied) > 0 || len(refused) > 0 || deferred > 0:
+	case len(r.result.Applied) > 0 || len(refused) > 0 || len(deferred) > 0:
 		fmt.Fprintf(&b, "gpufleet: %s", r.result.Counts)
 		if len(refused) > 0 {
 			fmt.Fprintf(&b, ", %d refused", len(refused))
 		}
-		if deferred > 0 {
-			fmt.Fprintf(&b, ", %d deferred to later runs", deferred)
+		if deferredDeletes > 0 {
+			fmt.Fprintf(&b, ", %s deferred", plural(deferredDeletes, "deletion"))
 		}
 		fmt.Fprintf(&b, " in %s; now %s/h", strings.Join(slices.Sorted(maps.Keys(fleets)), ", "), catalog.Money(cost))
 	default:
@@ -135,8 +139,8 @@ func (r *run) commitMessage(files map[string][]byte) string {
 	if len(refused) > 0 {
 		fmt.Fprintf(&b, "refused: %s\n", r.report.Changes.Refusal)
 	}
-	if deferred > 0 && r.report.Changes.Deferral != "" {
-		fmt.Fprintf(&b, "deferred: %s\n", r.report.Changes.Deferral)
+	if len(deferred) > 0 {
+		fmt.Fprintf(&b, "deferred: %s and %s wait for later runs: %s\n", plural(deferredDeletes, "deletion"), plural(deferredCreates, "create"), r.report.Changes.Deferral)
 	}
 	for _, e := range r.errs[""] {
 		fmt.Fprintf(&b, "error: %s\n", e)

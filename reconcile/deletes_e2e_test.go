@@ -21,6 +21,8 @@ gpufleet: clouds: {
 	gcp: {project: "gpufleet-test", regions: ["us-central1"]}
 	azure: {subscription: "00000000-0000-0000-0000-000000000000", resourceGroup: "gpufleet", regions: ["eastus"], launch: {adminUsername: "mlops", sshPublicKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHq3bWl2Zm9vYmFyYmF6cXV4cXV1eHF1dXpxdXV6 mlops@example.com", subnetByRegion: eastus: "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/gpufleet/providers/Microsoft.Network/virtualNetworks/gpu-eastus/subnets/nodes"}}
 }
+// Every delete a change asks for goes in one run.
+gpufleet: defaults: disruption: budget: "100%"
 `
 
 // spotEverywhere is a fleet of spot nodes, n in each cloud.

@@ -31,9 +31,9 @@ type OfflineInput struct {
 func PlanOffline(in OfflineInput) (*planner.Report, error) {
 	pin := planner.NewInput(in.Repo, in.Catalog)
 	opts := planner.DiffOptions{
-		Revision:     planner.SpecRevisions(in.Repo.Fleets),
-		MaxDeletions: in.Repo.Config.Defaults.MaxDeletions,
-		Prune:        in.Repo.Config.Defaults.Prune,
+		Revision: planner.SpecRevisions(in.Repo.Fleets),
+		Budgets:  planner.Budgets(in.Repo.Fleets, in.Repo.Config.Defaults, in.Observed),
+		Prune:    in.Repo.Config.Defaults.Prune,
 	}
 	pin.Observed = in.Observed
 	if s := in.Status; s != nil {

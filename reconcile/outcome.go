@@ -22,7 +22,11 @@ const (
 	// NotConverged: the run finished and wrote its status, but the clouds
 	// still differ from the specs: creates or deletes failed, nodes could
 	// not be placed, deletions were refused, or a removed fleet's nodes run
-	// on. Running again may help; the status says what is wrong.
+	// on. Running again may help; the status says what is wrong. A run
+	// that rolls a change under a disruption budget ends so too, every run
+	// until the last deletion is made: its fleets are not ready
+	// (DeletionsDeferred) but progressing (Rolling), and the next run
+	// goes on where it stopped.
 	NotConverged Outcome = "not-converged"
 	// Failed: the run stopped with an error before it could finish.
 	Failed Outcome = "failed"

@@ -19,7 +19,7 @@ import (
 const refusedConfig = `package gpufleet
 
 gpufleet: clouds: aws: regions: ["us-east-1"]
-gpufleet: defaults: maxDeletions: 1
+gpufleet: defaults: disruption: refuseOver: 1
 gpufleet: notifications: webhook: {urlEnv: "TEST_HOOK_URL", secretEnv: "TEST_HOOK_KEY"}
 `
 
@@ -33,7 +33,7 @@ fleets: solo: {
 `, nodes)
 }
 
-// A run whose deletions maxDeletions refuses changed nothing and leaves
+// A run whose deletions the circuit breaker refuses changed nothing and leaves
 // the clouds unlike the specs. Everything that sums it up says so: its
 // outcome (the exit code and the agent's result label), its reasons, the
 // fleet's Ready condition and the kind of event it tells.
@@ -88,7 +88,7 @@ func TestRefusedDeletionsAreNotConverged(t *testing.T) {
 	if len(events) != 2 || events[0].Kind != notify.Changed || events[1].Kind != notify.NotConverged {
 		t.Fatalf("told %+v, want a change, then not converged", events)
 	}
-	if why := strings.Join(events[1].Reasons, "\n"); !strings.Contains(why, "defaults.maxDeletions allows 1 per run") {
+	if why := strings.Join(events[1].Reasons, "\n"); !strings.Contains(why, "defaults.disruption.refuseOver allows 1 per run") {
 		t.Errorf("the event says %q, not why the deletions were refused", why)
 	}
 }

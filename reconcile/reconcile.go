@@ -144,6 +144,11 @@ type run struct {
 	stateUnread bool
 
 	observed []planner.Instance
+	// budgets are the fleets' disruption budgets, resolved on what the run
+	// first observed; disrupted counts, by fleet, the live deletions its
+	// rounds so far made or asked for (see spend).
+	budgets   map[string]planner.DeletionBudget
+	disrupted map[string]int
 	// unobserved names clouds whose instances could not be listed.
 	unobserved map[string]error
 	offers     []planner.Offer
@@ -458,6 +463,7 @@ func (r *run) observe(ctx context.Context) error {
 	r.noteDrift()
 	r.ownDeletes(r.observed, false)
 	r.notePreemptions()
+	r.budgets = planner.Budgets(r.repo.Fleets, r.repo.Config.Defaults, r.observed)
 	if r.opts.Saved != nil {
 		return r.opts.Saved.checkObserved(r.observed)
 	}
@@ -559,10 +565,10 @@ func (r *run) replan() error {
 		plan.Warnings = append(plan.Warnings, stale)
 	}
 	changes := planner.Diff(plan, r.observed, planner.DiffOptions{
-		Revision:     planner.SpecRevisions(r.repo.Fleets),
-		MaxDeletions: r.repo.Config.Defaults.MaxDeletions,
-		Prune:        r.repo.Config.Defaults.Prune,
-		Retired:      r.state.RetiredTokens(r.now),
+		Revision: planner.SpecRevisions(r.repo.Fleets),
+		Budgets:  r.budgetsLeft(),
+		Prune:    r.repo.Config.Defaults.Prune,
+		Retired:  r.state.RetiredTokens(r.now),
 	})
 	r.report = planner.NewReport(plan, changes)
 	if w := secretsWarning(r.repo, changes.Actions, envSecret); w != "" {
@@ -572,6 +578,18 @@ func (r *run) replan() error {
 		r.result.Report = r.report
 	}
 	return nil
+}
+
+// budgetsLeft are the fleets' disruption budgets less what the run's
+// rounds spent of them: the budget is of a run, however many rounds it
+// takes.
+func (r *run) budgetsLeft() map[string]planner.DeletionBudget {
+	out := make(map[string]planner.DeletionBudget, len(r.budgets))
+	for fleet, b := range r.budgets {
+		b.Spent = r.disrupted[fleet]
+		out[fleet] = b
+	}
+	return out
 }
 
 func short(h plumbing.Hash) string { return h.String()[:12] }

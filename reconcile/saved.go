@@ -402,6 +402,7 @@ func (p *SavedPlan) checkActions(now *planner.Report) error {
 	for _, l := range []list{
 		{"action", p.Report.Changes.Actions, now.Changes.Actions},
 		{"refused deletion", p.Report.Changes.Refused, now.Changes.Refused},
+		{"deferred action", p.Report.Changes.Deferred, now.Changes.Deferred},
 	} {
 		extra, missing := actionDiff(l.file, l.plan)
 		if len(extra) > 0 {
@@ -413,6 +414,9 @@ func (p *SavedPlan) checkActions(now *planner.Report) error {
 	}
 	if p.Report.Changes.Refusal != now.Changes.Refusal {
 		parts = append(parts, "its refusal differs")
+	}
+	if p.Report.Changes.Deferral != now.Changes.Deferral {
+		parts = append(parts, "its disruption budget differs")
 	}
 	if !slices.EqualFunc(p.Report.Changes.Orphans, now.Changes.Orphans, func(a, b planner.Instance) bool { return a == b }) {
 		parts = append(parts, "its orphaned instances differ")

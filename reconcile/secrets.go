@@ -39,19 +39,12 @@ func describeUnset(secrets []UnsetSecret) string {
 	for _, s := range secrets {
 		var users []string
 		for i, w := range s.Workloads {
-			users = append(users, fmt.Sprintf("%s (%d %s)", w, s.Nodes[i], plural(s.Nodes[i], "node", "nodes")))
+			users = append(users, fmt.Sprintf("%s (%s)", w, plural(s.Nodes[i], "node")))
 		}
 		parts = append(parts, fmt.Sprintf("secret %s is not set (export %s%s of at least 8 bytes), needed by %s",
 			s.Name, schema.SecretEnvPrefix, s.Name, strings.Join(users, ", ")))
 	}
 	return strings.Join(parts, "; ")
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // unsetSecrets finds the secrets the creates need that lookup lacks, by

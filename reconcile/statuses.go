@@ -229,6 +229,20 @@ func (r *run) conditions(f planner.FleetPlan, st *status.FleetStatus) []status.C
 			refused++
 		}
 	}
+	var deferredCreates, deferredDeletes int
+	for _, a := range r.report.Changes.Deferred {
+		switch {
+		case a.Fleet != f.Name:
+		case a.Kind == planner.Create:
+			deferredCreates++
+		default:
+			deferredDeletes++
+		}
+	}
+	// Nodes a budget holds back are not missing for this run: they come
+	// with the deletions they replace.
+	missing = max(0, missing-deferredCreates)
+	rolling := fmt.Sprintf("%s and %s wait for later runs, which continue the rollout: %s", plural(deferredDeletes, "deletion"), plural(deferredCreates, "create"), r.report.Changes.Deferral)
 	errs := len(st.Errors)
 
 	ready := status.Condition{Type: status.Ready, Status: true, Reason: status.ReasonConverged, Message: "every node runs where the plan puts it"}
@@ -239,13 +253,18 @@ func (r *run) conditions(f planner.FleetPlan, st *status.FleetStatus) []status.C
 		ready = status.Condition{Type: status.Ready, Status: false, Reason: status.ReasonDeletionsRefused, Message: fmt.Sprintf("%d actions refused: %s", refused, r.report.Changes.Refusal)}
 	case todo > 0 || missing > 0:
 		ready = status.Condition{Type: status.Ready, Status: false, Reason: status.ReasonNotConverged, Message: fmt.Sprintf("%d actions left to apply", todo)}
+	case deferredDeletes > 0:
+		ready = status.Condition{Type: status.Ready, Status: false, Reason: status.ReasonDeletionsDeferred, Message: rolling}
 	case short > 0:
 		ready = status.Condition{Type: status.Ready, Status: false, Reason: status.ReasonShortfall, Message: fmt.Sprintf("%d nodes cannot be placed", short)}
 	case pending > 0:
 		ready = status.Condition{Type: status.Ready, Status: false, Reason: status.ReasonPending, Message: fmt.Sprintf("%d nodes are starting", pending)}
 	}
 	progressing := status.Condition{Type: status.Progressing, Status: false, Reason: status.ReasonIdle}
-	if pending > 0 || todo > 0 {
+	switch {
+	case deferredDeletes > 0:
+		progressing = status.Condition{Type: status.Progressing, Status: true, Reason: status.ReasonRolling, Message: fmt.Sprintf("%d pending nodes, %d actions left; %s", pending, todo, rolling)}
+	case pending > 0 || todo > 0:
 		progressing = status.Condition{Type: status.Progressing, Status: true, Reason: status.ReasonApplying, Message: fmt.Sprintf("%d pending nodes, %d actions left", pending, todo)}
 	}
 	degraded := status.Condition{Type: status.Degraded, Status: false, Reason: status.ReasonHealthy}
@@ -263,6 +282,13 @@ func (r *run) conditions(f planner.FleetPlan, st *status.FleetStatus) []status.C
 		return suspendedConditions(todo, degraded, stalled)
 	}
 	return []status.Condition{ready, progressing, degraded, stalled}
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func (r *run) headCommit() (*object.Commit, error) {

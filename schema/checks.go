@@ -58,6 +58,7 @@ func (l *loader) checkConfig(v cue.Value, cfg *Config) bool {
 		fail("defaults.blocklistFor", "%q is not a positive duration such as \"30m\" or \"2h\"", cfg.Defaults.RawBlocklist)
 	}
 	cfg.Defaults.BlocklistFor = d
+	l.resolveBudget(v, &cfg.Defaults, fail)
 
 	enabled := cfg.Clouds.Enabled()
 	if len(enabled) == 0 {
@@ -277,6 +278,35 @@ func (l *loader) checkSpread(w *Workload, allowed []regionRef, fail func(string,
 	clouds := map[string]bool{}
 	for _, r := range allowed {
 		clouds[r.cloud] = true
+	}
+	perZone := w.Spread.MaxPerZone
+	if perZone > 0 && w.Placement.Gang == "zone" && perZone < w.Nodes {
+		fail("spread.maxPerZone", "gang placement puts all %d nodes in one zone, but the spread allows at most %d per zone", w.Nodes, perZone)
+		return
+	}
+	if perZone > 0 {
+		zones := 0
+		for _, r := range allowed {
+			for _, z := range r.zones {
+				if len(w.Placement.Zones) == 0 || slices.Contains(w.Placement.Zones, z) {
+					zones++
+				}
+			}
+		}
+		if perZone*zones < w.Nodes {
+			fail("spread.maxPerZone", "%s per zone in the %s allowed can hold only %s of %d",
+				plural(perZone, "node"), plural(zones, "zone"), plural(perZone*zones, "node"), w.Nodes)
+			return
+		}
+		most := 0
+		for _, r := range allowed {
+			most = max(most, len(r.zones))
+		}
+		if w.Placement.Gang == "region" && perZone*most < w.Nodes {
+			fail("spread.maxPerZone", "gang placement puts all %d nodes in one region, and %s per zone in at most %s a region can hold only %s",
+				w.Nodes, plural(perZone, "node"), plural(most, "zone"), plural(perZone*most, "node"))
+			return
+		}
 	}
 	if w.Gang() {
 		if perRegion < w.Nodes {

@@ -72,6 +72,9 @@ func (l *loader) place(root cue.Value, p cueProblem) *Error {
 	if len(p.path) == 1 && out.Message == "field not allowed" {
 		out.Message += ": a repository defines only gpufleet and fleets"
 	}
+	if len(p.path) == 4 && p.path[0] == "fleets" && p.path[2] == "defaults" && out.Message == "field not allowed" {
+		out.Message += ": a fleet may set migrationThreshold, spotRiskPremium and disruption for itself"
+	}
 	if len(p.path) == 3 && p.path[0] == "gpufleet" && (p.path[1] == "clouds" || p.path[1] == "pricing") && out.Message == "field not allowed" {
 		out.Message = fmt.Sprintf("unknown cloud %q: gpufleet knows %s%s", p.path[2], strings.Join(catalog.Clouds, ", "), didYouMean(p.path[2], catalog.Clouds))
 	}

@@ -362,6 +362,7 @@ func (l *loader) decode(value cue.Value, repo *Repo) {
 		if !ok {
 			continue
 		}
+		l.checkFleetDefaults(&fleet, iter.Value())
 		if cfgOK {
 			l.checkFleet(&repo.Config, &fleet, iter.Value())
 		}

@@ -30,7 +30,7 @@ func TestLoadExampleAppliesDefaults(t *testing.T) {
 		t.Fatalf("fleets = %v, want %v (sorted)", names, want)
 	}
 	cfg := repo.Config
-	if cfg.Defaults.BlocklistFor != 30*time.Minute || cfg.Defaults.MaxDeletions != 8 || cfg.Defaults.Prune {
+	if cfg.Defaults.BlocklistFor != 30*time.Minute || cfg.Defaults.Disruption.Budget != (Budget{Nodes: 8, Field: "defaults.disruption.budget", Raw: "8"}) || cfg.Defaults.Prune {
 		t.Errorf("defaults = %+v", cfg.Defaults)
 	}
 	if got := cfg.Clouds.Enabled(); !slices.Equal(got, []string{"aws", "azure", "gcp"}) {

@@ -128,12 +128,85 @@ type StatusConfig struct {
 
 type Defaults struct {
 	MigrationThreshold float64 `json:"migrationThreshold"`
-	MaxDeletions       int     `json:"maxDeletions"`
-	SpotRiskPremium    float64 `json:"spotRiskPremium"`
-	Prune              bool    `json:"prune"`
+	// MaxDeletions is the former name of a count disruption budget; Load
+	// turns it into Disruption.Budget.
+	MaxDeletions    *int    `json:"maxDeletions,omitempty"`
+	SpotRiskPremium float64 `json:"spotRiskPremium"`
+	Prune           bool    `json:"prune"`
 	// BlocklistFor is parsed from blocklistFor.
 	BlocklistFor time.Duration `json:"-"`
 	RawBlocklist string        `json:"blocklistFor"`
+	Disruption   Disruption    `json:"disruption"`
+}
+
+// For returns the defaults that hold for a fleet: these, with what the
+// fleet sets for itself in their place.
+func (d Defaults) For(f *Fleet) Defaults {
+	if f == nil {
+		return d
+	}
+	o := f.Defaults
+	if o.MigrationThreshold != nil {
+		d.MigrationThreshold = *o.MigrationThreshold
+	}
+	if o.SpotRiskPremium != nil {
+		d.SpotRiskPremium = *o.SpotRiskPremium
+	}
+	if o.Disruption != nil {
+		if o.Disruption.Budget.Field != "" {
+			d.Disruption.Budget = o.Disruption.Budget
+		}
+		if o.Disruption.RefuseOver != nil {
+			d.Disruption.RefuseOver = o.Disruption.RefuseOver
+			d.Disruption.RefuseField = o.Disruption.RefuseField
+		}
+	}
+	return d
+}
+
+// Disruption limits the live nodes a run deletes (#Disruption).
+type Disruption struct {
+	// Budget is parsed from budget by Load, or from maxDeletions, or the
+	// default.
+	Budget Budget `json:"-"`
+	// RefuseOver, when set, refuses whole a fleet's change that would
+	// delete more live nodes than this; RefuseField says where it is set.
+	RefuseOver  *int   `json:"refuseOver,omitempty"`
+	RefuseField string `json:"-"`
+}
+
+// Budget is a disruption budget: how many live nodes a fleet may lose in
+// one run, as a count or as a share of its live nodes.
+type Budget struct {
+	// Nodes is the count, when Percent is false.
+	Nodes int
+	// Percent marks a share; Hundredths is it in hundredths of a percent
+	// (1000 is 10 %), so that the count it gives is exact.
+	Percent    bool
+	Hundredths int
+	// Field is where the budget is set, e.g. "defaults.disruption.budget"
+	// or "fleets.train.defaults.disruption.budget"; Raw is its value as
+	// written.
+	Field, Raw string
+}
+
+// DefaultBudget holds where no budget is set.
+var DefaultBudget = Budget{Percent: true, Hundredths: 1000, Field: "defaults.disruption.budget", Raw: "10%"}
+
+// Limit is how many of live nodes the budget lets a run delete. A share
+// rounds up, so that one above 0 % always allows a node.
+func (b Budget) Limit(live int) int {
+	if !b.Percent {
+		return b.Nodes
+	}
+	return (live*b.Hundredths + 9999) / 10000
+}
+
+// FleetDefaults are the defaults a fleet sets for itself; nil is not set.
+type FleetDefaults struct {
+	MigrationThreshold *float64    `json:"migrationThreshold,omitempty"`
+	SpotRiskPremium    *float64    `json:"spotRiskPremium,omitempty"`
+	Disruption         *Disruption `json:"disruption,omitempty"`
 }
 
 type Reservation struct {
@@ -235,6 +308,9 @@ type Fleet struct {
 	Labels map[string]string `json:"labels"`
 	// Suspended fleets are planned and reported but never changed.
 	Suspended bool `json:"suspended"`
+	// Defaults are what the fleet sets in place of gpufleet.defaults;
+	// Config.Defaults.For merges them.
+	Defaults FleetDefaults `json:"defaults"`
 	// Workloads sorted by name.
 	Workloads []Workload `json:"-"`
 	// Pos is where the fleet is declared.
@@ -265,6 +341,8 @@ type Workload struct {
 	Spread struct {
 		MaxPerCloud  float64 `json:"maxPerCloud"`
 		MaxPerRegion float64 `json:"maxPerRegion"`
+		// MaxPerZone caps the nodes in one zone; 0 is no cap.
+		MaxPerZone int `json:"maxPerZone,omitempty"`
 	} `json:"spread"`
 	Movable             bool              `json:"movable"`
 	MaxPricePerNodeHour *float64          `json:"maxPricePerNodeHour,omitempty"`

@@ -41,8 +41,10 @@ type app struct {
 
 // Main runs the gpufleet command line and returns its exit status: 0 on
 // success, 1 on an error, and what a command asks for otherwise (plan
-// --detailed-exitcode returns 2 when there are changes; reconcile 2 when it
-// finished short of the specs and 3 when the lock is held).
+// --detailed-exitcode returns 2 when there are changes, refused or
+// deferred ones included; reconcile 2 when it finished short of the
+// specs, which a run rolling a change under a disruption budget does until
+// its last deletion is made, and 3 when the lock is held).
 func Main(args []string, stdout, stderr io.Writer) int {
 	// The first interrupt asks the running command to wind down cleanly;
 	// a second one kills the process as usual.

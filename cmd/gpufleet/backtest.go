@@ -33,7 +33,7 @@ func (a *app) backtestCommand() *cobra.Command {
 		Long: `backtest replays the reconcile loop over a price history, as catalog refresh
 records it: at each step it plans with the prices of then against the nodes
 the step before left running, applies the diff with the repository's rules
-(migrationThreshold, maxDeletions, movable, budgets), preempts spot nodes at
+(migrationThreshold, the disruption budget, movable, budgets), preempts spot nodes at
 the --preempt-rate per hour, seeded, and charges what runs. It reports the
 total cost, the cheapest single-cloud on-demand baseline and the cost with
 migrations off, and the same for each --set variant, side by side.

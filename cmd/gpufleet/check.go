@@ -30,7 +30,9 @@ func (a *app) checkCommand() *cobra.Command {
 		Long: `github reads a pull request's plan (gpufleet plan --base REF -o json) and
 reports it on the head commit as the check run "` + ghcomment.CheckName + `": success, or
 failure when the pull request's specs do not load or its deletions exceed
-maxDeletions, with the plan as the check's output. A second report on the
+the circuit breaker defaults.disruption.refuseOver (deletions a disruption
+budget rolls over later runs do not fail it), with the plan as the check's
+output. A second report on the
 same commit updates the run. With --commit-status it sets a commit status
 instead, for tokens that may not make check runs. The token comes from
 GITHUB_TOKEN only.`,
@@ -113,7 +115,8 @@ func (a *app) readReview(file string) (*planner.Review, error) {
 
 // checkOf is what a check says of a pull request's plan: a failure when
 // merging it could not be reconciled as it stands (its specs do not load,
-// or it deletes more than maxDeletions allows), else a success.
+// or it deletes more than the circuit breaker, refuseOver, allows), else a
+// success: a change the disruption budget rolls out over runs is one.
 func checkOf(r *planner.Review) (ghcomment.Check, error) {
 	var md bytes.Buffer
 	if err := render.ReviewMarkdown(&md, r); err != nil {

@@ -92,7 +92,7 @@ func TestPlansAsCheckRuns(t *testing.T) {
 	}
 	edit("fleets/inference.cue", "nodes: 6", "nodes: 7", "one more chat node")
 	clean := review("clean")
-	edit("gpufleet.cue", "maxDeletions: 8", "maxDeletions: 1", "fewer deletions")
+	edit("gpufleet.cue", "disruption: budget: 8", "disruption: {budget: 8, refuseOver: 1}", "a circuit breaker")
 	edit("fleets/batch.cue", "nodes: 8", "nodes: 2", "a smaller batch")
 	refused := review("refused")
 	os.WriteFile(filepath.Join(repo, "fleets", "broken.cue"), []byte("package gpufleet\n\nfleets: x: workloads: w: nodes: -1\n"), 0o644)

@@ -468,7 +468,7 @@ func crashLocalHead(workDir string) (*object.Commit, bool) {
 type crashSpec struct{ eval, chat int }
 
 // nextSpec draws a change of the fleets. Its ranges keep every change
-// within the example's maxDeletions of 8, so no run is refused for it.
+// within the example's disruption budget of 8, so no run defers a deletion.
 func (s *crashSweep) nextSpec(r *rand.Rand) crashSpec {
 	for {
 		next := crashSpec{eval: []int{6, 8, 10}[r.IntN(3)], chat: 4 + r.IntN(5)}

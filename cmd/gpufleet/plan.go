@@ -181,7 +181,7 @@ func (a *app) plan(f planFlags) error {
 		}
 		fmt.Fprintf(w, "\nSaved the plan to %s. To apply exactly these actions: gpufleet apply %s\n", f.out, shellQuote(f.out))
 	}
-	if creates, deletes := report.Changes.Counts(); f.detailed && (creates+deletes > 0 || len(report.Changes.Refused) > 0) {
+	if creates, deletes := report.Changes.Counts(); f.detailed && (creates+deletes > 0 || len(report.Changes.Refused) > 0 || len(report.Changes.Deferred) > 0) {
 		return exitCode(2)
 	}
 	return nil
@@ -263,7 +263,7 @@ func (a *app) review(f planFlags) error {
 		// The review said why, in the format asked for.
 		return exitCode(1)
 	}
-	if creates, deletes := head.Changes.Counts(); f.detailed && (creates+deletes > 0 || len(head.Changes.Refused) > 0) {
+	if creates, deletes := head.Changes.Counts(); f.detailed && (creates+deletes > 0 || len(head.Changes.Refused) > 0 || len(head.Changes.Deferred) > 0) {
 		return exitCode(2)
 	}
 	return nil

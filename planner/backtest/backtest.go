@@ -86,8 +86,11 @@ type Run struct {
 	Preemptions int `json:"preemptions"`
 	Creates     int `json:"creates"`
 	Deletes     int `json:"deletes"`
-	// Refusals counts steps whose deletions maxDeletions refused.
-	Refusals int `json:"refusals"`
+	// Refusals counts steps whose deletions the circuit breaker
+	// (defaults.disruption.refuseOver) refused; Deferrals, steps whose
+	// deletions the disruption budget held for later steps.
+	Refusals  int `json:"refusals"`
+	Deferrals int `json:"deferrals"`
 	// Solves counts the plans made; steps where neither prices nor nodes
 	// changed reuse the last one.
 	Solves int `json:"solves"`
@@ -198,7 +201,7 @@ func replay(repo *schema.Repo, opts Options, prices *priceCache) (*Run, error) {
 		rp.reserved[[3]string{r.Cloud, r.Region, r.InstanceType}] += r.Count
 	}
 	run := &Run{}
-	diffOpts := planner.DiffOptions{Revision: rp.revision, MaxDeletions: repo.Config.Defaults.MaxDeletions, Prune: repo.Config.Defaults.Prune}
+	diffOpts := planner.DiffOptions{Revision: rp.revision, Prune: repo.Config.Defaults.Prune}
 	secs := int64(opts.Step / time.Second)
 	var (
 		costSecs, baselineSecs int64 // micro-dollar-seconds: divided by 3600 once, at the end
@@ -231,6 +234,8 @@ func replay(repo *schema.Repo, opts Options, prices *priceCache) (*Run, error) {
 			if plan, err = planner.Solve(in); err != nil {
 				return nil, fmt.Errorf("planning at %s, %w", t.Format(time.RFC3339), err)
 			}
+			// Each step is a run: its budget is of the nodes it finds.
+			diffOpts.Budgets = planner.Budgets(repo.Fleets, repo.Config.Defaults, rp.nodes)
 			changes = planner.Diff(plan, rp.nodes, diffOpts)
 			run.Solves++
 			lastKey = key
@@ -241,6 +246,9 @@ func replay(repo *schema.Repo, opts Options, prices *priceCache) (*Run, error) {
 		}
 		if len(changes.Refused) > 0 {
 			run.Refusals++
+		}
+		if len(changes.Deferred) > 0 {
+			run.Deferrals++
 		}
 		rate := rp.hourlyCost(priceOf)
 		run.Hourly = append(run.Hourly, rate)

@@ -30,7 +30,16 @@ var settable = map[string]func(d *schema.Defaults, v string) error{
 		if err != nil || n < 0 {
 			return fmt.Errorf("want a whole number of at least 0, not %q", v)
 		}
-		d.MaxDeletions = n
+		d.MaxDeletions = &n
+		d.Disruption.Budget = schema.Budget{Nodes: n, Field: "defaults.maxDeletions", Raw: v}
+		return nil
+	},
+	"defaults.disruption.budget": func(d *schema.Defaults, v string) error {
+		b, err := schema.ParseBudget(v, "defaults.disruption.budget")
+		if err != nil {
+			return err
+		}
+		d.Disruption.Budget = b
 		return nil
 	},
 	"defaults.prune": func(d *schema.Defaults, v string) error {
@@ -73,7 +82,7 @@ func ParseSetting(s string) (Setting, error) {
 
 // SettableKeys lists what ParseSetting accepts, sorted.
 func SettableKeys() []string {
-	return []string{"defaults.maxDeletions", "defaults.migrationThreshold", "defaults.prune", "defaults.spotRiskPremium"}
+	return []string{"defaults.disruption.budget", "defaults.maxDeletions", "defaults.migrationThreshold", "defaults.prune", "defaults.spotRiskPremium"}
 }
 
 // patched returns a copy of the repository with the settings applied; the

@@ -25,7 +25,7 @@ func examplePlan(t testing.TB) *planner.Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return planner.NewReport(plan, planner.Diff(plan, nil, planner.DiffOptions{Revision: planner.SpecRevisions(repo.Fleets), MaxDeletions: 8}))
+	return planner.NewReport(plan, planner.Diff(plan, nil, planner.DiffOptions{Revision: planner.SpecRevisions(repo.Fleets)}))
 }
 
 func TestGoldenTextAndMarkdown(t *testing.T) {

@@ -57,12 +57,16 @@ const (
 	ReasonCloudErrors      = "CloudErrors"
 	ReasonNone             = "None"
 	ReasonDeletionsRefused = "DeletionsRefused"
-	ReasonObserveFailed    = "ObserveFailed"
-	ReasonSpecInvalid      = "SpecInvalid"
-	ReasonStatusCorrupt    = "StatusCorrupt"
-	ReasonOrphaned         = "Orphaned"
-	ReasonInstancesDrifted = "InstancesDrifted"
-	ReasonNoDrift          = "NoDrift"
+	// A disruption budget holds deletions, and the creates that replace
+	// them, for later runs: the fleet is rolling towards its plan.
+	ReasonDeletionsDeferred = "DeletionsDeferred"
+	ReasonRolling           = "Rolling"
+	ReasonObserveFailed     = "ObserveFailed"
+	ReasonSpecInvalid       = "SpecInvalid"
+	ReasonStatusCorrupt     = "StatusCorrupt"
+	ReasonOrphaned          = "Orphaned"
+	ReasonInstancesDrifted  = "InstancesDrifted"
+	ReasonNoDrift           = "NoDrift"
 )
 
 // Condition is one aspect of a fleet's health.
