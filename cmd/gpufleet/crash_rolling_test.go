@@ -21,6 +21,9 @@ import (
 const (
 	rollingNodes  = 12
 	rollingBudget = 3
+	// rollingFrom is the share of a typical run after which the kills
+	// strike: past its clone and lock.
+	rollingFrom = 0.4
 )
 
 // rollingFleet is one workload of L4 nodes on EC2 whose bootstrap file
@@ -44,7 +47,8 @@ fleets: roll: {
 // SIGKILL while they roll a replacement of every node out under a
 // disruption budget, against a real `gpufleet sim serve`. Before every run
 // a person pushes a new version of the nodes' bootstrap file, so that every
-// run has nodes to replace; each kill strikes in its own slice of a run.
+// run has nodes to replace; each kill strikes in its own slice of the part
+// of a run that plans, replaces and reports.
 // After every run, killed or not, the live nodes it removed must be within
 // the budget, and — the rollout making each new node before it breaks an
 // old one — the fleet must never have fewer live nodes than it asks for.
@@ -112,7 +116,9 @@ func TestRollingKillSweep(t *testing.T) {
 		version++
 		env.Push("bootstrap/node.sh", rollingScript(version), fmt.Sprintf("rollout %d", version))
 		typical := crashMedian(finished)
-		delay := max(1, time.Duration((float64(strata[i])+r.Float64())/float64(kills)*float64(typical)))
+		// The replacements happen in the later part of a run, after the
+		// clone, the lock and the plan: the kills strike there.
+		delay := max(1, time.Duration((rollingFrom+(1-rollingFrom)*(float64(strata[i])+r.Float64())/float64(kills))*float64(typical)))
 		before := s.rollingLive()
 		head := s.originHead()
 		run := s.reconcile(shared, delay)
