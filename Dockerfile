@@ -8,12 +8,21 @@ COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
 ARG VERSION=devel
+ARG REVISION=unknown
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
     CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/gpufleet ./cmd/gpufleet
 
 # The runtime image holds the binary, CA certificates and git's needs only,
 # and runs as an unprivileged user.
 FROM gcr.io/distroless/static-debian12:nonroot
+ARG VERSION=devel
+ARG REVISION=unknown
+LABEL org.opencontainers.image.title="gpufleet" \
+      org.opencontainers.image.description="GitOps reconciler for GPU fleets across AWS, Azure and GCP" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.source="https://github.com/gpufleet/gpufleet" \
+      org.opencontainers.image.licenses="Apache-2.0"
 COPY --from=build /out/gpufleet /usr/local/bin/gpufleet
 USER nonroot:nonroot
 WORKDIR /home/nonroot
