@@ -34,6 +34,7 @@ var jsonOutputs = []jsonOutput{
 	{"status", "gpufleet status -o json: the committed status of a repository's fleets", statusOutput{}},
 	{"drift", "gpufleet drift -o json: how the clouds differ from the committed status", driftOutput{}},
 	{"adoption", "gpufleet adopt -o json: the instances an adoption takes, refuses or took", render.Adoption{}},
+	{"version", "gpufleet version -o json: what the binary was built as", buildInfo{}},
 	{"emulator", "gpufleet sim inspect -o json: the emulated clouds' own view of their instances", simInstances{}},
 	{"observed", "the file gpufleet plan --observed reads: what runs", observedFile{}},
 	{"saved-plan", "the file gpufleet plan -out writes and apply PLANFILE reads", savedPlanBody{}},

@@ -46,6 +46,7 @@ func TestEveryJSONOutputMatchesItsSchema(t *testing.T) {
 		{kind: "status", args: []string{"status", "--repo", repo, "-o", "json"}},
 		{kind: "drift", args: []string{"drift", "--repo", repo, "--sim", "--sim-state", state, "-o", "json"}},
 		{kind: "emulator", args: []string{"sim", "inspect", "--state", state, "-o", "json"}},
+		{kind: "version", args: []string{"version", "-o", "json"}},
 		{kind: "adoption", args: []string{"adopt", "--repo", repo, "--sim", "--sim-state", state, "--fleet", "inference", "--workload", "chat", "--selector", "team=nobody", "-o", "json"}},
 		{kind: "error", args: []string{"plan", "--repo", broken, "-o", "json"}},
 		{kind: "error", args: []string{"status", "--repo", filepath.Join(dir, "nowhere"), "-o", "json"}},
