@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package providers is the boundary between gpufleet and the clouds: the
 // small interface the reconciler consumes, the instance model, and the typed
 // errors every cloud's failures are classified into. One subpackage per

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package schema defines what a gpufleet repository may contain — the CUE
 // schema in schema.cue — and loads a repository into typed Go values with
 // defaults applied. Every problem it finds carries the file, line, column

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command gpufleet reconciles GPU fleets across AWS, Azure and GCP from a Git
 // repository of CUE specs: validate specs, plan placements, apply them, and
 // report status back to the repository. Each subcommand lives in its own

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package backtest replays the reconcile loop against recorded prices: at
 // each step the planner plans with the prices of then, the diff applies with
 // the repository's rules, spot nodes are preempted by a seeded model, and

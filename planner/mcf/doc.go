@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package mcf finds a minimum-cost flow that sends an exact demand from one
 // node to another through a graph of capacitated, integer-cost arcs. It is
 // the optimiser under the planner: placements become arcs, and the flow on

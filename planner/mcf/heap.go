@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package mcf
 
 // item is a node waiting in a search queue at a tentative distance. A node

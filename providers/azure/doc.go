@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package azure is gpufleet's provider for Azure virtual machines, on the
 // official armcompute client. It names each VM after its create token and
 // creates it with If-None-Match: *, so a repeated create finds the VM the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package conformance is the one test suite every provider passes,
 // identically: against the emulator for all three clouds, and for AWS
 // against moto as well. It checks what the reconciler relies on — idempotent

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package fake is an in-memory providers.Provider for fast unit tests of the
 // reconciler's decisions: it sells a fixed set of offers, keeps the
 // instances it launched, records every call in order, and fails the calls a

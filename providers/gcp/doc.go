@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package gcp is gpufleet's Compute Engine provider. It launches, lists and
 // deletes labelled GPU VMs through the official compute/v1 REST client,
 // waits on GCE's long-running operations with its own bounded loop, reads

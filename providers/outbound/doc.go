@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package outbound is how gpufleet calls other services over HTTP: the
 // price APIs, GitHub and GitLab, notification receivers and the other
 // replicas of serve. A client it makes bounds every attempt in time and

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package prices refreshes the catalog from each cloud's own price source:
 // the AWS Price List and EC2 spot price history, the Azure Retail Prices
 // API and the GCP Cloud Billing Catalog. Each loader returns a catalog of

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package sim is an emulator of the three clouds gpufleet drives: one
 // simulated world of regions, zones, capacity, quotas and instances, with
 // scripted and random faults and each cloud's request rate limits as token

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package agent runs gpufleet unattended: it reconciles each configured
 // fleet repository on a jittered schedule and at once when a signed webhook
 // says the repository changed, never two runs of one repository at a time;

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package catalogs refreshes the price catalog file from the clouds' own
 // price APIs, all or nothing: every cloud asked for is read to the end,
 // and only when all of them were read is the merged catalog written, in

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package notify tells people and systems what a reconcile did, as Flux's
 // notification controller does: a run that changed something, failed or
 // did not converge goes to Slack (an incoming webhook) and to any HTTP

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package catalog
 
 // efaInterfaces is, per AWS instance type of the catalog that has them,

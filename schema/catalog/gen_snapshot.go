@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 //go:build ignore
 
 // gen_snapshot writes snapshot.json, the catalog embedded in the package,

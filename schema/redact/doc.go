@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package redact keeps the values of secrets out of everything gpufleet
 // writes and sends: command output, logs, status files, commit messages,
 // plans, comments and notifications. A Set knows the values in use — the

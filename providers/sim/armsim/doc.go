@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package armsim is the emulator's Azure Resource Manager front: an
 // http.Handler that serves, on the wire exactly as ARM does, Microsoft.Compute
 // virtual machines (PUT, GET, DELETE, list, async operations), proximity

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package ec2sim is the emulator's EC2 front: an http.Handler that speaks
 // the EC2 Query API (form-encoded POST, XML answers, EC2's error envelope)
 // over the simulated world, so that clients nobody here wrote — the Go

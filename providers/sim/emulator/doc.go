@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package emulator runs the fronts of the cloud emulator — EC2, Azure
 // Resource Manager and Compute Engine, and the three clouds' price APIs —
 // on loopback over one simulated world, saving the world to its state

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package gcesim is the emulator's Compute Engine front: an http.Handler
 // that speaks the compute/v1 REST API over the shared sim.World, so that
 // cloud.google.com/go/compute/apiv1 and gcloud run unchanged against it.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package pricesim is the emulator's price front: http.Handlers for the
 // AWS Price List API (GetProducts, JSON 1.1), the Azure Retail Prices API
 // and the GCP Cloud Billing Catalog, each paged as the real one is and

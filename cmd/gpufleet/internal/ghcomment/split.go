@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package ghcomment
 
 import "github.com/gpufleet/gpufleet/cmd/gpufleet/internal/plancomment"
