@@ -51,7 +51,7 @@ func TestTheImageBuildSaysWhatItIs(t *testing.T) {
 // that build and test them.
 func TestEverySourceFileSaysItsLicence(t *testing.T) {
 	const header = "SPDX-License-Identifier: Apache-2.0"
-	files := []string{"../../Dockerfile", "../../.ci/run"}
+	files := []string{"../../Dockerfile", "../../.ci/run", "../../.ci/release-check", "../../examples/github-action/install.sh"}
 	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err

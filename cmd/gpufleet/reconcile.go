@@ -182,6 +182,14 @@ func (a *app) reconcile(ctx context.Context, f runFlags, commit bool) error {
 			return err
 		}
 	}
+	if f.saved != nil && outcome == reconcile.NotConverged && result.Counts.FailedNodes == 0 {
+		// A saved plan's apply succeeds when it did what the plan said:
+		// what is left — nodes the plan could not place, deletions it
+		// rolls over later runs — was in the plan that was reviewed, and
+		// is the scheduled reconcile's to carry on.
+		fmt.Fprintln(a.stderr, "gpufleet: applied the reviewed plan in full; the fleets are not converged, as the plan showed, and the scheduled reconcile carries on from here")
+		outcome = reconcile.Converged
+	}
 	if err := runExit(outcome, runErr, f.dryRun); err != nil {
 		return err
 	}

@@ -76,11 +76,11 @@ fi
 [ "$got" = "$want" ] || fail "$archive has SHA-256 $got, but checksums.txt says $want: not installing it"
 
 tar -xzf "$tmp/$archive" -C "$tmp" gpufleet
-mkdir -p "$dir"
-install -m 0755 "$tmp/gpufleet" "$dir/gpufleet"
-
-said=$("$dir/gpufleet" version)
+said=$("$tmp/gpufleet" version)
 case "$said" in
-"gpufleet $version "*) echo "$said" ;;
+"gpufleet $version "*) ;;
 *) fail "the binary of release $version says it is: $said" ;;
 esac
+mkdir -p "$dir"
+install -m 0755 "$tmp/gpufleet" "$dir/gpufleet"
+echo "$said"
