@@ -77,7 +77,7 @@ func TestExampleWorkflowsPlanAndApplyAPullRequest(t *testing.T) {
 		t.Errorf("install.sh did not install the release %s:\n%s", release, plan.log)
 	}
 	comment := api.comment(t, "acme/fleets#7")
-	if !strings.Contains(comment, "<!-- gpufleet-plan -->") || !strings.Contains(comment, "No changes") {
+	if !strings.Contains(comment, "<!-- gpufleet-plan -->") || !strings.Contains(comment, "### Plan: 0 to create, 0 to delete") {
 		t.Errorf("the plan comment on acme/fleets#7 is not a plan of no changes:\n%s", comment)
 	}
 	if run := api.checkRun(t, fleet.headSHA); run["name"] != "gpufleet plan" || run["conclusion"] != "success" || run["status"] != "completed" {
@@ -99,10 +99,12 @@ func TestExampleWorkflowsPlanAndApplyAPullRequest(t *testing.T) {
 	if apply.conclusion != "success" || slices.ContainsFunc(apply.steps, notSuccess) {
 		t.Fatalf("the apply workflow: %s, steps %q\n%s", apply.conclusion, apply.steps, apply.log)
 	}
+	t.Logf("the plan workflow's steps: %q", plan.steps)
+	t.Logf("the apply workflow's steps: %q", apply.steps)
 	if got := apply.outputs["find"]["run-id"]; got != fmt.Sprint(plan.runID) {
 		t.Errorf("the apply workflow found the plan run %q, want %d", got, plan.runID)
 	}
-	if !strings.Contains(apply.log, "0 to create, 0 to delete") {
+	if !strings.Contains(apply.log, "Actions: 0 to create, 0 to delete") || !strings.Contains(apply.log, "Nothing to apply") {
 		t.Errorf("the apply of a pull request that changes nothing did something:\n%s", apply.log)
 	}
 	if pushed, local := gitOutput(t, fleet.origin, "rev-parse", "main"), gitOutput(t, apply.workspace, "rev-parse", "HEAD"); pushed != local {
