@@ -36,15 +36,16 @@ func buildGpufleet(t *testing.T) string {
 	return compileGpufleet(t)
 }
 
-// compileGpufleet builds the command, short test run or not.
-func compileGpufleet(t *testing.T) string {
+// compileGpufleet builds the command, short test run or not, with the
+// go build flags given.
+func compileGpufleet(t *testing.T, flags ...string) string {
 	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command to build gpufleet with")
 	}
 	bin := filepath.Join(t.TempDir(), "gpufleet")
-	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command(goTool, append(append([]string{"build", "-o", bin}, flags...), ".")...).CombinedOutput(); err != nil {
 		t.Fatalf("building gpufleet, %v\n%s", err, out)
 	}
 	return bin
