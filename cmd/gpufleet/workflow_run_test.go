@@ -62,7 +62,6 @@ func TestExampleWorkflowsPlanAndApplyAPullRequest(t *testing.T) {
 	}
 	r.runnerEnv = []string{"GPUFLEET_RELEASES=file://" + releases}
 	writeFakeGh(t, r)
-	writeFakeGoInstall(t, r.goBin, releases, release)
 
 	planFile := filepath.Join(root, "examples", "workflows", "gpufleet-plan.yml")
 	applyFile := filepath.Join(root, "examples", "workflows", "gpufleet-apply.yml")
@@ -135,7 +134,7 @@ func TestExampleWorkflowsPlanAndApplyAPullRequest(t *testing.T) {
 func notSuccess(step string) bool { return !strings.HasSuffix(step, ": success") }
 
 // publishRelease lays out release version of bin as GoReleaser publishes
-// it, the archive for this machine and checksums.txt, under dir/VERSION,
+// it, the archive for this machine, checksums.txt and install.sh, under dir/VERSION,
 // and returns dir.
 func publishRelease(t *testing.T, dir, version, bin string) string {
 	t.Helper()
@@ -165,9 +164,17 @@ func publishRelease(t *testing.T, dir, version, bin string) string {
 		t.Fatal(err)
 	}
 	name := fmt.Sprintf("gpufleet_%s_%s_%s.tar.gz", strings.TrimPrefix(version, "v"), runtime.GOOS, runtime.GOARCH)
-	sums := fmt.Sprintf("%x  %s\n%x  gpufleet_%s_windows_arm64.zip\n", sha256.Sum256(archive.Bytes()), name, sha256.Sum256([]byte("other")), strings.TrimPrefix(version, "v"))
+	// The installer goes with the release, as .goreleaser.yaml publishes it.
+	installer, err := os.ReadFile("../../examples/github-action/install.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums := fmt.Sprintf("%x  %s\n%x  gpufleet_%s_windows_arm64.zip\n%x  install.sh\n", sha256.Sum256(archive.Bytes()), name, sha256.Sum256([]byte("other")), strings.TrimPrefix(version, "v"), sha256.Sum256(installer))
 	at := filepath.Join(dir, version)
 	if err := os.MkdirAll(at, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(at, "install.sh"), installer, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(at, name), archive.Bytes(), 0o644); err != nil {
@@ -177,32 +184,6 @@ func publishRelease(t *testing.T, dir, version, bin string) string {
 		t.Fatal(err)
 	}
 	return dir
-}
-
-// writeFakeGoInstall puts the go command actions/setup-go provides in dir:
-// it knows only `go install github.com/gpufleet/gpufleet/cmd/gpufleet@V`,
-// and installs the binary of the release V (latest: the newest one) from
-// the releases, where the real one would build the tagged module the Go
-// module proxy serves, which this test has no network for.
-func writeFakeGoInstall(t *testing.T, dir, releases, latest string) {
-	t.Helper()
-	script := `#!/usr/bin/env bash
-# go, as far as the workflows use it.
-set -euo pipefail
-case "$*" in
-"install github.com/gpufleet/gpufleet/cmd/gpufleet@"*) version=${2#*@} ;;
-*) echo "go: the harness's go does not know: go $*" >&2; exit 2 ;;
-esac
-[ "$version" = latest ] && version=` + latest + `
-archive=$(ls "` + releases + `/$version/"gpufleet_*_` + runtime.GOOS + `_` + runtime.GOARCH + `.tar.gz 2>/dev/null | head -1) || true
-[ -n "$archive" ] || { echo "go: github.com/gpufleet/gpufleet/cmd/gpufleet@$version: no such version" >&2; exit 1; }
-bin=${GOBIN:-${GOPATH:-$HOME/go}/bin}
-mkdir -p "$bin"
-tar -xzf "$archive" -C "$bin" gpufleet
-`
-	if err := os.WriteFile(filepath.Join(dir, "go"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // writeFakeGh puts a gh on the runner that answers the one question the
