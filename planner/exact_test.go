@@ -661,6 +661,9 @@ func (b *brute) fromPlan(t *testing.T, plan *Plan) [][]int {
 }
 
 func TestSolveMatchesBruteForce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("2,000 instances solved by brute force; run without -short")
+	}
 	const instances = 2000
 	r := rand.New(rand.NewPCG(7, 11))
 	shortfalls, gangs, reserved, contested := 0, 0, 0, 0

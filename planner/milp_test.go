@@ -801,17 +801,17 @@ func (ru *rules) valueOf(t *testing.T, plan *Plan) bruteValue {
 }
 
 // TestSolveMatchesAnIntegerProgram compares the planner with CBC on
-// GPUFLEET_MILP_INSTANCES seeded instances (1,000 by default, 200 with
-// -short). CI installs coinor-cbc; without it the test says so and skips.
+// GPUFLEET_MILP_INSTANCES seeded instances (1,000 by default); -short
+// skips it. CI installs coinor-cbc; without it the test says so and skips.
 func TestSolveMatchesAnIntegerProgram(t *testing.T) {
+	if testing.Short() {
+		t.Skip("CBC on a thousand instances; run without -short")
+	}
 	cbc, err := exec.LookPath("cbc")
 	if err != nil {
 		t.Skip("cbc is not installed (Debian: apt-get install coinor-cbc): skipping the cross-check against an integer program")
 	}
 	instances := 1000
-	if testing.Short() {
-		instances = 200
-	}
 	if v, err := strconv.Atoi(os.Getenv("GPUFLEET_MILP_INSTANCES")); err == nil {
 		instances = v
 	}

@@ -31,13 +31,13 @@ import (
 // three runs, with no node launched twice for one intent, no owned node
 // outside the plan, a status that says what the clouds say, and no commit
 // lost. GPUFLEET_CHAOS_SEED and GPUFLEET_CHAOS_ROUNDS pick another
-// history.
+// history. -short skips it.
 func TestChaos(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sixty rounds of random faults and killed runs; run without -short")
+	}
 	seed := envInt("GPUFLEET_CHAOS_SEED", 2026)
 	rounds := envInt("GPUFLEET_CHAOS_ROUNDS", 60)
-	if testing.Short() {
-		rounds = 10
-	}
 	r := rand.New(rand.NewPCG(uint64(seed), 7))
 	e := newEnv(t, sim.Config{Seed: uint64(seed), PreemptedVisibleFor: time.Hour})
 	faults := []*sim.Fault{

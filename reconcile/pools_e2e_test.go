@@ -113,8 +113,11 @@ fleets: infer: {
 
 // A fleet far larger than the pools: the first run fills what exists, with
 // few failed calls, and the next one headlines how far short it is rather
-// than "No changes".
+// than "No changes". -short skips it.
 func TestAFleetFarLargerThanThePools(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a fleet of 5,000 nodes; run without -short")
+	}
 	e := newEnvFrom(t, sim.Config{Seed: 11}, fiveThousandT4)
 	calls := newCallCounter()
 	first := e.mustRun(func(o *Options) { calls.wrap(o) })

@@ -13,7 +13,12 @@ import (
 	"github.com/gpufleet/gpufleet/schema/catalog/history"
 )
 
+// -short skips it; TestEveryJSONOutputMatchesItsSchema still backtests two
+// days of the example through the command.
 func TestBacktestOfTheExampleRepository(t *testing.T) {
+	if testing.Short() {
+		t.Skip("backtests the example's week, twice; run without -short")
+	}
 	dir := t.TempDir()
 	chart := filepath.Join(dir, "cost.svg")
 	for _, tc := range []struct {

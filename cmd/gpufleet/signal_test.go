@@ -21,7 +21,7 @@ import (
 // shutdown delay. The bound only tells a process that ignored the second
 // signal from one that ended.
 func TestASecondSIGTERMKills(t *testing.T) {
-	bin := compileGpufleet(t)
+	bin := buildGpufleet(t)
 	env := testenv.NewOrigin(t, testenv.Example(t))
 	cmd := exec.Command(bin, "serve", "--repo", "file://"+env.Origin, "--sim", "--sim-state", filepath.Join(env.Dir, "clouds.json"),
 		"--listen", "127.0.0.1:0", "--workdir", filepath.Join(env.Dir, "work"), "--interval", "1h", "--shutdown-delay", "1h")

@@ -34,8 +34,11 @@ func exampleRun(t testing.TB, days int) (*schema.Repo, Options) {
 
 // The example's recorded week: AWS eu-west-1 spot T4 falls 16 % below the
 // Azure spot the batch fleet runs on; at a 10 % threshold its nodes move,
-// once, and at 20 % they stay.
+// once, and at 20 % they stay. -short skips it.
 func TestExampleHistoryDropMovesBatchOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("backtests the example's week twice; run without -short")
+	}
 	repo, opts := exampleRun(t, 7)
 	opts.PreemptRate = nil
 	report, err := Backtest(repo, opts, []Variant{{Name: "0.2", Settings: []Setting{{"defaults.migrationThreshold", "0.2"}}}})

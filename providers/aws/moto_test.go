@@ -30,6 +30,9 @@ func moto(t *testing.T) backend {
 	if err != nil {
 		clienttest.Missing(t, "moto", "pip install 'moto[server]'; the suite ran against the emulator only")
 	}
+	if testing.Short() {
+		t.Skip("starts moto's EC2 server, a Python process; run without -short")
+	}
 	port := freePort(t)
 	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", strconv.Itoa(port))
 	// Its own process group, so stopping it also stops whatever the

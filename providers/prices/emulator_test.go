@@ -127,8 +127,12 @@ func TestLoadersReadTheEmulatorsCatalog(t *testing.T) {
 }
 
 // 429s and 5xxs are retried, with backoff, and the load succeeds; each
-// fault costs exactly one more call.
+// fault costs exactly one more call. -short skips it; TestRetriesAreBounded
+// still retries.
 func TestThrottlingAndServerErrorsAreRetriedWithBackoff(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads the price lists ten times over, AWS's taking seconds; run without -short")
+	}
 	clean := startEmulator(t)
 	opts := Options{Retry: Retry{Max: 4, MinWait: 20 * time.Millisecond, MaxWait: 80 * time.Millisecond}}
 	for _, l := range loaders(t, clean, opts, nil) {
