@@ -32,6 +32,9 @@ import (
 // the status to the origin. The action given a release that does not
 // exist fails, naming it.
 func TestExampleWorkflowsPlanAndApplyAPullRequest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs two workflows against real processes; run without -short")
+	}
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("no bash to run the workflows' steps with")
 	}
