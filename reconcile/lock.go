@@ -60,10 +60,15 @@ type LockOptions struct {
 // has three renewals' worth of slack before it gives up.
 const DefaultLockTTL = 30 * time.Second
 
-// lockUntil is the expiry of a lock taken or renewed at now: the lock's
-// commit says it to the second, and the holder goes by what others read.
+// lockUntil is the expiry of a lock taken or renewed at now. The lock's
+// commit says it to the second, and the holder goes by what others read:
+// rounded up, so that a lock never lasts less than its TTL.
 func lockUntil(now time.Time, ttl time.Duration) time.Time {
-	return now.Add(ttl).UTC().Truncate(time.Second)
+	until := now.Add(ttl).UTC()
+	if second := until.Truncate(time.Second); second.Before(until) {
+		return second.Add(time.Second)
+	}
+	return until
 }
 
 // HeldError says another reconciler holds the lock.

@@ -183,6 +183,26 @@ func TestAHolderThatCannotRenewStopsBeforeItsLockExpires(t *testing.T) {
 	}
 }
 
+// A lock's expiry is said to the second, rounded up: a lock taken at any
+// fraction of a second lasts its TTL at least, by the holder's reckoning
+// and by what others read alike.
+func TestALockLastsItsTTLAtLeast(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		taken time.Duration
+		ttl   time.Duration
+		want  time.Duration
+	}{
+		{0, 30 * time.Second, 30 * time.Second},
+		{950 * time.Millisecond, time.Second, 2 * time.Second},
+		{10 * time.Millisecond, 30 * time.Second, 31 * time.Second},
+	} {
+		if got := lockUntil(t0.Add(tt.taken), tt.ttl); !got.Equal(t0.Add(tt.want)) {
+			t.Errorf("a %s lock taken at +%s expires at %s, want %s", tt.ttl, tt.taken, got.Format(time.RFC3339Nano), t0.Add(tt.want).Format(time.RFC3339Nano))
+		}
+	}
+}
+
 // never is a give-up timer that does not fire, for tests that drive a
 // holder by its ticks alone.
 func never(time.Duration) <-chan time.Time { return nil }
