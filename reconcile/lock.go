@@ -24,9 +24,11 @@ import (
 // Taking it pushes a child of the commit it points at: Git updates a ref
 // only from the value the pusher saw, so of two reconcilers racing, one
 // push wins and the other is rejected and looks again. A holder renews its
-// lock while it runs, a fraction of the TTL at a time, so the TTL can be
-// short: a holder that died leaves an expiry a few minutes off at most,
-// after which anyone may take the lock. A local checkout without a remote
+// lock while it runs, a quarter of the TTL at a time, so the TTL can be
+// short, as a Kubernetes Lease's is: a holder that died leaves an expiry
+// half a minute off at most, after which anyone may take the lock. A
+// holder that cannot renew stops a tenth of the TTL before its expiry, so
+// that its last cloud call is over before anyone else may start. A local checkout without a remote
 // uses the same ref with a compare-and-swap in its own repository.
 
 const (
@@ -53,8 +55,21 @@ type LockOptions struct {
 }
 
 // DefaultLockTTL is how long a lock outlives a holder that stopped
-// renewing it, a quarter of which passes between renewals.
-const DefaultLockTTL = 2 * time.Minute
+// renewing it, a quarter of which passes between renewals: a holder that
+// died keeps its repositories half a minute at most, while a live one
+// has three renewals' worth of slack before it gives up.
+const DefaultLockTTL = 30 * time.Second
+
+// lockUntil is the expiry of a lock taken or renewed at now. The lock's
+// commit says it to the second, and the holder goes by what others read:
+// rounded up, so that a lock never lasts less than its TTL.
+func lockUntil(now time.Time, ttl time.Duration) time.Time {
+	until := now.Add(ttl).UTC()
+	if second := until.Truncate(time.Second); second.Before(until) {
+		return second.Add(time.Second)
+	}
+	return until
+}
 
 // HeldError says another reconciler holds the lock.
 type HeldError struct {
@@ -148,7 +163,8 @@ func (c *Checkout) Lock(ctx context.Context, opts LockOptions) (*Lock, error) {
 			}
 			continue
 		}
-		commit, err := c.lockCommit(current.hash, heldMessage(opts.Holder, run, now, now.Add(opts.TTL)), now)
+		until := lockUntil(now, opts.TTL)
+		commit, err := c.lockCommit(current.hash, heldMessage(opts.Holder, run, now, until), now)
 		if err != nil {
 			return nil, err
 		}
@@ -157,7 +173,7 @@ func (c *Checkout) Lock(ctx context.Context, opts LockOptions) (*Lock, error) {
 		// the wiser, and leave it held until it expires.
 		switch err := c.moveLock(context.WithoutCancel(ctx), current.hash, commit); {
 		case err == nil:
-			return &Lock{c: c, holder: opts.Holder, run: run, taken: now, ttl: opts.TTL, now: opts.Now, commit: commit, until: now.Add(opts.TTL)}, nil
+			return &Lock{c: c, holder: opts.Holder, run: run, taken: now, ttl: opts.TTL, now: opts.Now, commit: commit, until: until}, nil
 		case errors.Is(err, errLockMoved):
 			// Someone else moved the lock in between: look again.
 			continue
@@ -215,7 +231,7 @@ func (l *Lock) renew(ctx context.Context) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
-	until := now.Add(l.ttl)
+	until := lockUntil(now, l.ttl)
 	commit, err := l.c.lockCommit(l.commit, heldMessage(l.holder, l.run, l.taken, until), now)
 	if err != nil {
 		return err
@@ -229,30 +245,41 @@ func (l *Lock) renew(ctx context.Context) error {
 
 // Keep renews the lock every quarter of its TTL until stop is called, so
 // that a run may last longer than the TTL while one that dies frees the
-// lock soon. If the lock is lost — another reconciler took it over, or it
-// expired because no renewal got through — lost is told why, once, and
-// renewing stops: the run no longer holds the repository.
+// lock soon. If the lock is lost — another reconciler took it over, or no
+// renewal got through and it is about to expire — lost is told why, once,
+// and renewing stops: the run no longer holds the repository, and must
+// call no cloud from then on.
 func (l *Lock) Keep(lost func(error)) (stop func()) {
 	ticker := time.NewTicker(l.ttl / 4)
-	stopKeeping := l.keep(ticker.C, lost)
+	stopKeeping := l.keep(ticker.C, time.After, lost)
 	return func() {
 		stopKeeping()
 		ticker.Stop()
 	}
 }
 
-// keep is Keep renewing at each tick. A renewal, once its push starts, is
-// seen through, as the taking of the lock is: cut short, it could move the
-// lock on the remote with the holder none the wiser, and its next renewal
-// would read as a takeover. A tick that finds the lock expired — no
-// renewal got through in time, or one is still on its way — ends it: from
-// then on another reconciler may hold the repository.
-func (l *Lock) keep(ticks <-chan time.Time, lost func(error)) (stop func()) {
+// keep is Keep renewing at each tick, and giving up when after says the
+// time to stop has come. A renewal, once its push starts, is seen through,
+// as the taking of the lock is: cut short, it could move the lock on the
+// remote with the holder none the wiser, and its next renewal would read
+// as a takeover. The holder gives up at stopAt, a margin before the
+// expiry, by a timer of its own rather than at the next tick, which could
+// come a quarter of the TTL after the expiry: a call it started just
+// before then has time to land before another reconciler looks at the
+// clouds.
+func (l *Lock) keep(ticks <-chan time.Time, after func(time.Duration) <-chan time.Time, lost func(error)) (stop func()) {
 	done, finished := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(finished)
 		var renewing chan error
 		var failed error
+		deadline := after(l.stopAt().Sub(l.now()))
+		giveUp := func() {
+			if failed == nil {
+				failed = errors.New("the last renewal had not got through")
+			}
+			lost(fmt.Errorf("the repository lock could not be renewed before it expires at %s, %w", l.expiry().Format(time.RFC3339), failed))
+		}
 		for {
 			select {
 			case <-done:
@@ -264,12 +291,20 @@ func (l *Lock) keep(ticks <-chan time.Time, lost func(error)) (stop func()) {
 					return
 				}
 				failed = err
+				if err == nil {
+					deadline = after(l.stopAt().Sub(l.now()))
+				}
+			case <-deadline:
+				if now := l.now(); now.Before(l.stopAt()) {
+					// The clock says it is not time yet (it was set back).
+					deadline = after(l.stopAt().Sub(now))
+					continue
+				}
+				giveUp()
+				return
 			case <-ticks:
-				if !l.now().Before(l.expiry()) {
-					if failed == nil {
-						failed = errors.New("the last renewal had not got through")
-					}
-					lost(fmt.Errorf("the repository lock expired before it could be renewed, %w", failed))
+				if !l.now().Before(l.stopAt()) {
+					giveUp()
 					return
 				}
 				if renewing == nil {
@@ -283,6 +318,11 @@ func (l *Lock) keep(ticks <-chan time.Time, lost func(error)) (stop func()) {
 		close(done)
 		<-finished
 	}
+}
+
+// stopAt is when a holder that has not renewed its lock gives it up.
+func (l *Lock) stopAt() time.Time {
+	return l.expiry().Add(-l.ttl / 10)
 }
 
 func (l *Lock) expiry() time.Time {

@@ -50,7 +50,7 @@ func TestALockIsRenewedWhileItsHolderRuns(t *testing.T) {
 	}
 	ticks := make(chan time.Time)
 	lost := make(chan error, 1)
-	stop := lock.keep(ticks, func(err error) { lost <- err })
+	stop := lock.keep(ticks, never, func(err error) { lost <- err })
 	// Each tick starts a renewal; the next waits until it got through.
 	for _, at := range []time.Duration{45 * time.Second, 90 * time.Second, 135 * time.Second} {
 		clock.set(t0.Add(at))
@@ -82,7 +82,7 @@ func TestALockIsRenewedWhileItsHolderRuns(t *testing.T) {
 	// finds its lock taken over.
 	clock.set(t0.Add(150 * time.Second))
 	ticks2 := make(chan time.Time)
-	stop = lock.keep(ticks2, func(err error) { lost <- err })
+	stop = lock.keep(ticks2, never, func(err error) { lost <- err })
 	defer stop()
 	ticks2 <- t0.Add(150 * time.Second)
 	select {
@@ -95,8 +95,9 @@ func TestALockIsRenewedWhileItsHolderRuns(t *testing.T) {
 	}
 }
 
-// A holder none of whose renewals got through stops at its lock's expiry:
-// another reconciler may hold the repository from then on.
+// A holder none of whose renewals got through stops at the tick that finds
+// its lock about to expire: another reconciler may hold the repository
+// soon.
 func TestALockThatExpiresUnrenewedIsLost(t *testing.T) {
 	e := newEnv(t, sim.Config{Seed: 42})
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
@@ -107,17 +108,134 @@ func TestALockThatExpiresUnrenewedIsLost(t *testing.T) {
 	}
 	ticks := make(chan time.Time)
 	lost := make(chan error, 1)
-	stop := lock.keep(ticks, func(err error) { lost <- err })
+	stop := lock.keep(ticks, never, func(err error) { lost <- err })
 	defer stop()
 	clock.set(t0.Add(61 * time.Second))
 	ticks <- t0.Add(61 * time.Second)
 	select {
 	case err := <-lost:
-		if !strings.Contains(err.Error(), "the repository lock expired before it could be renewed") {
+		if !strings.Contains(err.Error(), "the repository lock could not be renewed before it expires at 2026-12-01T12:01:00Z") {
 			t.Errorf("told %v", err)
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("the holder whose lock expired was not told")
+	}
+}
+
+// A holder that cannot renew gives the lock up by a timer of its own, a
+// tenth of the TTL before the expiry, not at the next tick, which could
+// come a quarter of the TTL after it: by then another reconciler may have
+// taken the lock and be looking at the clouds the run is still calling.
+// Each renewal moves the timer; a timer that fires early by the clock is
+// set again. The test fires the timers and moves the clock.
+func TestAHolderThatCannotRenewStopsBeforeItsLockExpires(t *testing.T) {
+	e := newEnv(t, sim.Config{Seed: 43})
+	ctx := context.Background()
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	clock := &fakeClock{now: t0}
+	opts := LockOptions{Holder: "replica-0", TTL: time.Minute, Now: clock.Now}
+	lock, err := e.checkout().Lock(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	timers := &fakeTimers{asked: make(chan time.Duration, 4), fire: map[int]chan time.Time{}}
+	ticks := make(chan time.Time)
+	lost := make(chan error, 1)
+	stop := lock.keep(ticks, timers.after, func(err error) { lost <- err })
+	defer stop()
+
+	if d := timers.next(t); d != 54*time.Second {
+		t.Errorf("the first give-up timer is set for %s, want 54s: a tenth of the minute before the expiry", d)
+	}
+	clock.set(t0.Add(45 * time.Second))
+	ticks <- t0.Add(45 * time.Second)
+	if d := timers.next(t); d != 54*time.Second {
+		t.Errorf("after the renewal at 45s the give-up timer is set for %s, want 54s (at 99s)", d)
+	}
+	// The renewals from now on do not get through (no tick comes). A timer
+	// that fires before its time by the clock is set again.
+	clock.set(t0.Add(98 * time.Second))
+	timers.fire[1] <- t0.Add(98 * time.Second)
+	if d := timers.next(t); d != time.Second {
+		t.Errorf("a timer that fired a second early is set again for %s, want 1s", d)
+	}
+	select {
+	case err := <-lost:
+		t.Fatalf("the lock was given up at 98s, before its time: %v", err)
+	default:
+	}
+	clock.set(t0.Add(99 * time.Second))
+	timers.fire[2] <- t0.Add(99 * time.Second)
+	select {
+	case err := <-lost:
+		if !strings.Contains(err.Error(), "could not be renewed before it expires at 2026-12-01T12:01:45Z") {
+			t.Errorf("told %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the holder whose renewals did not get through was not told at its give-up time")
+	}
+	// It gave up while the lock is still its own: no one else may take it
+	// for six seconds more.
+	_, err = e.checkout().Lock(ctx, opts)
+	var held *HeldError
+	if !errors.As(err, &held) || !held.Until.Equal(t0.Add(105*time.Second)) {
+		t.Errorf("the lock given up at 99s: %v, want held until 105s", err)
+	}
+}
+
+// A lock's expiry is said to the second, rounded up: a lock taken at any
+// fraction of a second lasts its TTL at least, by the holder's reckoning
+// and by what others read alike.
+func TestALockLastsItsTTLAtLeast(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		taken time.Duration
+		ttl   time.Duration
+		want  time.Duration
+	}{
+		{0, 30 * time.Second, 30 * time.Second},
+		{950 * time.Millisecond, time.Second, 2 * time.Second},
+		{10 * time.Millisecond, 30 * time.Second, 31 * time.Second},
+	} {
+		if got := lockUntil(t0.Add(tt.taken), tt.ttl); !got.Equal(t0.Add(tt.want)) {
+			t.Errorf("a %s lock taken at +%s expires at %s, want %s", tt.ttl, tt.taken, got.Format(time.RFC3339Nano), t0.Add(tt.want).Format(time.RFC3339Nano))
+		}
+	}
+}
+
+// never is a give-up timer that does not fire, for tests that drive a
+// holder by its ticks alone.
+func never(time.Duration) <-chan time.Time { return nil }
+
+// fakeTimers stand in for time.After: each timer asked for is numbered
+// from 0, its duration told on asked, and it fires when the test sends on
+// fire[n].
+type fakeTimers struct {
+	mu    sync.Mutex
+	asked chan time.Duration
+	fire  map[int]chan time.Time
+	n     int
+}
+
+func (f *fakeTimers) after(d time.Duration) <-chan time.Time {
+	f.mu.Lock()
+	c := make(chan time.Time)
+	f.fire[f.n] = c
+	f.n++
+	f.mu.Unlock()
+	f.asked <- d
+	return c
+}
+
+// next is the duration of the next timer asked for.
+func (f *fakeTimers) next(t *testing.T) time.Duration {
+	t.Helper()
+	select {
+	case d := <-f.asked:
+		return d
+	case <-time.After(time.Minute):
+		t.Fatal("no give-up timer was set")
+		return 0
 	}
 }
 

@@ -91,7 +91,7 @@ lock), waits for them, and exits 0.`,
 	flags.StringVar(&f.listen, "listen", envOr("GPUFLEET_LISTEN", ":8080"), "address of the HTTP server [GPUFLEET_LISTEN]")
 	flags.DurationVar(&f.interval, "interval", agent.DefaultInterval, "time between scheduled runs of a repository [GPUFLEET_INTERVAL]")
 	flags.Float64Var(&f.jitter, "jitter", agent.DefaultJitter, "share of the interval each pause may be longer or shorter, so agents drift apart; 0 for none [GPUFLEET_JITTER]")
-	flags.DurationVar(&f.lockWait, "lock-wait", 0, "how long a run waits for another reconciler's lock; 0 gives up until the next run [GPUFLEET_LOCK_WAIT]")
+	flags.DurationVar(&f.lockWait, "lock-wait", 0, "how long a run waits for another reconciler's lock; 0 gives up, and tries again once that lock expires or at the next run if sooner [GPUFLEET_LOCK_WAIT]")
 	flags.DurationVar(&f.lockTTL, "lock-ttl", reconcile.DefaultLockTTL, "how long the repository lock outlives a run that stopped renewing it (a crashed or evicted replica); renewed every quarter of it [GPUFLEET_LOCK_TTL]")
 	flags.DurationVar(&f.shutdownDelay, "shutdown-delay", 0, "how long to keep serving, with /readyz failing, after SIGTERM before stopping [GPUFLEET_SHUTDOWN_DELAY]")
 	flags.Int64Var(&f.maxPayload, "max-payload", agent.DefaultMaxPayload, "largest webhook or trigger body accepted, in bytes; larger ones get 413")

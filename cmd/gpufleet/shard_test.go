@@ -179,12 +179,19 @@ type replica struct {
 
 func startReplica(t *testing.T, bin, dir string, ordinal int, urls, env []string) *replica {
 	t.Helper()
-	port := freeTCPPort(t)
-	args := []string{"serve", "--replicas", "3", "--ordinal", strconv.Itoa(ordinal), "--interval", "1s", "--jitter", "0", "--lock-ttl", "4s",
-		"--listen", fmt.Sprintf("127.0.0.1:%d", port), "--workdir", filepath.Join(dir, fmt.Sprintf("clones-%d", ordinal))}
+	args := []string{"--replicas", "3", "--ordinal", strconv.Itoa(ordinal), "--interval", "1s", "--jitter", "0", "--lock-ttl", "4s",
+		"--workdir", filepath.Join(dir, fmt.Sprintf("clones-%d", ordinal))}
 	for _, u := range urls {
 		args = append(args, "--repo", u)
 	}
+	return startServe(t, bin, dir, fmt.Sprintf("replica %d", ordinal), freeTCPPort(t), args, env)
+}
+
+// startServe runs `gpufleet serve` with args, listening on port, and waits
+// for its metrics to answer.
+func startServe(t *testing.T, bin, dir, name string, port int, args, env []string) *replica {
+	t.Helper()
+	args = append([]string{"serve", "--listen", fmt.Sprintf("127.0.0.1:%d", port)}, args...)
 	r := &replica{cmd: exec.Command(bin, args...), metrics: fmt.Sprintf("http://127.0.0.1:%d/metrics", port), log: &strings.Builder{}}
 	r.cmd.Env = append(os.Environ(), env...)
 	r.cmd.Dir = dir
@@ -193,7 +200,7 @@ func startReplica(t *testing.T, bin, dir string, ordinal int, urls, env []string
 		t.Fatal(err)
 	}
 	t.Cleanup(r.kill)
-	waitUntil(t, 30*time.Second, fmt.Sprintf("replica %d's metrics", ordinal), func() bool {
+	waitUntil(t, 30*time.Second, name+"'s metrics", func() bool {
 		resp, err := http.Get(r.metrics)
 		if err == nil {
 			resp.Body.Close()
@@ -213,6 +220,13 @@ func (r *replica) kill() {
 // runs is how many runs of a repository the replica counts, of any result.
 func (r *replica) runs(t *testing.T, repo string) int {
 	t.Helper()
+	return r.runsBy(t, repo, "[a-z_]+")
+}
+
+// runsBy is how many runs of a repository the replica counts whose result
+// matches the regular expression result.
+func (r *replica) runsBy(t *testing.T, repo, result string) int {
+	t.Helper()
 	if r.cmd.ProcessState != nil {
 		return 0
 	}
@@ -222,7 +236,7 @@ func (r *replica) runs(t *testing.T, repo string) int {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	re := regexp.MustCompile(`gpufleet_reconcile_runs_total\{repo="` + regexp.QuoteMeta(repo) + `",result="[a-z_]+"\} (\d+)`)
+	re := regexp.MustCompile(`gpufleet_reconcile_runs_total\{repo="` + regexp.QuoteMeta(repo) + `",result="` + result + `"\} (\d+)`)
 	total := 0
 	for _, m := range re.FindAllStringSubmatch(string(body), -1) {
 		n, _ := strconv.Atoi(m[1])

@@ -4,6 +4,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -160,16 +161,37 @@ func (a *Agent) loop(ctx context.Context, w *worker) {
 		if ctx.Err() != nil {
 			return
 		}
-		a.runOnce(ctx, w, reason)
+		err := a.runOnce(ctx, w, reason)
 		if ctx.Err() != nil {
 			return
 		}
 		// The next scheduled run counts from the end of this one, however
 		// it was started, so a busy webhook does not add scheduled runs.
-		next := w.sched.next()
+		next := pauseAfter(err, w.sched.next())
 		timer.Reset(next)
-		a.log.Debug("next scheduled run", "repo", w.name, "in", next.Round(time.Second))
+		a.log.Debug("next run", "repo", w.name, "in", next.Round(time.Second))
 	}
+}
+
+// lockRetryMargin is how long past another holder's expiry a run that
+// found the lock held tries again: the expiry is to the second, and the
+// holder's clock may run a little behind this one's.
+const lockRetryMargin = time.Second
+
+// pauseAfter is the pause before the next run, given the error of the one
+// that just ended and next, the pause the schedule drew. A run that found
+// another reconciler's lock tries again just past its expiry, so a holder
+// that died (a killed replica) keeps the repository for no longer than its
+// lock's TTL; a holder that lives renews, and the run after finds a later
+// expiry and waits for that one. It never waits longer than the schedule
+// says, and never less than the margin, so a lock read as expiring now
+// does not make a tight loop.
+func pauseAfter(err error, next time.Duration) time.Duration {
+	var held *reconcile.HeldError
+	if !errors.As(err, &held) {
+		return next
+	}
+	return min(next, max(held.Until.Sub(held.Now), 0)+lockRetryMargin)
 }
 
 // Results of a run, as the runs metric labels them.
@@ -198,8 +220,9 @@ func resultOf(outcome reconcile.Outcome) string {
 	return resultError
 }
 
-// runOnce reconciles a repository and records how it went.
-func (a *Agent) runOnce(ctx context.Context, w *worker, reason string) {
+// runOnce reconciles a repository, records how it went, and returns the
+// run's error.
+func (a *Agent) runOnce(ctx context.Context, w *worker, reason string) error {
 	log := a.log.With("repo", w.name)
 	log.Info("reconciling", "reason", reason)
 	w.startRun()
@@ -225,9 +248,10 @@ func (a *Agent) runOnce(ctx context.Context, w *worker, reason string) {
 		attrs = append(attrs, "why", strings.Join(res.NotConverged, "; "))
 		log.Warn("reconciled, but not converged: the clouds still differ from the specs", attrs...)
 	case resultLocked:
-		log.Info("another reconciler holds the lock; trying again at the next run", "result", result, "err", err)
+		log.Info("another reconciler holds the lock; trying again once it expires, or at the next scheduled run if sooner", "result", result, "err", err)
 	default:
 		log.Error("reconcile failed", "result", result, "took", took.Round(time.Millisecond), "err", err)
 	}
 	w.finished.Add(1)
+	return err
 }
