@@ -15,12 +15,23 @@ import (
 // leaseNodes is the size of the fleet the killed replica was launching.
 const leaseNodes = 4
 
-// leaseFleet is a GCE fleet: a GCE create waits for its operation, which
+// leaseFleet is a GCE fleet of one-node workloads: each node is its own
+// launch, not one batch, and a GCE create waits for its operation, which
 // the emulator makes last --op-latency, so with one call in flight a run
 // holds the lock for several seconds while it launches.
 var leaseFleet = map[string]string{
 	"gpufleet.cue": "package gpufleet\n\ngpufleet: clouds: gcp: {project: \"acme-gpu-fleet\", regions: [\"us-central1\"]}\n",
-	"fleets/f.cue": fmt.Sprintf("package gpufleet\n\nfleets: lease: {\n\towner: \"team\"\n\tworkloads: w: {\n\t\tgpu: {model: \"L4\", perNode: 1}\n\t\tnodes: %d\n\t}\n}\n", leaseNodes),
+	"fleets/f.cue": leaseFleetSpec(),
+}
+
+func leaseFleetSpec() string {
+	var b strings.Builder
+	b.WriteString("package gpufleet\n\nfleets: lease: {\n\towner: \"team\"\n")
+	for i := range leaseNodes {
+		fmt.Fprintf(&b, "\tworkloads: w%d: {\n\t\tgpu: {model: \"L4\", perNode: 1}\n\t\tnodes: 1\n\t}\n", i)
+	}
+	b.WriteString("}\n")
+	return b.String()
 }
 
 // A `gpufleet serve` replica killed (SIGKILL, as an evicted pod is) while

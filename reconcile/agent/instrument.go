@@ -23,13 +23,121 @@ type instrumented struct {
 var _ providers.Provider = (*instrumented)(nil)
 
 // Instrument wraps each provider so its calls are counted in
-// gpufleet_cloud_api_requests_total.
+// gpufleet_cloud_api_requests_total. A wrapped provider has the optional
+// interfaces its cloud's provider has — batch launches, placement groups,
+// adoption — and no others, so a run under serve launches, places and
+// adopts as one from the command line does.
 func (m *Metrics) Instrument(ps map[string]providers.Provider) map[string]providers.Provider {
 	out := make(map[string]providers.Provider, len(ps))
 	for cloud, p := range ps {
-		out[cloud] = &instrumented{inner: p, requests: m.apiRequests}
+		out[cloud] = instrument(&instrumented{inner: p, requests: m.apiRequests})
 	}
 	return out
+}
+
+// instrument gives p the optional interfaces of the provider it wraps.
+func instrument(p *instrumented) providers.Provider {
+	b, batch := p.inner.(providers.BatchCreator)
+	g, groups := p.inner.(providers.PlacementGrouper)
+	a, adopts := p.inner.(providers.Adopter)
+	bc, gc, ac := batchCalls{p, b}, groupCalls{p, g}, adoptCalls{p, a}
+	switch {
+	case batch && groups && adopts:
+		return struct {
+			*instrumented
+			batchCalls
+			groupCalls
+			adoptCalls
+		}{p, bc, gc, ac}
+	case batch && groups:
+		return struct {
+			*instrumented
+			batchCalls
+			groupCalls
+		}{p, bc, gc}
+	case batch && adopts:
+		return struct {
+			*instrumented
+			batchCalls
+			adoptCalls
+		}{p, bc, ac}
+	case groups && adopts:
+		return struct {
+			*instrumented
+			groupCalls
+			adoptCalls
+		}{p, gc, ac}
+	case batch:
+		return struct {
+			*instrumented
+			batchCalls
+		}{p, bc}
+	case groups:
+		return struct {
+			*instrumented
+			groupCalls
+		}{p, gc}
+	case adopts:
+		return struct {
+			*instrumented
+			adoptCalls
+		}{p, ac}
+	}
+	return p
+}
+
+// batchCalls counts a BatchCreator's calls.
+type batchCalls struct {
+	p     *instrumented
+	inner providers.BatchCreator
+}
+
+func (c batchCalls) CreateBatch(ctx context.Context, req providers.BatchRequest) ([]providers.Instance, error) {
+	instances, err := c.inner.CreateBatch(ctx, req)
+	c.p.count("create_batch", err)
+	return instances, err
+}
+
+// groupCalls counts a PlacementGrouper's calls.
+type groupCalls struct {
+	p     *instrumented
+	inner providers.PlacementGrouper
+}
+
+func (c groupCalls) EnsurePlacementGroup(ctx context.Context, g providers.PlacementGroup) error {
+	err := c.inner.EnsurePlacementGroup(ctx, g)
+	c.p.count("ensure_placement_group", err)
+	return err
+}
+
+func (c groupCalls) PlacementGroups(ctx context.Context) ([]providers.PlacementGroup, error) {
+	groups, err := c.inner.PlacementGroups(ctx)
+	c.p.count("placement_groups", err)
+	return groups, err
+}
+
+func (c groupCalls) DeletePlacementGroup(ctx context.Context, g providers.PlacementGroup) error {
+	err := c.inner.DeletePlacementGroup(ctx, g)
+	c.p.count("delete_placement_group", err)
+	return err
+}
+
+// adoptCalls counts an Adopter's calls.
+type adoptCalls struct {
+	p     *instrumented
+	inner providers.Adopter
+}
+
+func (c adoptCalls) Unowned(ctx context.Context, sel providers.UnownedSelector) ([]providers.Unowned, error) {
+	unowned, err := c.inner.Unowned(ctx, sel)
+	c.p.count("unowned", err)
+	return unowned, err
+}
+
+func (c adoptCalls) Adopt(ctx context.Context, u providers.Unowned, req providers.CreateRequest) (providers.Instance, error) {
+	inst, err := c.inner.Adopt(ctx, u, req)
+	c.p.count("adopt", err)
+	return inst, err
 }
 
 func (p *instrumented) Name() string { return p.inner.Name() }

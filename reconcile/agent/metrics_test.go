@@ -192,7 +192,8 @@ func TestMetricsMatchTheStatus(t *testing.T) {
 		t.Errorf("last success at %g", last)
 	}
 
-	// Every create the run made was counted once, by its outcome.
+	// Every launch call the run made was counted once, by its outcome: as
+	// many as the emulator served, a batch launch being one call.
 	var ok, failed float64
 	for _, a := range run.res.Applied {
 		if a.Kind != planner.Create {
@@ -204,10 +205,29 @@ func TestMetricsMatchTheStatus(t *testing.T) {
 			failed++
 		}
 	}
-	if got := sum(families, "gpufleet_cloud_api_requests_total", map[string]string{"operation": "create", "code": "ok"}); got != ok {
-		t.Errorf("%g successful creates counted, %g made", got, ok)
+	launches := func(match map[string]string) float64 {
+		n := 0.0
+		for _, op := range []string{"create", "create_batch"} {
+			labels := maps.Clone(match)
+			labels["operation"] = op
+			n += sum(families, "gpufleet_cloud_api_requests_total", labels)
+		}
+		return n
 	}
-	if got := sum(families, "gpufleet_cloud_api_requests_total", map[string]string{"cloud": "gcp", "operation": "create", "code": "ZONE_RESOURCE_POOL_EXHAUSTED"}); got != failed || failed == 0 {
+	served := o.World.Calls()
+	for cloud, ops := range map[string][]string{"aws": {"RunInstances"}, "azure": {"put"}, "gcp": {"instances.insert", "instances.bulkInsert"}} {
+		want := 0
+		for _, op := range ops {
+			want += served[cloud+" "+op]
+		}
+		if got := launches(map[string]string{"cloud": cloud}); got != float64(want) || want == 0 {
+			t.Errorf("%s: %g launch calls counted, the emulator served %d", cloud, got, want)
+		}
+	}
+	if got := launches(map[string]string{"code": "ok"}); got == 0 || got > ok {
+		t.Errorf("%g successful launch calls counted for %g nodes created", got, ok)
+	}
+	if got := launches(map[string]string{"cloud": "gcp", "code": "ZONE_RESOURCE_POOL_EXHAUSTED"}); got == 0 || got > failed {
 		t.Errorf("%g stock-outs counted, %g creates failed", got, failed)
 	}
 	for _, cloud := range []string{"aws", "azure", "gcp"} {
