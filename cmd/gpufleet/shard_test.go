@@ -132,13 +132,28 @@ func TestThreeReplicasShareNineRepositories(t *testing.T) {
 		t.Fatal("replica 1's shard is empty: pick other repository names")
 	}
 	replicas[1].kill()
+	// ownRuns is how many runs a live replica has made of its own shard.
+	ownRuns := func(ordinal int) int {
+		n := 0
+		for i, u := range urls {
+			if owner(i) == ordinal {
+				n += replicas[ordinal].runs(t, u)
+			}
+		}
+		return n
+	}
 	seed := gitIn(t, seeds[victim])
 	seed("pull", "-q", "--rebase", "origin", "main")
 	writeFiles(t, seeds[victim], shardFleet(victim, 2))
 	seed("commit", "-q", "-am", "two nodes")
 	seed("push", "-q", "origin", "main")
 	fleet := fmt.Sprintf("f%d", victim)
-	time.Sleep(4 * time.Second) // four intervals of the live replicas
+	// The live replicas run their own shards on, several times over after
+	// the push, and never the dead one's repository.
+	before := map[int]int{0: ownRuns(0), 2: ownRuns(2)}
+	waitUntil(t, 60*time.Second, "three more runs of each live replica's shard", func() bool {
+		return ownRuns(0) >= before[0]+3*shardRepos/3 && ownRuns(2) >= before[2]+3*shardRepos/3
+	})
 	if n := liveNodes(t, bin, filepath.Join(dir, "clouds.json"), fleet); n != 1 {
 		t.Fatalf("with its replica down, %s has %d nodes: another replica applied its change", fleet, n)
 	}
