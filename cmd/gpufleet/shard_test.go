@@ -150,9 +150,10 @@ func TestThreeReplicasShareNineRepositories(t *testing.T) {
 	fleet := fmt.Sprintf("f%d", victim)
 	// The live replicas run their own shards on, several times over after
 	// the push, and never the dead one's repository.
-	before := map[int]int{0: ownRuns(0), 2: ownRuns(2)}
+	perShard := shardRepos / 3
+	before0, before2 := ownRuns(0), ownRuns(2)
 	waitUntil(t, 60*time.Second, "three more runs of each live replica's shard", func() bool {
-		return ownRuns(0) >= before[0]+3*shardRepos/3 && ownRuns(2) >= before[2]+3*shardRepos/3
+		return ownRuns(0) >= before0+3*perShard && ownRuns(2) >= before2+3*perShard
 	})
 	if n := liveNodes(t, bin, filepath.Join(dir, "clouds.json"), fleet); n != 1 {
 		t.Fatalf("with its replica down, %s has %d nodes: another replica applied its change", fleet, n)
