@@ -3,6 +3,8 @@
 package sim
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -102,4 +104,40 @@ func TestSyncSharesSaves(t *testing.T) {
 			t.Errorf("instance %s is not in the state file", id)
 		}
 	}
+}
+
+// BenchmarkSave measures one save of a world running a fleet-scale number
+// of instances, each launched with its own token and the tags gpufleet
+// puts on a node, as `sim serve --state` makes after every change a
+// request made.
+//
+//	go test ./providers/sim -run '^$' -bench Save -benchmem
+func BenchmarkSave(b *testing.B) {
+	const instances = 2000
+	clock := NewManualClock(epoch)
+	w, err := New(Config{Clock: clock, Capacity: instances, StatePath: filepath.Join(b.TempDir(), "state.json")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range instances {
+		s := spec(fmt.Sprintf("token-%04d", i))
+		s.Tags = map[string]string{"gpufleet-fleet": "inference", "gpufleet-workload": "serve", "gpufleet-offer": "aws/us-east-1a/p5.48xlarge/on-demand", "Name": fmt.Sprintf("inference-serve-%04d", i)}
+		if _, err := w.Launch(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for range b.N {
+		w.dirty = true
+		if err := w.Save(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	info, err := os.Stat(w.cfg.StatePath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(info.Size()), "file-bytes")
+	b.ReportMetric(instances, "instances")
 }

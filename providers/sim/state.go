@@ -146,5 +146,5 @@ func (w *World) marshal() ([]byte, error) {
 	slices.SortFunc(st.Unoffered, func(a, b offeringKey) int {
 		return cmp.Or(cmp.Compare(a.Cloud, b.Cloud), cmp.Compare(a.Zone, b.Zone), cmp.Compare(a.InstanceType, b.InstanceType))
 	})
-	return json.MarshalIndent(st, "", " ")
+	return json.Marshal(st)
 }
