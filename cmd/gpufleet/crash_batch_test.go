@@ -42,6 +42,7 @@ fleets: big: {
 // twice, none the status does not account for, and the origin clean.
 // -short skips it.
 func TestCrashMidBatch(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a kill sweep of real gpufleet processes; run without -short")
 	}

@@ -61,6 +61,7 @@ fleets: roll: {
 // GPUFLEET_CRASH_KILLS sets the number of kills (20). Only where the kills
 // land depends on timing; the verdict must not. -short skips it.
 func TestRollingKillSweep(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a kill sweep of real gpufleet processes; run without -short")
 	}

@@ -48,6 +48,7 @@ import (
 // depends on timing; the verdict must not. Linux only: after a kill it
 // waits for the run's Git children through /proc. -short skips it.
 func TestCrashSweep(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a kill sweep of real gpufleet processes; run without -short")
 	}

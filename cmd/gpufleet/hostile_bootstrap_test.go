@@ -112,6 +112,7 @@ var hostileTemplates = []struct {
 // must end before its deadline, and each run must leave the repository
 // lock free.
 func TestHostileBootstrapsLeakNothing(t *testing.T) {
+	t.Parallel()
 	bin := buildGpufleet(t)
 	var mu sync.Mutex
 	var received bytes.Buffer

@@ -43,6 +43,7 @@ func leaseFleetSpec() string {
 // never one more, though the killed run left some launched and none
 // recorded.
 func TestAKilledServeReplicaResumesItsRepositoryWithinAMinute(t *testing.T) {
+	t.Parallel()
 	gitBin, err := exec.LookPath("git")
 	if err != nil {
 		t.Skip("git is not installed")

@@ -17,7 +17,7 @@ func TestMain(m *testing.M) {
 	// The example's nodes need its bootstrap secrets to launch; the demo
 	// gives them placeholders, and so do the tests.
 	examples.SetPlaceholderSecrets(schema.SecretEnvPrefix)
-	testscript.Main(m, map[string]func(){
+	testscript.Main(removingBuilds{m}, map[string]func(){
 		"gpufleet": func() { os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr)) },
 	})
 }

@@ -53,6 +53,7 @@ const (
 // GPUFLEET_NOTIFY_KILLS sets the number of kills (20). Only where the kills
 // land depends on timing; the verdict must not. -short skips it.
 func TestKillsWhileTheReceiverHangs(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a kill sweep of real gpufleet processes; run without -short")
 	}

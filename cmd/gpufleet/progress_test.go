@@ -97,6 +97,7 @@ func TestColourOnlyWhereItIsWanted(t *testing.T) {
 // NO_COLOR set to anything but the empty string it does not colour
 // (no-color.org: an empty NO_COLOR asks for nothing).
 func TestOnATerminal(t *testing.T) {
+	t.Parallel()
 	scriptCmd, err := exec.LookPath("script")
 	if err != nil {
 		t.Skip("script(1) not installed: util-linux")

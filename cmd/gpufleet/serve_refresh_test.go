@@ -214,6 +214,7 @@ func seriesOf(t *testing.T, name, key string) []history.Point {
 // refresh wrote it, runs go on planning with it, and the metrics and
 // /readyz say so.
 func TestServeRefreshesPricesAndMovesNodes(t *testing.T) {
+	t.Parallel()
 	gitBin, err := exec.LookPath("git")
 	if err != nil {
 		t.Skip("git is not installed")

@@ -42,6 +42,7 @@ func shardFleet(i, nodes int) map[string]string {
 // so the repositories are named once the port is known: three of each
 // shard, whatever the port.
 func TestThreeReplicasShareNineRepositories(t *testing.T) {
+	t.Parallel()
 	gitBin, err := exec.LookPath("git")
 	if err != nil {
 		t.Skip("git is not installed")

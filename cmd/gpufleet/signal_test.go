@@ -21,6 +21,7 @@ import (
 // shutdown delay. The bound only tells a process that ignored the second
 // signal from one that ended.
 func TestASecondSIGTERMKills(t *testing.T) {
+	t.Parallel()
 	bin := buildGpufleet(t)
 	env := testenv.NewOrigin(t, testenv.Example(t))
 	cmd := exec.Command(bin, "serve", "--repo", "file://"+env.Origin, "--sim", "--sim-state", filepath.Join(env.Dir, "clouds.json"),

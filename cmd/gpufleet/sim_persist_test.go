@@ -36,21 +36,6 @@ func buildGpufleet(t *testing.T) string {
 	return compileGpufleet(t)
 }
 
-// compileGpufleet builds the command, short test run or not, with the
-// go build flags given.
-func compileGpufleet(t *testing.T, flags ...string) string {
-	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command to build gpufleet with")
-	}
-	bin := filepath.Join(t.TempDir(), "gpufleet")
-	if out, err := exec.Command(goTool, append(append([]string{"build", "-o", bin}, flags...), ".")...).CombinedOutput(); err != nil {
-		t.Fatalf("building gpufleet, %v\n%s", err, out)
-	}
-	return bin
-}
-
 // simProcess is a `gpufleet sim serve` running in its own process.
 type simProcess struct {
 	cmd    *exec.Cmd
@@ -137,6 +122,7 @@ func simRunOne(ctx context.Context, client *ec2.Client, token string) (*ec2.RunI
 // the moment it answered. The kill races whatever the emulator does after
 // answering, so the test repeats it.
 func TestSimServeKeepsAcknowledgedCreatesThroughAKill(t *testing.T) {
+	t.Parallel()
 	bin := buildGpufleet(t)
 	state := filepath.Join(t.TempDir(), "clouds.json")
 	ctx := context.Background()
@@ -166,6 +152,7 @@ func TestSimServeKeepsAcknowledgedCreatesThroughAKill(t *testing.T) {
 // them again. A counted fault that has fired does not fire again after a
 // restart with the same file, and another file replaces the rules.
 func TestSimServeFaultsDeclareTheRules(t *testing.T) {
+	t.Parallel()
 	bin := buildGpufleet(t)
 	dir := t.TempDir()
 	state := filepath.Join(dir, "clouds.json")

@@ -32,6 +32,7 @@ import (
 // the status to the origin. The action given a release that does not
 // exist fails, naming it.
 func TestExampleWorkflowsPlanAndApplyAPullRequest(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary and runs two workflows against real processes; run without -short")
 	}
