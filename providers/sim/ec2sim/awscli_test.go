@@ -63,6 +63,9 @@ func TestAWSCLI(t *testing.T) {
 			t.Logf("%s at %s", cli.version, cli.path)
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
+					// Each case has a world of its own, and its time is
+					// the CLI's start-ups.
+					t.Parallel()
 					f := newFixture(t, c.cfg)
 					c.run(t, f, &session{t: t, cli: cli, endpoint: f.url, env: cliEnv(t, "")})
 				})

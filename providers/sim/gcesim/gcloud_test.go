@@ -21,6 +21,7 @@ import (
 // The zones, regions, machine types and accelerator types gcloud lists
 // are the world's catalog, with the fields gcloud shows.
 func TestGcloudListsTheCatalog(t *testing.T) {
+	t.Parallel()
 	g := newGcloudFront(t, sim.Config{}, Options{})
 	var want []string
 	for _, r := range g.world.Catalog().RegionsOf(cloud) {
@@ -116,6 +117,7 @@ func TestGcloudListsTheCatalog(t *testing.T) {
 // batch), described, listed in pages and by zone, refused a second time,
 // deleted alone and two at once, and not found once gone.
 func TestGcloudInstanceLifecycle(t *testing.T) {
+	t.Parallel()
 	g := newGcloudFront(t, sim.Config{}, Options{})
 	zoneA, zoneB := "us-central1-a", "us-central1-b"
 
@@ -235,6 +237,7 @@ func wantNames(t *testing.T, listed []map[string]any, want ...string) {
 // What GCE refuses, gcloud reports with GCE's own words and codes:
 // stock-outs and quotas on the operation, bad references on the request.
 func TestGcloudSurfacesErrors(t *testing.T) {
+	t.Parallel()
 	g := newGcloudFront(t, sim.Config{}, Options{})
 	// (A second create of a name and a delete of a missing instance are
 	// in TestGcloudInstanceLifecycle.)
@@ -282,6 +285,7 @@ func TestGcloudSurfacesErrors(t *testing.T) {
 // An empty bucket of write requests answers 403 rateLimitExceeded; gcloud
 // reports it for the call it struck and creates the rest of a batch.
 func TestGcloudSurfacesThrottling(t *testing.T) {
+	t.Parallel()
 	g := newGcloudFront(t, sim.Config{}, Options{})
 	if err := g.world.SetRateLimits(sim.RateLimit{Cloud: cloud, Class: sim.ClassWrite, Rate: 0.001, Burst: 1}); err != nil {
 		t.Fatal(err)
@@ -300,6 +304,7 @@ func TestGcloudSurfacesThrottling(t *testing.T) {
 // and the instance goes through PROVISIONING and STAGING to RUNNING, and
 // through STOPPING when deleted.
 func TestGcloudWaitsForOperations(t *testing.T) {
+	t.Parallel()
 	const latency = 1500 * time.Millisecond
 	g := newGcloudFront(t, sim.Config{OperationTime: latency, PendingFor: latency},
 		Options{WaitTimeout: 250 * time.Millisecond, PollInterval: 10 * time.Millisecond})
@@ -378,6 +383,7 @@ func TestGcloudWaitsForOperations(t *testing.T) {
 // it made from the zone's operations of the group: the per-instance
 // inserts the bulkInsert stands for.
 func TestGcloudBulkCreate(t *testing.T) {
+	t.Parallel()
 	g := newGcloudFront(t, sim.Config{}, Options{})
 	var result map[string]any
 	g.ok(t, &result, "compute", "instances", "bulk", "create", "--name-pattern", "train-#", "--count", "3",
@@ -399,6 +405,7 @@ func TestGcloudBulkCreate(t *testing.T) {
 // get their address in the subnetwork's range; a network in use cannot
 // be deleted.
 func TestGcloudNetworks(t *testing.T) {
+	t.Parallel()
 	g := newGcloudFront(t, sim.Config{}, Options{})
 	g.ok(t, nil, "compute", "networks", "create", "gpu-net", "--subnet-mode", "custom")
 	g.ok(t, nil, "compute", "networks", "subnets", "create", "nodes", "--network", "gpu-net", "--region", "us-central1", "--range", "10.8.0.0/24")
@@ -422,6 +429,7 @@ func TestGcloudNetworks(t *testing.T) {
 
 // Over https, with the emulator's own CA, links name the https base.
 func TestGcloudOverHTTPS(t *testing.T) {
+	t.Parallel()
 	gcloudPath(t)
 	files, err := simtls.Ensure(filepath.Join(t.TempDir(), "tls"))
 	if err != nil {
