@@ -64,7 +64,7 @@ func readBuild() buildInfo {
 // buildOf is the build of a binary whose -ldflags version is release and
 // whose build info is info (ok false when it has none).
 func buildOf(release string, info *debug.BuildInfo, ok bool) buildInfo {
-	b := buildInfo{Version: release, GoVersion: runtime.Version(), PriceSnapshot: catalog.Default().FetchedAt.Format("2006-01-02")}
+	b := buildInfo{Version: release, GoVersion: runtime.Version(), PriceSnapshot: catalog.SnapshotFetchedAt().Format("2006-01-02")}
 	if ok {
 		for _, s := range info.Settings {
 			switch s.Key {

@@ -40,6 +40,45 @@ func Default() *Catalog {
 	return c.clone()
 }
 
+// SnapshotFetchedAt is when the prices of the embedded catalog were
+// fetched, read from the start of the snapshot without parsing the rest:
+// `gpufleet version` says it, and every command has a --version flag,
+// which must not cost a parse of the whole catalog.
+func SnapshotFetchedAt() time.Time {
+	t, err := fetchedAt(snapshotJSON)
+	if err != nil {
+		panic(fmt.Sprintf("catalog: embedded snapshot, %v", err))
+	}
+	return t
+}
+
+// fetchedAt is the top-level fetchedAt of a catalog in the format Write
+// produces, skipping whatever comes before it.
+func fetchedAt(data []byte) (time.Time, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return time.Time{}, fmt.Errorf("reading catalog, not an object (%v)", err)
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return time.Time{}, fmt.Errorf("reading catalog, %w", err)
+		}
+		if key == "fetchedAt" {
+			var t time.Time
+			if err := dec.Decode(&t); err != nil {
+				return time.Time{}, fmt.Errorf("reading catalog's fetchedAt, %w", err)
+			}
+			return t, nil
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return time.Time{}, fmt.Errorf("reading catalog, %w", err)
+		}
+	}
+	return time.Time{}, errors.New("reading catalog, no fetchedAt")
+}
+
 // Read parses a catalog in the format Write produces. It does not validate:
 // the planner tolerates imperfect catalogs, and callers that do not can call
 // Validate.

@@ -393,3 +393,33 @@ func TestMoney(t *testing.T) {
 		}
 	}
 }
+
+// The fetchedAt read from the start of a catalog is the one the whole
+// catalog says, wherever among its fields it comes.
+func TestFetchedAtIsTheCatalogs(t *testing.T) {
+	if got, want := SnapshotFetchedAt(), Default().FetchedAt; !got.Equal(want) {
+		t.Errorf("SnapshotFetchedAt() = %v, the snapshot says %v", got, want)
+	}
+	at := time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		name, json string
+		want       time.Time
+		err        string
+	}{
+		{name: "second", json: `{"source": "x", "fetchedAt": "2026-10-01T12:00:00Z", "offers": []}`, want: at},
+		{name: "after nested values", json: `{"regions": [{"zones": ["a", {"fetchedAt": "2020-01-01T00:00:00Z"}]}], "fetchedAt": "2026-10-01T12:00:00Z"}`, want: at},
+		{name: "missing", json: `{"source": "x"}`, err: "no fetchedAt"},
+		{name: "not a time", json: `{"fetchedAt": 3}`, err: "fetchedAt"},
+		{name: "not an object", json: `[]`, err: "not an object"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := fetchedAt([]byte(tt.json))
+			switch {
+			case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
+				t.Errorf("error %v, want one saying %q", err, tt.err)
+			case tt.err == "" && (err != nil || !got.Equal(tt.want)):
+				t.Errorf("got %v, %v; want %v", got, err, tt.want)
+			}
+		})
+	}
+}
