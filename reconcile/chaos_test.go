@@ -33,6 +33,7 @@ import (
 // lost. GPUFLEET_CHAOS_SEED and GPUFLEET_CHAOS_ROUNDS pick another
 // history. -short skips it.
 func TestChaos(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("sixty rounds of random faults and killed runs; run without -short")
 	}

@@ -27,6 +27,7 @@ var fiveHundredT4 = fstest.MapFS{
 // apart. Summed over rounds, the batches a dry pool did not launch read
 // as hundreds of failures where there were none.
 func TestARunThatRePlacesNodesCountsNoneFailed(t *testing.T) {
+	t.Parallel()
 	e := newEnvFrom(t, sim.Config{Seed: 11}, fiveHundredT4)
 	calls := newCallCounter()
 	res := e.mustRun(func(o *Options) { calls.wrap(o) })

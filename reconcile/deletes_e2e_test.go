@@ -48,6 +48,7 @@ fleets: s: {
 // nothing is done to them again. A node a cloud takes back is still one,
 // on GCE as the cloud records it, on Azure where the cloud cannot tell.
 func TestOwnDeletesInFlightAreNotPreemptions(t *testing.T) {
+	t.Parallel()
 	clock := sim.NewManualClock(time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC))
 	e := newEnvFrom(t, sim.Config{Seed: 9, Clock: clock}, fstest.MapFS{
 		"gpufleet.cue":    {Data: []byte(threeSpotClouds)},

@@ -121,6 +121,7 @@ func checkConverged(t *testing.T, e *env) {
 }
 
 func TestConvergeFromNothingThenNothingToDo(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sim.Config{Seed: 1})
 	first := e.mustRun(nil)
 	checkConverged(t, e)
@@ -156,6 +157,7 @@ func TestConvergeFromNothingThenNothingToDo(t *testing.T) {
 }
 
 func TestSpecChangeMakesTheMinimalActions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sim.Config{Seed: 2})
 	e.mustRun(nil)
 	spec := exampleFile(t, "fleets/inference.cue")
@@ -203,6 +205,7 @@ func TestSpecChangeMakesTheMinimalActions(t *testing.T) {
 var capacityReasons = map[string]string{catalog.AWS: "InsufficientInstanceCapacity", catalog.GCP: "ZONE_RESOURCE_POOL_EXHAUSTED"}
 
 func TestStockOutFailsOverToTheNextCheapest(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sim.Config{Seed: 3})
 	// The offer the plan would launch the training gang on first runs dry
 	// in every zone of its region.
@@ -257,6 +260,7 @@ func TestStockOutFailsOverToTheNextCheapest(t *testing.T) {
 }
 
 func TestPreemptedSpotNodeIsReplaced(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sim.Config{Seed: 4})
 	// Batch on AWS, whose terminated instances stay listed for an hour.
 	batch := exampleFile(t, "fleets/batch.cue")
@@ -309,6 +313,7 @@ func TestPreemptedSpotNodeIsReplaced(t *testing.T) {
 }
 
 func TestAStatusPushRacingAnotherCommitStillLands(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sim.Config{Seed: 5})
 	pushed := false
 	res, err := e.runHooked(&hooks{beforePush: func() {
@@ -337,6 +342,7 @@ func TestAStatusPushRacingAnotherCommitStillLands(t *testing.T) {
 }
 
 func TestTwoReconcilersAtOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sim.Config{Seed: 6})
 	c1, c2 := e.checkout(), e.checkout()
 	o1, o2 := e.options(c1), e.options(c2)
@@ -377,6 +383,7 @@ func TestTwoReconcilersAtOnce(t *testing.T) {
 }
 
 func TestARunKilledAfterCreatingIsAdopted(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sim.Config{Seed: 7})
 	_, err := e.runHooked(&hooks{crashAfter: StepApply}, func(o *Options) { o.Lock.TTL = time.Second })
 	if !errors.Is(err, errCrashed) {
@@ -403,6 +410,7 @@ func TestARunKilledAfterCreatingIsAdopted(t *testing.T) {
 }
 
 func TestInvalidSpecsAreRecordedAndChangeNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sim.Config{Seed: 8})
 	e.mustRun(nil)
 	spec := exampleFile(t, "fleets/training.cue")
@@ -431,6 +439,7 @@ func TestInvalidSpecsAreRecordedAndChangeNothing(t *testing.T) {
 // TestOverGitDaemon runs against a real `git daemon` on loopback, the git://
 // protocol a self-hosted server speaks.
 func TestOverGitDaemon(t *testing.T) {
+	t.Parallel()
 	gitBin, err := exec.LookPath("git")
 	if err != nil {
 		t.Skip("git is not installed: skipping the git daemon test")

@@ -22,6 +22,7 @@ import (
 // queued behind it are never made, and no status is pushed. The run says
 // it lost the lock.
 func TestARunThatCannotRenewItsLockMakesNoMoreCloudCalls(t *testing.T) {
+	t.Parallel()
 	e := newEnvFrom(t, sim.Config{Seed: 44}, fstest.MapFS{
 		"gpufleet.cue":  {Data: []byte("package gpufleet\n\ngpufleet: clouds: gcp: {project: \"gpufleet-test\", regions: [\"us-central1\"]}\n")},
 		"fleets/ml.cue": {Data: []byte("package gpufleet\n\nfleets: ml: {\n\towner: \"ml-team\"\n\tworkloads: infer: {gpu: {model: \"L4\", perNode: 1}, nodes: 3}\n}\n")},

@@ -38,6 +38,7 @@ func (c *fakeClock) set(t time.Time) {
 // taken over is told it lost it. Renewals happen on ticks the test sends,
 // by a clock the test moves: nothing waits on the wall clock.
 func TestALockIsRenewedWhileItsHolderRuns(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sim.Config{Seed: 41})
 	ctx := context.Background()
 	a, b := e.checkout(), e.checkout()

@@ -79,6 +79,7 @@ func hangingReceiver(t *testing.T, origin string) (url string, arrived <-chan st
 // within GPUFLEET_NOTIFY_TIMEOUT, and ends at once when it is cancelled,
 // as SIGTERM cancels it. Each bound below only tells a hang from an end.
 func TestANotificationThatHangsHoldsNeitherTheLockNorTheRun(t *testing.T) {
+	t.Parallel()
 	setup := func(t *testing.T, seed uint64, timeout string) (*env, <-chan string, func(*Options)) {
 		e := newEnv(t, sim.Config{Seed: seed})
 		url, arrived := hangingReceiver(t, e.Origin)

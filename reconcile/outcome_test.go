@@ -40,6 +40,7 @@ fleets: solo: {
 // outcome (the exit code and the agent's result label), its reasons, the
 // fleet's Ready condition and the kind of event it tells.
 func TestRefusedDeletionsAreNotConverged(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var events []notify.Event
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

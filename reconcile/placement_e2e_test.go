@@ -32,6 +32,7 @@ fleets: train: {
 // in their zone, one per cloud here; once the gang is gone, so are its
 // groups.
 func TestAZoneGangGetsAPlacementGroupAndLosesItWhenEmpty(t *testing.T) {
+	t.Parallel()
 	src := fstest.MapFS{
 		"gpufleet.cue": {Data: []byte(`package gpufleet
 

@@ -82,6 +82,7 @@ func inGroup(inst *sim.Instance, name string) bool {
 // "p"/"aws-g"), in the same zone of each cloud, get a placement group each,
 // and each gang's nodes are in its own.
 func TestGangsWhoseNamesJoinAlikeGetGroupsOfTheirOwn(t *testing.T) {
+	t.Parallel()
 	var fleets strings.Builder
 	fleets.WriteString("package gpufleet\n\n")
 	gang := func(cloud string) string {
@@ -147,6 +148,7 @@ func TestGangsWhoseNamesJoinAlikeGetGroupsOfTheirOwn(t *testing.T) {
 // than into a second group, removes only the ones no node is in, and, once
 // the gang is gone, removes it too. None is left behind.
 func TestAGroupOfAnOlderNameStaysItsGangsUntilTheGangEnds(t *testing.T) {
+	t.Parallel()
 	e := newEnvFrom(t, sim.Config{Seed: 4}, fstest.MapFS{
 		"gpufleet.cue":     {Data: []byte(gangClouds)},
 		"fleets/train.cue": {Data: []byte(gangFleet(0))},

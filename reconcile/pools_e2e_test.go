@@ -60,6 +60,7 @@ func liveNodes(e *env) (live, twice int) {
 // With 15% of the pools empty, and the pools the plan would fill first
 // among them, the first run still converges, and few calls fail.
 func TestFifteenPercentOfPoolsEmpty(t *testing.T) {
+	t.Parallel()
 	const n = 1000
 	e := newEnvFrom(t, sim.Config{Seed: 5, Capacity: 1 << 20, Quota: 1 << 20}, threeClouds(n))
 	dry := e.mustRun(func(o *Options) { o.DryRun = true })
@@ -115,6 +116,7 @@ fleets: infer: {
 // few failed calls, and the next one headlines how far short it is rather
 // than "No changes". -short skips it.
 func TestAFleetFarLargerThanThePools(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a fleet of 5,000 nodes; run without -short")
 	}

@@ -44,6 +44,7 @@ fleets: infer: {
 // what those zones hold, so the quota is filled and the plan says it is
 // full.
 func TestFiveHundredNodesWithinTheQuota(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name     string
 		cfg      sim.Config

@@ -101,6 +101,7 @@ func rollOut(t *testing.T, e *env, desired int, limit func(live int) int) []int 
 // within the budget, make before break, over the runs after; none deletes
 // more than 10 % of the nodes it found.
 func TestARollingMoveStaysWithinItsBudget(t *testing.T) {
+	t.Parallel()
 	e := newEnvFrom(t, sim.Config{Seed: 29, Capacity: 1000}, fstest.MapFS{
 		"gpufleet.cue":    {Data: []byte(rollingConfig(`"10%"`))},
 		"fleets/roll.cue": {Data: []byte(rollingFleet(40, "on-demand"))},
@@ -130,6 +131,7 @@ func TestARollingMoveStaysWithinItsBudget(t *testing.T) {
 
 // Scaling down deletes at most a count budget's nodes a run.
 func TestAScaleDownStaysWithinACountBudget(t *testing.T) {
+	t.Parallel()
 	e := newEnvFrom(t, sim.Config{Seed: 30, Capacity: 1000}, fstest.MapFS{
 		"gpufleet.cue":    {Data: []byte(rollingConfig("25"))},
 		"fleets/roll.cue": {Data: []byte(rollingFleet(100, "on-demand"))},
@@ -149,6 +151,7 @@ func TestAScaleDownStaysWithinACountBudget(t *testing.T) {
 // than the run found, nor fewer than it asks for, and the budget holds
 // across every round of a run.
 func TestARollingMoveIntoPoolsThatRunDry(t *testing.T) {
+	t.Parallel()
 	e := newEnvFrom(t, sim.Config{Seed: 31, Capacity: 6}, fstest.MapFS{
 		"gpufleet.cue":    {Data: []byte(rollingConfig(`"25%"`))},
 		"fleets/roll.cue": {Data: []byte(rollingFleet(80, "on-demand"))},

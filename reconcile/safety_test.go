@@ -45,6 +45,7 @@ func checkUserDir(t *testing.T, dir string) {
 // A clone that fails removes nothing it did not make, and a directory that
 // is not gpufleet's own clone is refused, never cloned into or reset.
 func TestTheWorkDirIsNeverSomeoneElses(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sim.Config{Seed: 21})
 	ctx := context.Background()
 
@@ -171,6 +172,7 @@ func brokenCatalog(f func(catalog.Offer) (int64, bool)) *catalog.Catalog {
 // valid price for an enabled cloud is refused; one that lost the offers
 // nodes run on keeps those nodes, and says so.
 func TestABrokenCatalogDeletesNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sim.Config{Seed: 23})
 	e.mustRun(nil)
 	running := e.Live()
@@ -272,6 +274,7 @@ func TestAStatusDirectoryThatIsASymlinkIsRefused(t *testing.T) {
 // An Azure VM whose creation failed, and whose clean-up failed too, is
 // still there and holds quota: later runs count it and delete it.
 func TestFailedVMsAreCollected(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sim.Config{Seed: 25})
 	if err := e.World.AddFaults(
 		&sim.Fault{Cloud: catalog.Azure, Op: "put", Kind: sim.FaultFailLater, Times: 2},
@@ -325,6 +328,7 @@ func TestFailedVMsAreCollected(t *testing.T) {
 // A local checkout with uncommitted changes to its specs is refused: the
 // run would apply one thing and record another commit.
 func TestADirtyLocalCheckoutIsRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sim.Config{Seed: 26})
 	dir := filepath.Join(e.Dir, "local")
 	if _, err := git.PlainClone(dir, false, &git.CloneOptions{URL: e.URL}); err != nil {
@@ -362,6 +366,7 @@ func TestADirtyLocalCheckoutIsRefused(t *testing.T) {
 // 1 on hosts of one name) do not both hold the lock; a lock left by a dead
 // holder says when it expires and can be freed.
 func TestTheLockTellsSameNamedHoldersApart(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sim.Config{Seed: 27})
 	ctx := context.Background()
 	a, b := e.checkout(), e.checkout()
@@ -412,6 +417,7 @@ func TestTheGitTokenIsNotSentInClear(t *testing.T) {
 
 // A run that could place nothing it was asked to is not a success.
 func TestARunWhoseCreatesAllFailIsNotConverged(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sim.Config{Seed: 28})
 	if err := e.World.AddFaults(
 		&sim.Fault{Op: "RunInstances", Kind: sim.FaultQuota, Rate: 1},

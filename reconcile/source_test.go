@@ -86,6 +86,7 @@ func TestSSHRefusesUnknownHostKeys(t *testing.T) {
 }
 
 func TestASecondRunWithoutWaitingSaysWhoHoldsTheLock(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sim.Config{Seed: 11})
 	holder := e.checkout()
 	lock, err := holder.Lock(context.Background(), LockOptions{Holder: "ci-runner-7:4242", TTL: time.Minute})

@@ -23,6 +23,7 @@ func conditionOf(st *status.FleetStatus, kind string) (status.Condition, bool) {
 // A suspended fleet is observed and planned but left alone, even when its
 // spec changes meanwhile; resuming it applies what was held back.
 func TestSuspendHoldsActionsAndResumeConverges(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sim.Config{Seed: 10})
 	e.mustRun(nil)
 	spec := exampleFile(t, "fleets/inference.cue")

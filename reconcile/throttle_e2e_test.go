@@ -13,6 +13,7 @@ import (
 // the SDKs' retryers back off on each cloud's throttling error, and the
 // throttled attempts stay a fraction of the calls — no retry storm.
 func TestThrottledCloudsConvergeWithoutARetryStorm(t *testing.T) {
+	t.Parallel()
 	const n = 1000
 	e := newEnvFrom(t, sim.Config{Seed: 9, Capacity: 1 << 20, Quota: 1 << 20}, threeClouds(n))
 	if err := e.World.SetRateLimits(
