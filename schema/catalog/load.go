@@ -83,18 +83,18 @@ func fetchedAt(data []byte) (time.Time, error) {
 // the planner tolerates imperfect catalogs, and callers that do not can call
 // Validate.
 func Read(r io.Reader) (*Catalog, error) {
-	dec := json.NewDecoder(r)
-	// A misspelt field would otherwise decode as zero, and a zero price is a
-	// legal "unknown" that the planner silently skips.
-	dec.DisallowUnknownFields()
-	var c Catalog
-	if err := dec.Decode(&c); err != nil {
+	data, err := io.ReadAll(r)
+	if err != nil {
 		return nil, fmt.Errorf("reading catalog, %w", err)
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("reading catalog, unexpected data after the catalog")
+	// A misspelt field would otherwise decode as zero, and a zero price is a
+	// legal "unknown" that the planner silently skips: decodeCatalog
+	// refuses fields it does not know.
+	c, err := decodeCatalog(data)
+	if err != nil {
+		return nil, fmt.Errorf("reading catalog, %w", err)
 	}
-	return &c, nil
+	return c, nil
 }
 
 // Write encodes the catalog as indented JSON, in the order its slices hold.
