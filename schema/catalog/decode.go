@@ -183,8 +183,18 @@ func (p *jsonScanner) notA(what, kind string) error {
 	return fmt.Errorf("json: cannot unmarshal %s into %s, which is a JSON %s", p.kind(), what, kind)
 }
 
+// maxDepth is how deeply values may nest, as in encoding/json, which
+// refuses deeper ones.
+const maxDepth = 10000
+
 // skip consumes one value of any kind.
-func (p *jsonScanner) skip() error {
+func (p *jsonScanner) skip() error { return p.skipAt(1) }
+
+// skipAt is skip for a value nested depth deep.
+func (p *jsonScanner) skipAt(depth int) error {
+	if depth > maxDepth {
+		return fmt.Errorf("exceeded max depth")
+	}
 	switch p.kind() {
 	case "string":
 		_, err := p.str()
@@ -220,7 +230,7 @@ func (p *jsonScanner) skip() error {
 				}
 				p.space()
 			}
-			if err := p.skip(); err != nil {
+			if err := p.skipAt(depth + 1); err != nil {
 				return err
 			}
 			p.space()

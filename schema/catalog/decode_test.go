@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -61,6 +62,11 @@ func TestDecodeCatalogAgreesWithEncodingJSON(t *testing.T) {
 	var small bytes.Buffer
 	if err := smallCatalog().Write(&small); err != nil {
 		t.Fatal(err)
+	}
+	// Nested as deep as encoding/json allows, and far deeper: refused,
+	// without a stack as deep.
+	for _, depth := range []int{10000, 1_000_000} {
+		agree(t, []byte(`{"regions": `+strings.Repeat("[", depth)+strings.Repeat("]", depth)+`}`))
 	}
 	seeds := append([]string{small.String()}, seedCatalogs...)
 	for _, s := range seeds {
