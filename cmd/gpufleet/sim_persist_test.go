@@ -25,9 +25,9 @@ import (
 	"github.com/gpufleet/gpufleet/providers/sim"
 )
 
-// buildGpufleet builds the command into a temporary directory: the tests
-// below kill it the way a crash would, which they cannot do to themselves.
-// Under -short they are skipped.
+// buildGpufleet is the command, built once for the tests that share it
+// (see compileGpufleet): the tests below kill it the way a crash would,
+// which they cannot do to themselves. Under -short they are skipped.
 func buildGpufleet(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
