@@ -46,45 +46,24 @@ func decodeCatalog(data []byte) (*Catalog, error) {
 		"source": &c.Source, "fetchedAt": &c.FetchedAt, "sources": &c.Sources, "regions": &c.Regions,
 		"egress": &c.Egress, "quotas": &c.Quotas, "quotaUses": &c.QuotaUses,
 	}
-	p.space()
-	if !p.take('}') {
-		for {
-			key, err := p.str()
-			if err != nil {
-				return nil, err
+	err := p.members("in the catalog", func(key string) error {
+		switch name := fieldNamed(key, "offers", "source", "fetchedAt", "sources", "regions", "egress", "quotas", "quotaUses"); name {
+		case "":
+			return fmt.Errorf("json: unknown field %q", key)
+		case "offers":
+			return p.offers(&c.Offers)
+		default:
+			start := p.i
+			if err := p.skip(); err != nil {
+				return err
 			}
-			p.space()
-			if !p.take(':') {
-				return nil, p.syntax("after a key")
-			}
-			p.space()
-			switch name := fieldNamed(key, "offers", "source", "fetchedAt", "sources", "regions", "egress", "quotas", "quotaUses"); name {
-			case "":
-				return nil, fmt.Errorf("json: unknown field %q", key)
-			case "offers":
-				if err := p.offers(&c.Offers); err != nil {
-					return nil, err
-				}
-			default:
-				start := p.i
-				if err := p.skip(); err != nil {
-					return nil, err
-				}
-				dec := json.NewDecoder(bytes.NewReader(data[start:p.i]))
-				dec.DisallowUnknownFields()
-				if err := dec.Decode(others[name]); err != nil {
-					return nil, err
-				}
-			}
-			p.space()
-			if p.take('}') {
-				break
-			}
-			if !p.take(',') {
-				return nil, p.syntax("in the catalog")
-			}
-			p.space()
+			dec := json.NewDecoder(bytes.NewReader(data[start:p.i]))
+			dec.DisallowUnknownFields()
+			return dec.Decode(others[name])
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	p.space()
 	if p.i != len(data) {
@@ -183,6 +162,60 @@ func (p *jsonScanner) notA(what, kind string) error {
 	return fmt.Errorf("json: cannot unmarshal %s into %s, which is a JSON %s", p.kind(), what, kind)
 }
 
+// members reads the members of an object whose '{' is read, calling each
+// with the scanner at a member's value; each must consume it. where says
+// where a bad separator was, for errors.
+func (p *jsonScanner) members(where string, each func(key string) error) error {
+	p.space()
+	if p.take('}') {
+		return nil
+	}
+	for {
+		key, err := p.str()
+		if err != nil {
+			return err
+		}
+		p.space()
+		if !p.take(':') {
+			return p.syntax("after a key")
+		}
+		p.space()
+		if err := each(key); err != nil {
+			return err
+		}
+		p.space()
+		if p.take('}') {
+			return nil
+		}
+		if !p.take(',') {
+			return p.syntax(where)
+		}
+		p.space()
+	}
+}
+
+// elements reads the elements of an array whose '[' is read, calling each
+// with the scanner at an element; each must consume it.
+func (p *jsonScanner) elements(where string, each func() error) error {
+	p.space()
+	if p.take(']') {
+		return nil
+	}
+	for {
+		if err := each(); err != nil {
+			return err
+		}
+		p.space()
+		if p.take(']') {
+			return nil
+		}
+		if !p.take(',') {
+			return p.syntax(where)
+		}
+		p.space()
+	}
+}
+
 // maxDepth is how deeply values may nest, as in encoding/json, which
 // refuses deeper ones.
 const maxDepth = 10000
@@ -209,39 +242,12 @@ func (p *jsonScanner) skipAt(depth int) error {
 			return nil
 		}
 		return p.syntax("in a literal")
-	case "array", "object":
-		open, closing := p.data[p.i], byte(']')
-		if open == '{' {
-			closing = '}'
-		}
+	case "object":
 		p.i++
-		p.space()
-		if p.take(closing) {
-			return nil
-		}
-		for {
-			if open == '{' {
-				if _, err := p.str(); err != nil {
-					return err
-				}
-				p.space()
-				if !p.take(':') {
-					return p.syntax("after a key")
-				}
-				p.space()
-			}
-			if err := p.skipAt(depth + 1); err != nil {
-				return err
-			}
-			p.space()
-			if p.take(closing) {
-				return nil
-			}
-			if !p.take(',') {
-				return p.syntax("between values")
-			}
-			p.space()
-		}
+		return p.members("between values", func(string) error { return p.skipAt(depth + 1) })
+	case "array":
+		p.i++
+		return p.elements("between values", func() error { return p.skipAt(depth + 1) })
 	}
 	return p.syntax("where a value belongs")
 }
@@ -332,12 +338,7 @@ func (p *jsonScanner) offers(l *[]Offer) error {
 	}
 	old := *l
 	out := make([]Offer, 0, max(len(old), (len(p.data)-p.i)/250)) // the snapshot's offers take about 230 bytes each
-	p.space()
-	if p.take(']') {
-		*l = out
-		return nil
-	}
-	for {
+	err := p.elements("after an offer", func() error {
 		o := Offer{}
 		if len(out) < len(old) {
 			o = old[len(out)]
@@ -346,16 +347,13 @@ func (p *jsonScanner) offers(l *[]Offer) error {
 			return fmt.Errorf("offers[%d]: %w", len(out), err)
 		}
 		out = append(out, o)
-		p.space()
-		if p.take(']') {
-			*l = out
-			return nil
-		}
-		if !p.take(',') {
-			return p.syntax("after an offer")
-		}
-		p.space()
+		return nil
+	})
+	if err != nil {
+		return err
 	}
+	*l = out
+	return nil
 }
 
 // offer reads one offer object into o.
@@ -366,32 +364,7 @@ func (p *jsonScanner) offer(o *Offer) error {
 	if !p.take('{') {
 		return p.notA("an offer", "object")
 	}
-	p.space()
-	if p.take('}') {
-		return nil
-	}
-	for {
-		key, err := p.str()
-		if err != nil {
-			return err
-		}
-		p.space()
-		if !p.take(':') {
-			return p.syntax("after a key")
-		}
-		p.space()
-		if err := p.offerField(o, key); err != nil {
-			return err
-		}
-		p.space()
-		if p.take('}') {
-			return nil
-		}
-		if !p.take(',') {
-			return p.syntax("in an offer")
-		}
-		p.space()
-	}
+	return p.members("in an offer", func(key string) error { return p.offerField(o, key) })
 }
 
 // offerField reads the value of an offer's field named key into o.
