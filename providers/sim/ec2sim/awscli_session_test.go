@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -125,6 +126,18 @@ type session struct {
 	cli      awsCLI
 	endpoint string
 	env      []string
+	// driver runs the commands when the CLI is a Python script; without
+	// one, each command is a process of its own.
+	driver *cliDriver
+}
+
+// newSession is a session of cli against endpoint, trusting caBundle when
+// it is set, with a driver of its own when the CLI can have one.
+func newSession(t *testing.T, cli awsCLI, endpoint, caBundle string) *session {
+	t.Helper()
+	s := &session{t: t, cli: cli, endpoint: endpoint, env: cliEnv(t, caBundle)}
+	s.driver = startDriver(t, cli, s.env)
+	return s
 }
 
 // cliError is the CLI's report of an API error.
@@ -136,26 +149,44 @@ var cliErrorLine = regexp.MustCompile(`An error occurred \(([^)]+)\) when callin
 // its output, or the API error it reported.
 func (s *session) run(args ...string) ([]byte, *cliError) {
 	s.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
 	full := append([]string{"ec2"}, args...)
 	full = append(full, "--endpoint-url", s.endpoint, "--output", "json")
-	cmd := exec.CommandContext(ctx, s.cli.path, full...)
-	cmd.Env = s.env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if err == nil {
-		return stdout.Bytes(), nil
+	var stdout, stderr []byte
+	var code int
+	if s.driver != nil {
+		stdout, stderr, code = s.driver.run(s.t, full)
+	} else {
+		stdout, stderr, code = s.process(full)
 	}
-	m := cliErrorLine.FindStringSubmatch(stderr.String())
+	if code == 0 {
+		return stdout, nil
+	}
+	m := cliErrorLine.FindStringSubmatch(string(stderr))
 	if m == nil {
-		s.t.Fatalf("aws %s: %v\nstderr: %s", strings.Join(args, " "), err, stderr.String())
+		s.t.Fatalf("aws %s: exit status %d\nstderr: %s", strings.Join(args, " "), code, stderr)
 	}
-	if code := cmd.ProcessState.ExitCode(); code != 254 && code != 255 {
+	if code != 254 && code != 255 {
 		s.t.Errorf("aws %s exited %d on an API error, want 254 or 255 (the CLI's for one)", strings.Join(args, " "), code)
 	}
 	return nil, &cliError{code: m[1], op: m[2], message: strings.TrimSpace(m[3])}
+}
+
+// process runs the CLI with args as a process of its own and returns what
+// it wrote and its exit status.
+func (s *session) process(args []string) (stdout, stderr []byte, code int) {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, s.cli.path, args...)
+	cmd.Env = s.env
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		s.t.Fatalf("aws %s: %v", strings.Join(args, " "), err)
+	}
+	return out.Bytes(), errOut.Bytes(), cmd.ProcessState.ExitCode()
 }
 
 // json runs a command that must succeed and decodes its output.

@@ -64,10 +64,10 @@ func TestAWSCLI(t *testing.T) {
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
 					// Each case has a world of its own, and its time is
-					// the CLI's start-ups.
+					// mostly the CLI's start-up.
 					t.Parallel()
 					f := newFixture(t, c.cfg)
-					c.run(t, f, &session{t: t, cli: cli, endpoint: f.url, env: cliEnv(t, "")})
+					c.run(t, f, newSession(t, cli, f.url, ""))
 				})
 			}
 		})
@@ -102,7 +102,7 @@ func TestAWSCLIOverHTTPS(t *testing.T) {
 	t.Cleanup(srv.Close)
 	for _, cli := range clis {
 		t.Run(cli.version, func(t *testing.T) {
-			s := &session{t: t, cli: cli, endpoint: srv.URL, env: cliEnv(t, files.CA)}
+			s := newSession(t, cli, srv.URL, files.CA)
 			var zones ec2.DescribeAvailabilityZonesOutput
 			s.json(&zones, "describe-availability-zones")
 			if len(zones.AvailabilityZones) != 6 {
@@ -114,9 +114,8 @@ func TestAWSCLIOverHTTPS(t *testing.T) {
 				t.Fatalf("launched %d instances over https", len(run.Instances))
 			}
 			// Without the bundle the CLI refuses the emulator's certificate.
-			plain := &session{t: t, cli: cli, endpoint: srv.URL, env: cliEnv(t, "")}
 			cmd := exec.Command(cli.path, "ec2", "describe-regions", "--endpoint-url", srv.URL)
-			cmd.Env = plain.env
+			cmd.Env = cliEnv(t, "")
 			if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(strings.ToLower(string(out)), "ssl") {
 				t.Errorf("without AWS_CA_BUNDLE: err %v, output %s; want an SSL failure", err, out)
 			}
