@@ -63,7 +63,10 @@ func NewFrom(t testing.TB, cfg sim.Config, src fs.FS) *Env {
 	if e.World, err = sim.New(cfg); err != nil {
 		t.Fatal(err)
 	}
-	if e.Emulator, err = emulator.Start(e.World, emulator.Options{}); err != nil {
+	// Injected throttling asks for 50 ms rather than ARM's second: the
+	// runs still back off as Azure asks, and tests that throttle often
+	// do not spend their time waiting.
+	if e.Emulator, err = emulator.Start(e.World, emulator.Options{ARMThrottleRetryAfter: 50 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Emulator.Close(context.Background()) })

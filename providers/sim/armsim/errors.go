@@ -153,6 +153,9 @@ func (s *Server) fromWorld(e *sim.Error, c callContext) armError {
 			break
 		}
 		out.RetryAfter = int(math.Ceil(s.opts.ThrottleRetryAfter.Seconds()))
+		if s.opts.ThrottleRetryAfter%time.Second != 0 {
+			out.RetryAfterMillis = int(math.Ceil(float64(s.opts.ThrottleRetryAfter) / float64(time.Millisecond)))
+		}
 		out.Message = fmt.Sprintf("The request is being throttled as the limit has been reached for operation type - %s_ObservationWindow_00:01:00. For more information, refer to - https://aka.ms/ARMThrottling", cmp.Or(c.opType, "Read"))
 	case sim.KindServerError:
 		out.Message = serverErrorMessage(out.Code)

@@ -59,13 +59,31 @@ func TestRetriedFaults(t *testing.T) {
 			}
 			_, err := f.vms.BeginCreateOrUpdate(context.Background(), testRG, "refused", vmRequest("eastus", t4, inZone("1")), nil)
 			re := responseError(t, err, tt.wantCode, tt.wantStatus)
-			if tt.fault.Kind == sim.FaultThrottle && re.RawResponse.Header.Get("Retry-After") != "1" {
-				t.Fatalf("Retry-After %q, want whole seconds", re.RawResponse.Header.Get("Retry-After"))
+			if tt.fault.Kind == sim.FaultThrottle {
+				h := re.RawResponse.Header
+				if h.Get("Retry-After") != "1" || h.Get("retry-after-ms") != "" {
+					t.Fatalf("Retry-After %q, retry-after-ms %q; want one whole second alone", h.Get("Retry-After"), h.Get("retry-after-ms"))
+				}
 			}
 			if _, err := f.get(t, "refused"); err == nil {
 				t.Fatal("a refused PUT created the VM")
 			}
 		})
+	}
+}
+
+// A throttle wait under a second, which tests set to stay quick, is sent
+// to the millisecond as well, in retry-after-ms, which azcore prefers;
+// Retry-After stays in whole seconds.
+func TestSubSecondThrottleWait(t *testing.T) {
+	f := newFront(t, frontConfig{retry: &noRetry, options: Options{ThrottleRetryAfter: 250 * time.Millisecond}})
+	if err := f.world.AddFaults(&sim.Fault{Op: OpPut, Kind: sim.FaultThrottle, Times: 1}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.vms.BeginCreateOrUpdate(context.Background(), testRG, "refused", vmRequest("eastus", t4, inZone("1")), nil)
+	h := responseError(t, err, "TooManyRequests", http.StatusTooManyRequests).RawResponse.Header
+	if h.Get("Retry-After") != "1" || h.Get("retry-after-ms") != "250" {
+		t.Fatalf("Retry-After %q, retry-after-ms %q; want 1 and 250", h.Get("Retry-After"), h.Get("retry-after-ms"))
 	}
 }
 

@@ -72,8 +72,10 @@ type Options struct {
 	// PageSize is how many items a list page holds: VMs, usages or SKUs.
 	// Zero means 50.
 	PageSize int
-	// ThrottleRetryAfter is the Retry-After a 429 carries, sent in whole
-	// seconds as ARM does. Zero means one second.
+	// ThrottleRetryAfter is the Retry-After an injected 429 carries, sent
+	// in whole seconds as ARM does, and to the millisecond in
+	// retry-after-ms when it is not a whole number of seconds (tests that
+	// throttle often wait less). Zero means one second.
 	ThrottleRetryAfter time.Duration
 }
 

@@ -46,6 +46,9 @@ type Options struct {
 	AWSPricingPort, AzurePricesPort, GCPBillingPort int
 	// Prices configure the price fronts.
 	Prices pricesim.Options
+	// ARMThrottleRetryAfter is the wait ARM's injected throttling asks for
+	// (see armsim.Options.ThrottleRetryAfter). Zero means one second.
+	ARMThrottleRetryAfter time.Duration
 	// SaveEvery is how often the world is written to its state file if
 	// it changed in ways no request waited for: operations settling and
 	// instances expiring as time passes, calls made on the World directly.
@@ -111,7 +114,7 @@ func Start(world *sim.World, opts Options) (*Emulator, error) {
 		url     *string
 	}{
 		{ec2sim.New(world, ec2sim.Options{SpotHistory: opts.SpotHistory}), opts.EC2Port, &e.Endpoints.EC2},
-		{armsim.New(world, armsim.Options{}), opts.ARMPort, &e.Endpoints.ARM},
+		{armsim.New(world, armsim.Options{ThrottleRetryAfter: opts.ARMThrottleRetryAfter}), opts.ARMPort, &e.Endpoints.ARM},
 		{gcesim.New(world, gcesim.Options{}), opts.GCEPort, &e.Endpoints.GCE},
 		{pricesim.NewAWS(world, opts.Prices), opts.AWSPricingPort, &e.Endpoints.AWSPricing},
 		{pricesim.NewAzure(world, opts.Prices), opts.AzurePricesPort, &e.Endpoints.AzurePrices},
