@@ -112,6 +112,9 @@ var hostileTemplates = []struct {
 // must end before its deadline, and each run must leave the repository
 // lock free.
 func TestHostileBootstrapsLeakNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a reconcile per hostile bootstrap; run without -short")
+	}
 	t.Parallel()
 	bin := buildGpufleet(t)
 	var mu sync.Mutex

@@ -43,6 +43,9 @@ func leaseFleetSpec() string {
 // never one more, though the killed run left some launched and none
 // recorded.
 func TestAKilledServeReplicaResumesItsRepositoryWithinAMinute(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills a serve replica and waits for its lease to lapse; run without -short")
+	}
 	t.Parallel()
 	gitBin, err := exec.LookPath("git")
 	if err != nil {

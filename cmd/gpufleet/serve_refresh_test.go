@@ -214,6 +214,9 @@ func seriesOf(t *testing.T, name, key string) []history.Point {
 // refresh wrote it, runs go on planning with it, and the metrics and
 // /readyz say so.
 func TestServeRefreshesPricesAndMovesNodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs serve through price refreshes; run without -short")
+	}
 	t.Parallel()
 	gitBin, err := exec.LookPath("git")
 	if err != nil {

@@ -42,6 +42,9 @@ func shardFleet(i, nodes int) map[string]string {
 // so the repositories are named once the port is known: three of each
 // shard, whatever the port.
 func TestThreeReplicasShareNineRepositories(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three serve replicas over nine repositories; run without -short")
+	}
 	t.Parallel()
 	gitBin, err := exec.LookPath("git")
 	if err != nil {
