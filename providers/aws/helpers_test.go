@@ -58,14 +58,14 @@ func (b backend) config() *schema.AWS {
 }
 
 // options point the provider at the backend, with retries that cost the
-// tests no real time.
+// tests no real time. Calls have the provider's own time limit: moto, a
+// Python process, can take tens of seconds for a call on a loaded machine.
 func (b backend) options() Options {
 	return Options{
 		Endpoint:    b.url,
 		Credentials: testCredentials,
 		HTTPClient:  LoopbackHTTPClient(),
 		MaxBackoff:  5 * time.Millisecond,
-		CallTimeout: 30 * time.Second,
 	}
 }
 

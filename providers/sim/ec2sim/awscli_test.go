@@ -57,6 +57,8 @@ func TestAWSCLI(t *testing.T) {
 		{name: "a network of its own", cfg: sim.Config{OperationTime: time.Minute}, run: cliOwnNetwork},
 		{name: "root device and block devices", run: cliBlockDevices},
 		{name: "create-tags adds to an instance's tags", run: cliCreateTags},
+		{name: "--dry-run checks the call first", run: cliDryRun},
+		{name: "describe-spot-instance-requests", run: cliSpotRequests},
 	}
 	for _, cli := range clis {
 		t.Run(cli.version, func(t *testing.T) {
@@ -623,4 +625,97 @@ func cliCreateTags(t *testing.T, f *fixture, s *session) {
 		t.Errorf("tags %v, want %v", got, want)
 	}
 	s.fails("InvalidInstanceID.NotFound", "create-tags", "--resources", "i-0123456789abcdef0", "--tags", "Key=a,Value=b")
+
+	var tags ec2.DescribeTagsOutput
+	s.json(&tags, "describe-tags", "--filters", "Name=resource-id,Values="+id)
+	var listed []string
+	for _, d := range tags.Tags {
+		if aws.ToString(d.ResourceId) != id || d.ResourceType != types.ResourceTypeInstance {
+			t.Errorf("describe-tags for %s lists %+v", id, d)
+		}
+		listed = append(listed, aws.ToString(d.Key)+"="+aws.ToString(d.Value))
+	}
+	if want := []string{"gpufleet-fleet=ml", "owner=ops", "team=ml"}; !slices.Equal(listed, want) {
+		t.Errorf("describe-tags lists %v, want %v", listed, want)
+	}
+	s.json(&tags, "describe-tags", "--filters", "Name=key,Values=team", "Name=resource-type,Values=instance")
+	if len(tags.Tags) != 1 || aws.ToString(tags.Tags[0].Value) != "ml" {
+		t.Errorf("describe-tags by key lists %+v", tags.Tags)
+	}
+	s.fails("InvalidParameterValue", "describe-tags", "--filters", "Name=colour,Values=red")
+}
+
+// Spot launches are spot requests that describe-spot-instance-requests
+// lists: active and fulfilled while the instance runs, closed with the
+// reason once it ends.
+func cliSpotRequests(t *testing.T, f *fixture, s *session) {
+	var run ec2.RunInstancesOutput
+	s.json(&run, "run-instances", "--image-id", "ami-0123456789abcdef0", "--instance-type", "g4dn.xlarge", "--count", "2",
+		"--instance-market-options", "MarketType=spot,SpotOptions={MaxPrice=0.9}")
+	if len(run.Instances) != 2 {
+		t.Fatalf("launched %d spot instances", len(run.Instances))
+	}
+	byInstance := map[string]string{}
+	for _, inst := range run.Instances {
+		byInstance[aws.ToString(inst.InstanceId)] = aws.ToString(inst.SpotInstanceRequestId)
+	}
+	var out ec2.DescribeSpotInstanceRequestsOutput
+	s.json(&out, "describe-spot-instance-requests")
+	if len(out.SpotInstanceRequests) != 2 {
+		t.Fatalf("%d spot requests, want 2", len(out.SpotInstanceRequests))
+	}
+	for _, r := range out.SpotInstanceRequests {
+		if byInstance[aws.ToString(r.InstanceId)] != aws.ToString(r.SpotInstanceRequestId) || r.State != types.SpotInstanceStateActive ||
+			aws.ToString(r.Status.Code) != "fulfilled" || r.Type != types.SpotInstanceTypeOneTime || aws.ToString(r.SpotPrice) != "0.900000" {
+			t.Errorf("spot request %+v (status %+v)", r, r.Status)
+		}
+	}
+	first, second := aws.ToString(run.Instances[0].InstanceId), aws.ToString(run.Instances[1].InstanceId)
+	s.json(nil, "terminate-instances", "--instance-ids", first)
+	if err := f.world.Preempt(second); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{byInstance[first]: "instance-terminated-by-user", byInstance[second]: "instance-terminated-no-capacity"}
+	s.json(&out, "describe-spot-instance-requests", "--spot-instance-request-ids", byInstance[first], byInstance[second])
+	for _, r := range out.SpotInstanceRequests {
+		if r.State != types.SpotInstanceStateClosed || aws.ToString(r.Status.Code) != want[aws.ToString(r.SpotInstanceRequestId)] {
+			t.Errorf("after the end of %s: state %s, status %s; want closed, %s", aws.ToString(r.InstanceId), r.State, aws.ToString(r.Status.Code), want[aws.ToString(r.SpotInstanceRequestId)])
+		}
+	}
+	s.json(&out, "describe-spot-instance-requests", "--filters", "Name=state,Values=active")
+	if len(out.SpotInstanceRequests) != 0 {
+		t.Errorf("%d active spot requests after both ended", len(out.SpotInstanceRequests))
+	}
+	s.fails("InvalidSpotInstanceRequestID.NotFound", "describe-spot-instance-requests", "--spot-instance-request-ids", "sir-0123abcd")
+}
+
+// --dry-run is answered as the call would be: the error it would meet, or
+// DryRunOperation where it would succeed, and nothing changes. Capacity is
+// not part of the check.
+func cliDryRun(t *testing.T, f *fixture, s *session) {
+	launch := []string{"run-instances", "--dry-run", "--image-id", "ami-0123456789abcdef0", "--instance-type", "g4dn.xlarge"}
+	s.fails("DryRunOperation", launch...)
+	s.fails("InvalidAMIID.Malformed", "run-instances", "--dry-run", "--image-id", "ami-nope", "--instance-type", "g4dn.xlarge")
+	s.fails("InvalidParameterValue", "run-instances", "--dry-run", "--image-id", "ami-0123456789abcdef0", "--instance-type", "g4dn.huge")
+	s.fails("InvalidSubnetID.NotFound", append(launch, "--subnet-id", "subnet-0123456789abcdef0")...)
+	s.fails("InvalidInstanceID.NotFound", "terminate-instances", "--dry-run", "--instance-ids", "i-0123456789abcdef0")
+	s.fails("InvalidInstanceID.NotFound", "describe-instances", "--dry-run", "--instance-ids", "i-0123456789abcdef0")
+	s.fails("DryRunOperation", "describe-instances", "--dry-run")
+	// A zone with no room still passes a dry run: it checks the call, not
+	// whether the instances would fit.
+	f.world.SetCapacity(catalog.AWS, "us-east-1a", "g4dn.xlarge", catalog.OnDemand, 0)
+	s.fails("DryRunOperation", append(launch, "--placement", "AvailabilityZone=us-east-1a")...)
+	if n := len(f.world.List(catalog.AWS, nil)); n != 0 {
+		t.Fatalf("%d instances after dry runs", n)
+	}
+
+	var run ec2.RunInstancesOutput
+	s.json(&run, "run-instances", "--image-id", "ami-0123456789abcdef0", "--instance-type", "g4dn.xlarge", "--placement", "AvailabilityZone=us-east-1b", "--tag-specifications", "ResourceType=instance,Tags=[{Key=team,Value=ml}]")
+	id := aws.ToString(run.Instances[0].InstanceId)
+	s.fails("DryRunOperation", "create-tags", "--dry-run", "--resources", id, "--tags", "Key=team,Value=other")
+	s.fails("DryRunOperation", "terminate-instances", "--dry-run", "--instance-ids", id)
+	inst, ok := f.world.Get(id)
+	if !ok || inst.Tags["team"] != "ml" || inst.State == sim.StateShuttingDown || inst.State == sim.StateTerminated {
+		t.Fatalf("after dry runs the instance is %+v (found %v); want it untouched", inst, ok)
+	}
 }

@@ -6,8 +6,9 @@
 // SDK, the AWS CLI — run against it unchanged.
 //
 // It serves launches and their read-backs (RunInstances, DescribeInstances,
-// DescribeInstanceStatus, TerminateInstances, CreateTags,
-// DescribeInstanceAttribute, DescribeImages, DescribeVolumes), discovery
+// DescribeInstanceStatus, TerminateInstances, CreateTags, DescribeTags,
+// DescribeSpotInstanceRequests, DescribeInstanceAttribute, DescribeImages,
+// DescribeVolumes), discovery
 // from the world's catalog (DescribeInstanceTypes, DescribeRegions,
 // DescribeAvailabilityZones, DescribeInstanceTypeOfferings,
 // DescribeSpotPriceHistory, with Options.SpotHistory over a seeded past),
@@ -18,5 +19,7 @@
 // told apart by the X-Amz-Target header of the JSON protocol, it serves
 // Service Quotas' GetServiceQuota and ListServiceQuotas for EC2's quotas.
 // The world's rate limits meter each region's mutating and non-mutating
-// EC2 actions; an empty bucket answers RequestLimitExceeded.
+// EC2 actions; an empty bucket answers RequestLimitExceeded. A dry run
+// (DryRun=true) is checked as the call would be and answered with the
+// error it would meet, or DryRunOperation, changing nothing.
 package ec2sim

@@ -309,6 +309,9 @@ func (s *Server) terminateInstances(req *request) (any, *apiError) {
 	if apiErr != nil {
 		return nil, apiErr
 	}
+	if apiErr := req.dryRunStop(); apiErr != nil {
+		return nil, apiErr
+	}
 	out := terminateInstancesResponse{Xmlns: xmlns, RequestID: req.id}
 	for _, inst := range found {
 		previous := stateName(inst.State)
@@ -385,6 +388,9 @@ func (s *Server) createTags(req *request) (any, *apiError) {
 		if len(merged) > maxTags {
 			return nil, tagLimitExceeded()
 		}
+	}
+	if apiErr := req.dryRunStop(); apiErr != nil {
+		return nil, apiErr
 	}
 	for _, inst := range found {
 		if err := s.world.SetTags(inst.ID, set); err != nil {

@@ -180,6 +180,9 @@ func (s *Server) createPlacementGroup(req *request) (any, *apiError) {
 		return nil, &apiError{Status: http.StatusBadRequest, Code: "PlacementGroupLimitExceeded",
 			Message: fmt.Sprintf("You have reached the limit of %d placement groups in %s.", maxPlacementGroups, req.region)}
 	}
+	if apiErr := req.dryRunStop(); apiErr != nil {
+		return nil, apiErr
+	}
 	g.id = s.newID("pg", 17)
 	s.keepGroup(req.region, g)
 	return createPlacementGroupResponse{Xmlns: xmlns, RequestID: req.id, Return: true, PlacementGroup: s.renderGroup(req.region, g)}, nil
@@ -274,6 +277,9 @@ func (s *Server) deletePlacementGroup(req *request) (any, *apiError) {
 	}
 	if len(s.groupMembers(req.region, g)) > 0 {
 		return nil, &apiError{Status: http.StatusBadRequest, Code: "InvalidPlacementGroup.InUse", Message: fmt.Sprintf("The placement group '%s' is in use and may not be deleted.", name)}
+	}
+	if apiErr := req.dryRunStop(); apiErr != nil {
+		return nil, apiErr
 	}
 	s.world.DeleteResource(cloud, kindPlacementGroup, g.id)
 	return s.done(req), nil

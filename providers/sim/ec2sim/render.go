@@ -17,15 +17,20 @@ import (
 // Keys of the properties the front stores on an instance at launch and
 // echoes back; the world keeps them without reading them.
 const (
-	propImage         = "imageId"
-	propSubnet        = "subnetId"
-	propGroups        = "securityGroupIds"
-	propReservation   = "reservationId"
-	propLaunchIndex   = "amiLaunchIndex"
-	propClientToken   = "clientToken"
-	propParamsDigest  = "paramsDigest"
-	propSpotRequest   = "spotInstanceRequestId"
-	propLaunchFailure = "launchFailure"
+	propImage        = "imageId"
+	propSubnet       = "subnetId"
+	propGroups       = "securityGroupIds"
+	propReservation  = "reservationId"
+	propLaunchIndex  = "amiLaunchIndex"
+	propClientToken  = "clientToken"
+	propParamsDigest = "paramsDigest"
+	propSpotRequest  = "spotInstanceRequestId"
+	// A spot launch's request: its type (one-time or persistent), what
+	// an interruption does, and the maximum price when one was given.
+	propSpotType         = "spot.type"
+	propSpotInterruption = "spot.interruptionBehavior"
+	propSpotMaxPrice     = "spot.maxPrice"
+	propLaunchFailure    = "launchFailure"
 	// propUserData is the user data in standard base64.
 	propUserData        = "userData"
 	propInstanceProfile = "iamInstanceProfileArn"

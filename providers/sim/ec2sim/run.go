@@ -3,6 +3,7 @@
 package ec2sim
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/xml"
@@ -83,7 +84,9 @@ func (s *Server) runInstances(req *request) (any, *apiError) {
 	if apiErr != nil {
 		return nil, apiErr
 	}
-	if outcome.Err != nil {
+	// A dry run meets throttling and server errors, not the launch's
+	// own failures: it launches nothing.
+	if outcome.Err != nil && (!req.dryRun || outcome.Err.Kind == sim.KindThrottled || outcome.Err.Kind == sim.KindServerError) {
 		return nil, s.worldError(outcome.Err, lc)
 	}
 	l, apiErr := s.parseLaunch(req, zone, market)
@@ -112,6 +115,9 @@ func (s *Server) runInstances(req *request) (any, *apiError) {
 		}
 	}
 
+	if apiErr := req.dryRunStop(); apiErr != nil {
+		return nil, apiErr
+	}
 	insts, fresh, apiErr := s.launchReservation(req, l, outcome.FailLater, lc)
 	if apiErr != nil {
 		return nil, apiErr
@@ -321,15 +327,17 @@ func parseMarket(form url.Values, l *launch) *apiError {
 	if l.market != catalog.Spot {
 		return nil
 	}
-	switch v := get("InstanceMarketOptions.SpotOptions.SpotInstanceType"); v {
-	case "", "one-time", "persistent":
+	spotType := cmp.Or(get("InstanceMarketOptions.SpotOptions.SpotInstanceType"), "one-time")
+	switch spotType {
+	case "one-time", "persistent":
 	default:
-		return invalidValue("Invalid value '%s' for SpotInstanceType.", v)
+		return invalidValue("Invalid value '%s' for SpotInstanceType.", spotType)
 	}
-	switch v := get("InstanceMarketOptions.SpotOptions.InstanceInterruptionBehavior"); v {
-	case "", "terminate", "stop", "hibernate":
+	interruption := cmp.Or(get("InstanceMarketOptions.SpotOptions.InstanceInterruptionBehavior"), "terminate")
+	switch interruption {
+	case "terminate", "stop", "hibernate":
 	default:
-		return invalidValue("Invalid value '%s' for InstanceInterruptionBehavior.", v)
+		return invalidValue("Invalid value '%s' for InstanceInterruptionBehavior.", interruption)
 	}
 	if raw := get("InstanceMarketOptions.SpotOptions.MaxPrice"); raw != "" {
 		price, err := strconv.ParseFloat(raw, 64)
@@ -337,7 +345,10 @@ func parseMarket(form url.Values, l *launch) *apiError {
 			return invalidValue("Invalid value '%s' for MaxPrice.", raw)
 		}
 		l.maxPriceMicros = int64(price*1e6 + 0.5)
+		l.properties[propSpotMaxPrice] = dollars(l.maxPriceMicros)
 	}
+	l.properties[propSpotType] = spotType
+	l.properties[propSpotInterruption] = interruption
 	return nil
 }
 

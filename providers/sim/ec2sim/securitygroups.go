@@ -219,6 +219,9 @@ func (s *Server) createSecurityGroup(req *request) (any, *apiError) {
 			return nil, &apiError{Status: http.StatusBadRequest, Code: "InvalidGroup.Duplicate", Message: fmt.Sprintf("The security group '%s' already exists for VPC '%s'", name, v.ID)}
 		}
 	}
+	if apiErr := req.dryRunStop(); apiErr != nil {
+		return nil, apiErr
+	}
 	// A new group lets everything out and nothing in.
 	g := securityGroupRecord{
 		ID: s.newNetworkID("sg", kindSecurityGroup, req.region, v.ID+"/"+name), VPC: v.ID, Name: name, Description: description,
@@ -325,6 +328,9 @@ func (s *Server) deleteSecurityGroup(req *request) (any, *apiError) {
 	})
 	if len(users) > 0 || referenced {
 		return nil, dependencyViolation("resource %s has a dependent object", g.ID)
+	}
+	if apiErr := req.dryRunStop(); apiErr != nil {
+		return nil, apiErr
 	}
 	s.world.DeleteResource(cloud, kindSecurityGroup, g.ID)
 	return deleteSecurityGroupResponse{Xmlns: xmlns, RequestID: req.id, Return: true, GroupID: g.ID}, nil
@@ -470,6 +476,9 @@ func (s *Server) authorize(req *request, egress bool) (any, *apiError) {
 			}
 			out.Rules = append(out.Rules, rule)
 		}
+	}
+	if apiErr := req.dryRunStop(); apiErr != nil {
+		return nil, apiErr
 	}
 	s.put(kindSecurityGroup, req.region, g.ID, g)
 	return out, nil

@@ -73,6 +73,8 @@ type request struct {
 	// class is the request class EC2's rate limits meter the action in;
 	// empty for Service Quotas, which EC2's buckets do not meter.
 	class string
+	// dryRun is set for DryRun=true: the call is checked, not made.
+	dryRun bool
 }
 
 type action func(s *Server, req *request) (any, *apiError)
@@ -82,6 +84,8 @@ var actions = map[string]action{
 	"DescribeInstances":             (*Server).describeInstances,
 	"TerminateInstances":            (*Server).terminateInstances,
 	"CreateTags":                    (*Server).createTags,
+	"DescribeTags":                  (*Server).describeTags,
+	"DescribeSpotInstanceRequests":  (*Server).describeSpotInstanceRequests,
 	"DescribeSpotPriceHistory":      (*Server).describeSpotPriceHistory,
 	"DescribeInstanceTypeOfferings": (*Server).describeInstanceTypeOfferings,
 	"DescribeInstanceAttribute":     (*Server).describeInstanceAttribute,
@@ -184,16 +188,41 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, requestID string)
 	if apiErr != nil {
 		return nil, apiErr
 	}
-	// A dry run asks whether the caller may make the call; the emulator's
-	// one account may make every call, which EC2 says with an error.
+	req := &request{ctx: r.Context(), id: requestID, action: name, region: region, form: r.Form, class: actionClass(name)}
 	switch r.Form.Get("DryRun") {
 	case "true":
-		return nil, &apiError{Status: http.StatusPreconditionFailed, Code: "DryRunOperation", Message: "Request would have succeeded, but DryRun flag is set."}
+		req.dryRun = true
 	case "", "false":
 	default:
 		return nil, invalidValue("Value (%s) for parameter dryRun is invalid. Expected a boolean.", r.Form.Get("DryRun"))
 	}
-	return handle(s, &request{ctx: r.Context(), id: requestID, action: name, region: region, form: r.Form, class: actionClass(name)})
+	out, apiErr := handle(s, req)
+	if req.dryRun && apiErr == nil {
+		// A call that reads: it was checked in full, and is answered as
+		// a dry run is. (A call that changes something stops itself at
+		// dryRunStop, before its change.)
+		return nil, dryRunSucceeded()
+	}
+	return out, apiErr
+}
+
+// A dry run is checked as the call itself would be, its parameters and
+// the resources it names, and answered with the error the call would have
+// met, or with DryRunOperation where it would have succeeded; nothing
+// changes, and capacity is not looked at (EC2 checks permission and
+// parameters, not whether the instances would fit).
+
+// dryRunStop is what a call that changes something answers at the point
+// of its change: nil, to go on, or DryRunOperation for a dry run.
+func (req *request) dryRunStop() *apiError {
+	if !req.dryRun {
+		return nil
+	}
+	return dryRunSucceeded()
+}
+
+func dryRunSucceeded() *apiError {
+	return &apiError{Status: http.StatusPreconditionFailed, Code: "DryRunOperation", Message: "Request would have succeeded, but DryRun flag is set."}
 }
 
 // regionOf reads the region from the SigV4 credential scope

@@ -154,6 +154,9 @@ func (s *Server) createSubnet(req *request) (any, *apiError) {
 			return nil, &apiError{Status: http.StatusBadRequest, Code: "InvalidSubnet.Conflict", Message: fmt.Sprintf("The CIDR '%s' conflicts with another subnet", raw)}
 		}
 	}
+	if apiErr := req.dryRunStop(); apiErr != nil {
+		return nil, apiErr
+	}
 	sn := subnetRecord{ID: s.newNetworkID("subnet", kindSubnet, req.region, vpc+"/"+prefix.String()), VPC: vpc, Zone: zone, CIDR: prefix.String(), Tags: tags}
 	s.put(kindSubnet, req.region, sn.ID, sn)
 	return createSubnetResponse{Xmlns: xmlns, RequestID: req.id, Subnet: s.renderSubnet(req.region, sn, nil)}, nil
@@ -198,6 +201,9 @@ func (s *Server) deleteSubnet(req *request) (any, *apiError) {
 	})
 	if len(inSubnet) > 0 {
 		return nil, dependencyViolation("The subnet '%s' has dependencies and cannot be deleted.", id)
+	}
+	if apiErr := req.dryRunStop(); apiErr != nil {
+		return nil, apiErr
 	}
 	s.remove(kindSubnet, req.region, id, sn.Default, subnetRecord{ID: id, VPC: sn.VPC, Zone: sn.Zone, Default: true, Deleted: true})
 	return s.done(req), nil

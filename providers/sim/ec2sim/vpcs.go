@@ -125,6 +125,9 @@ func (s *Server) createVpc(req *request) (any, *apiError) {
 	if len(s.vpcs(req.region)) >= maxVPCs {
 		return nil, &apiError{Status: http.StatusBadRequest, Code: "VpcLimitExceeded", Message: "The maximum number of VPCs has been reached."}
 	}
+	if apiErr := req.dryRunStop(); apiErr != nil {
+		return nil, apiErr
+	}
 	v := vpcRecord{ID: s.newNetworkID("vpc", kindVPC, req.region, prefix.String()), CIDR: prefix.String(), Tags: tags}
 	s.put(kindVPC, req.region, v.ID, v)
 	return createVpcResponse{Xmlns: xmlns, RequestID: req.id, Vpc: s.renderVPC(req.region, v, "pending")}, nil
@@ -173,6 +176,9 @@ func (s *Server) deleteVpc(req *request) (any, *apiError) {
 	}
 	if inUse {
 		return nil, dependencyViolation("The vpc '%s' has dependencies and cannot be deleted.", id)
+	}
+	if apiErr := req.dryRunStop(); apiErr != nil {
+		return nil, apiErr
 	}
 	s.world.DeleteResource(cloud, kindSecurityGroup, def)
 	s.remove(kindVPC, req.region, id, v.Default, vpcRecord{ID: id, Default: true, Deleted: true})
