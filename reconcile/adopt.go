@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -109,18 +108,15 @@ func Adopt(ctx context.Context, c *Checkout, opts AdoptOptions) (*Adoption, erro
 		}
 		lockCtx, lose := context.WithCancelCause(ctx)
 		defer lose(nil)
-		var lost atomic.Bool
 		stop := lock.Keep(func(err error) {
-			lost.Store(true)
 			opts.Log.Error("the adoption lost the repository lock and stops", "err", err)
 			lose(err)
 		})
 		defer func() {
 			stop()
-			// A lock lost is another's now: releasing it would free theirs.
-			if lost.Load() {
-				return
-			}
+			// Released even when lost, as a run's is: a late renewal may
+			// have made it this adoption's again, and a lock another took
+			// over is left alone.
 			if err := lock.Release(context.WithoutCancel(ctx)); err != nil {
 				opts.Log.Warn("releasing the repository lock", "err", err)
 			}

@@ -252,3 +252,73 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// A holder that gave its lock up while a renewal was on its way may find
+// the renewal got through after all: the lock is then its own again for a
+// TTL, and releasing it frees it at once. Releasing never frees a lock
+// another reconciler took over: the release moves the lock only from the
+// commit this holder last wrote.
+func TestALockGivenUpMidRenewalIsStillReleasedAndAnothersIsNot(t *testing.T) {
+	e := newEnv(t, sim.Config{Seed: 45})
+	ctx := context.Background()
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	clock := &fakeClock{now: t0}
+	opts := LockOptions{Holder: "replica-0", TTL: time.Minute, Now: clock.Now}
+	lock, err := e.checkout().Lock(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	timers := &fakeTimers{asked: make(chan time.Duration, 4), fire: map[int]chan time.Time{}}
+	ticks := make(chan time.Time)
+	lost := make(chan error, 1)
+	stop := lock.keep(ticks, timers.after, func(err error) { lost <- err })
+	timers.next(t)
+
+	// The renewal at 45 s waits for the checkout's git work, which takes
+	// until after the give-up time, 54 s.
+	lock.c.gitMu.Lock()
+	clock.set(t0.Add(45 * time.Second))
+	ticks <- t0.Add(45 * time.Second)
+	// A second tick is taken only once the first is dealt with (the
+	// renewal started); with one under way it starts no other.
+	ticks <- t0.Add(45 * time.Second)
+	clock.set(t0.Add(55 * time.Second))
+	timers.fire[0] <- t0.Add(55 * time.Second)
+	select {
+	case <-lost:
+	case <-time.After(time.Minute):
+		t.Fatal("the holder was not told it gave the lock up")
+	}
+	stop()
+	lock.c.gitMu.Unlock()
+	for deadline := time.Now().Add(time.Minute); lock.expiry().Before(t0.Add(115 * time.Second)); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the renewal under way never landed: the lock expires at %s", lock.expiry())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	other := LockOptions{Holder: "replica-1", TTL: time.Minute, Now: clock.Now}
+	var held *HeldError
+	if _, err := e.checkout().Lock(ctx, other); !errors.As(err, &held) {
+		t.Fatalf("after the late renewal another holder got %v, want the lock held", err)
+	}
+	if err := lock.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := e.checkout().Lock(ctx, other)
+	if err != nil {
+		t.Fatalf("after the release: %v, want the lock free", err)
+	}
+
+	// The first holder releases again, late: the lock it no longer holds
+	// stays with the one who took it.
+	if err := lock.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.checkout().Lock(ctx, opts); !errors.As(err, &held) || held.Holder != "replica-1" {
+		t.Errorf("after a stale release: %v, want the lock still replica-1's", err)
+	}
+	if err := theirs.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

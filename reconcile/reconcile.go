@@ -274,9 +274,14 @@ func runWith(ctx context.Context, c *Checkout, opts Options, h *hooks) (res *Res
 		})
 		defer func() {
 			stopKeeping()
-			if errors.Is(err, errCrashed) || r.lockLost() != nil {
+			if errors.Is(err, errCrashed) {
 				return
 			}
+			// Released even when lost: a renewal under way when the run
+			// gave the lock up may have got through, and the lock would
+			// stay held for a TTL. The release moves the lock only from
+			// the commit this run last wrote, so a lock another reconciler
+			// took over is left alone.
 			if rerr := lock.Release(context.WithoutCancel(ctx)); rerr != nil {
 				r.log.Warn("releasing the repository lock", "err", rerr)
 			}

@@ -126,7 +126,11 @@ func Start(world *sim.World, opts Options) (*Emulator, error) {
 			e.shutdown(context.Background())
 			return nil, fmt.Errorf("starting the emulator, %w", err)
 		}
-		srv := &http.Server{Handler: durable(world, e.log, f.handler), ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsConfig}
+		srv := &http.Server{Handler: durable(world, e.log, f.handler), ReadHeaderTimeout: 10 * time.Second}
+		if tlsConfig != nil {
+			// A config of its own: serving sets up HTTP/2 in it.
+			srv.TLSConfig = tlsConfig.Clone()
+		}
 		e.servers = append(e.servers, srv)
 		*f.url = scheme + "://" + l.Addr().String()
 		e.done.Add(1)
