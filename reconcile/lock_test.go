@@ -282,8 +282,16 @@ func TestALockGivenUpMidRenewalIsStillReleasedAndAnothersIsNot(t *testing.T) {
 	// A second tick is taken only once the first is dealt with (the
 	// renewal started); with one under way it starts no other.
 	ticks <- t0.Add(45 * time.Second)
+	// Past the give-up time, the holder gives up at its timer or at a
+	// tick, whichever it meets first; it may read the clock set here
+	// while still dealing with the second tick, and give up then.
 	clock.set(t0.Add(55 * time.Second))
-	timers.fire[0] <- t0.Add(55 * time.Second)
+	select {
+	case timers.fire[0] <- t0.Add(55 * time.Second):
+	case ticks <- t0.Add(55 * time.Second):
+	case err := <-lost:
+		lost <- err
+	}
 	select {
 	case <-lost:
 	case <-time.After(time.Minute):
