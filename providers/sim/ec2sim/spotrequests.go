@@ -124,16 +124,11 @@ func (s *Server) describeSpotInstanceRequests(req *request) (any, *apiError) {
 	all = slices.DeleteFunc(all, func(r spotRequestXML) bool {
 		return !matchesTable(r, fs, spotRequestFilters)
 	})
-	offset := int(n)
-	if offset > len(all) {
-		return nil, invalidPaginationToken()
+	requests, next, apiErr := cut(all, page{offset: int(n), size: maxResults, paged: true}, "spot-requests")
+	if apiErr != nil {
+		return nil, apiErr
 	}
-	out := describeSpotInstanceRequestsResponse{Xmlns: xmlns, RequestID: req.id, Requests: all[offset:]}
-	if len(out.Requests) > maxResults {
-		out.Requests = out.Requests[:maxResults]
-		out.NextToken = encodeToken("spot-requests", uint64(offset+maxResults))
-	}
-	return out, nil
+	return describeSpotInstanceRequestsResponse{Xmlns: xmlns, RequestID: req.id, Requests: requests, NextToken: next}, nil
 }
 
 // renderSpotRequest draws the spot request behind a spot instance.

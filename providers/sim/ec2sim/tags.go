@@ -64,16 +64,11 @@ func (s *Server) describeTags(req *request) (any, *apiError) {
 		return nil, apiErr
 	}
 	all := slices.DeleteFunc(s.tagDescriptions(req.region), func(d tagDescription) bool { return !matchesTable(d, fs, tagFilters) })
-	offset := int(n)
-	if offset > len(all) {
-		return nil, invalidPaginationToken()
+	tags, next, apiErr := cut(all, page{offset: int(n), size: maxResults, paged: true}, "tags")
+	if apiErr != nil {
+		return nil, apiErr
 	}
-	out := describeTagsResponse{Xmlns: xmlns, RequestID: req.id, Tags: all[offset:]}
-	if len(out.Tags) > maxResults {
-		out.Tags = out.Tags[:maxResults]
-		out.NextToken = encodeToken("tags", uint64(offset+maxResults))
-	}
-	return out, nil
+	return describeTagsResponse{Xmlns: xmlns, RequestID: req.id, Tags: tags, NextToken: next}, nil
 }
 
 // tagDescriptions are the tags of every resource of the region the front
