@@ -35,6 +35,11 @@ func TestScripts(t *testing.T) {
 		UpdateScripts: os.Getenv("GPUFLEET_UPDATE_GOLDEN") != "",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("EXAMPLES", filepath.Join(root, "examples"))
+			// The scripts' repositories take tens of pushes; each would
+			// start a `git gc --auto` that finds nothing to do.
+			env.Setenv("GIT_CONFIG_COUNT", "1")
+			env.Setenv("GIT_CONFIG_KEY_0", "receive.autogc")
+			env.Setenv("GIT_CONFIG_VALUE_0", "false")
 			env.Setenv("SPECS", filepath.Join(root, "testdata", "specs"))
 			env.Values[fakeGitHubKey{}] = new(fakeGitHub)
 			return nil

@@ -82,8 +82,27 @@ func NewOrigin(t testing.TB, src fs.FS) *Env {
 	if err := examples.Seed(e.Origin, filepath.Join(dir, "seed"), src, "Example fleets"); err != nil {
 		t.Fatal(err)
 	}
+	if err := quietOrigin(e.Origin); err != nil {
+		t.Fatal(err)
+	}
 	e.URL = "file://" + e.Origin
 	return e
+}
+
+// quietOrigin turns off the `git gc --auto` that git-receive-pack starts
+// after every push, as a busy server repository would: a test's runs push
+// tens of times, and the collection, a process each, finds nothing to do.
+func quietOrigin(dir string) error {
+	repo, err := git.PlainOpen(dir)
+	if err != nil {
+		return err
+	}
+	cfg, err := repo.Config()
+	if err != nil {
+		return err
+	}
+	cfg.Raw.Section("receive").SetOption("autogc", "false")
+	return repo.SetConfig(cfg)
 }
 
 // Endpoints point providers at the emulated clouds.
