@@ -3,6 +3,7 @@
 package agent
 
 import (
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -55,4 +56,52 @@ func TestDriftMetricFollowsTheLastRunThatListed(t *testing.T) {
 	check("after a run that did not list", all(3))
 	m.recordRun("repo-a", resultSuccess, time.Second, &reconcile.Result{Revision: "abc", Drift: &status.Drift{Fleets: []status.FleetDrift{{Fleet: "solo"}, {Fleet: "other"}}}}, now)
 	check("after a run with none", all(0))
+}
+
+// A scrape that counts a run sees the fleets and drift that run left,
+// however the scrape and the run's record interleave: a script polling
+// /metrics until a run is counted then reads the run's gauges.
+func TestAScrapeThatCountsARunSeesWhatItLeft(t *testing.T) {
+	m := NewMetrics(slog.New(slog.DiscardHandler))
+	now := time.Date(2026, 12, 2, 4, 0, 0, 0, time.UTC)
+	const runs = 5000
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// Run i leaves the drift of fleet run-i behind.
+		for i := range runs {
+			res := &reconcile.Result{Revision: "abc", Drift: &status.Drift{Fleets: []status.FleetDrift{{Fleet: fmt.Sprintf("run-%06d", i)}}}}
+			m.recordRun("repo", resultSuccess, time.Second, res, now)
+		}
+	}()
+	for scraping := true; scraping; {
+		select {
+		case <-done:
+			scraping = false // one more scrape, after the last run
+		default:
+		}
+		families, err := m.Gatherer().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		byName := map[string]*dto.MetricFamily{}
+		for _, f := range families {
+			byName[f.GetName()] = f
+		}
+		counted := int(sum(byName, "gpufleet_reconcile_runs_total", map[string]string{"result": resultSuccess}))
+		left := 0 // runs whose drift the scrape has
+		for _, s := range samples(byName, "gpufleet_drift_instances") {
+			var i int
+			if _, err := fmt.Sscanf(s.labels["fleet"], "run-%d", &i); err != nil {
+				t.Fatal(err)
+			}
+			left = i + 1
+		}
+		if counted > left {
+			t.Fatalf("a scrape counts %d runs but has the drift of run %d", counted, left)
+		}
+		if !scraping && counted != runs {
+			t.Fatalf("the last scrape counts %d runs, want %d", counted, runs)
+		}
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/gpufleet/gpufleet/planner"
 	"github.com/gpufleet/gpufleet/reconcile"
@@ -23,7 +24,12 @@ import (
 // their own, so embedding the agent, or running two in a test, never
 // collides with another library's use of the global one.
 type Metrics struct {
-	registry    *prometheus.Registry
+	registry *prometheus.Registry
+	// runMu makes recording a run and a scrape exclusive. A registry
+	// gathers its collectors one after another, so without it a scrape
+	// that began before a run was recorded could read the fleets from
+	// before the run and the run's count from after it.
+	runMu       sync.RWMutex
 	runs        *prometheus.CounterVec
 	duration    *prometheus.HistogramVec
 	lastSuccess *prometheus.GaugeVec
@@ -79,11 +85,18 @@ func NewMetrics(log *slog.Logger) *Metrics {
 
 // Handler serves the metrics in the Prometheus exposition format.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})
+	return promhttp.HandlerFor(m.Gatherer(), promhttp.HandlerOpts{Registry: m.registry})
 }
 
-// Gatherer is the registry, for tests and for serving it elsewhere.
-func (m *Metrics) Gatherer() prometheus.Gatherer { return m.registry }
+// Gatherer gathers the registry between runs' records, for tests and for
+// serving it elsewhere.
+func (m *Metrics) Gatherer() prometheus.Gatherer {
+	return prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		m.runMu.RLock()
+		defer m.runMu.RUnlock()
+		return m.registry.Gather()
+	})
+}
 
 // addRepo starts a repository's run counters at zero, so that rate() and
 // alerts on errors work from the first scrape rather than the first error,
@@ -110,8 +123,9 @@ var nodeActions = []string{"created", "deleted", "replaced", "failed"}
 func (m *Metrics) recordRun(repo, result string, took time.Duration, res *reconcile.Result, now time.Time) {
 	// A run stopped before it read the repository (clone failed, lock
 	// held) says nothing new about the fleets: keep what the last one said.
-	// The fleets go first and the run's count last, so that a scrape that
-	// sees the run counted sees what it left.
+	// A scrape that sees the run counted sees what it left: see runMu.
+	m.runMu.Lock()
+	defer m.runMu.Unlock()
 	if res != nil && res.Revision != "" {
 		m.fleets.set(repo, snapshotOf(res))
 		m.drift.set(repo, res.Drift)
