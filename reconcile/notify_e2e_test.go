@@ -20,6 +20,9 @@ import (
 // failure once however often it repeats, and the same failure again only
 // once a run has converged in between. Every delivery is signed.
 func TestRunsNotifyOncePerEvent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs five times, one at a time; notify's TestEventsAreDeliveredOnceAndSigned covers telling an event once under -short")
+	}
 	var mu sync.Mutex
 	var kinds []string
 	bad := 0

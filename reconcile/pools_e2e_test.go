@@ -61,6 +61,9 @@ func liveNodes(e *env) (live, twice int) {
 // among them, the first run still converges, and few calls fail.
 func TestFifteenPercentOfPoolsEmpty(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("a fleet of 1,000 nodes; TestStockOutFailsOverToTheNextCheapest covers empty pools under -short")
+	}
 	const n = 1000
 	e := newEnvFrom(t, sim.Config{Seed: 5, Capacity: 1 << 20, Quota: 1 << 20}, threeClouds(n))
 	dry := e.mustRun(func(o *Options) { o.DryRun = true })

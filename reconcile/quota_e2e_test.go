@@ -45,6 +45,9 @@ fleets: infer: {
 // full.
 func TestFiveHundredNodesWithinTheQuota(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("a fleet of 500 nodes; planner's quota tests and TestQuotasAndOfferingsSteerThePlan cover quotas under -short")
+	}
 	for _, tt := range []struct {
 		name     string
 		cfg      sim.Config

@@ -132,6 +132,9 @@ func TestARollingMoveStaysWithinItsBudget(t *testing.T) {
 // Scaling down deletes at most a count budget's nodes a run.
 func TestAScaleDownStaysWithinACountBudget(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs five times over 100 nodes; planner's TestDiffUnderADisruptionBudget covers a count budget under -short")
+	}
 	e := newEnvFrom(t, sim.Config{Seed: 30, Capacity: 1000}, fstest.MapFS{
 		"gpufleet.cue":    {Data: []byte(rollingConfig("25"))},
 		"fleets/roll.cue": {Data: []byte(rollingFleet(100, "on-demand"))},

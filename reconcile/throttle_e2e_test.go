@@ -14,6 +14,9 @@ import (
 // throttled attempts stay a fraction of the calls — no retry storm.
 func TestThrottledCloudsConvergeWithoutARetryStorm(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("a fleet of 1,000 nodes; the providers' retry tests cover throttling under -short")
+	}
 	const n = 1000
 	e := newEnvFrom(t, sim.Config{Seed: 9, Capacity: 1 << 20, Quota: 1 << 20}, threeClouds(n))
 	if err := e.World.SetRateLimits(

@@ -158,6 +158,7 @@ func TestThrottlingAndServerErrorsAreRetriedWithBackoff(t *testing.T) {
 	tests = append(tests, test{"azure RetailPrices", []*sim.Fault{{Cloud: "azure", Op: "RetailPrices", Kind: sim.FaultServerError, Code: "ServiceUnavailable", Times: 3}}})
 	for _, tt := range tests {
 		t.Run(tt.op+" "+tt.faults[0].Kind+" "+tt.faults[0].Code, func(t *testing.T) {
+			t.Parallel()
 			emu := startEmulator(t, tt.faults...)
 			cloud, _, _ := strings.Cut(tt.op, " ")
 			for _, l := range loaders(t, emu, opts, regions) {

@@ -35,6 +35,7 @@ func TestRetriedFaults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+" is survived", func(t *testing.T) {
+			t.Parallel()
 			f := newFront(t, frontConfig{})
 			fault := tt.fault
 			if err := f.world.AddFaults(&fault); err != nil {
@@ -52,6 +53,7 @@ func TestRetriedFaults(t *testing.T) {
 			continue
 		}
 		t.Run(tt.name+" surfaces without retries", func(t *testing.T) {
+			t.Parallel()
 			f := newFront(t, frontConfig{retry: &noRetry})
 			fault := tt.fault
 			if err := f.world.AddFaults(&fault); err != nil {
@@ -117,6 +119,7 @@ func TestStockOut(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			f := newFront(t, frontConfig{})
 			tt.setup(f.world)
 			_, err := f.create(t, "unlucky", vmRequest("eastus", t4, tt.opts...))
@@ -180,6 +183,7 @@ func TestQuota(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			f := newFront(t, frontConfig{})
 			tt.setup(f.world)
 			_, err := f.vms.BeginCreateOrUpdate(context.Background(), testRG, "big", vmRequest("eastus", a100, tt.opts...), nil)
@@ -265,6 +269,7 @@ func TestSpotEviction(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			window := 10 * time.Minute
 			f := newFront(t, frontConfig{manual: true, world: sim.Config{PreemptedVisibleFor: window}})
 			vm := f.mustCreate(t, "cheap", vmRequest("eastus", t4, inZone("1"), spot(tt.policy)))
