@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-
 	"github.com/gpufleet/gpufleet/reconcile"
 	"github.com/gpufleet/gpufleet/reconcile/status"
 )
@@ -24,14 +22,7 @@ func TestDriftMetricFollowsTheLastRunThatListed(t *testing.T) {
 	m.recordRun("repo-a", resultSuccess, time.Second, drifted, now)
 	check := func(when string, want map[string]float64) {
 		t.Helper()
-		families, err := m.Gatherer().Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
-		byName := map[string]*dto.MetricFamily{}
-		for _, f := range families {
-			byName[f.GetName()] = f
-		}
+		byName := scrape(t, m)
 		got := map[string]float64{}
 		for _, s := range samples(byName, "gpufleet_drift_instances") {
 			got[s.labels["repo"]+" "+s.labels["fleet"]+" "+s.labels["kind"]] = s.value
@@ -80,14 +71,7 @@ func TestAScrapeThatCountsARunSeesWhatItLeft(t *testing.T) {
 			scraping = false // one more scrape, after the last run
 		default:
 		}
-		families, err := m.Gatherer().Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
-		byName := map[string]*dto.MetricFamily{}
-		for _, f := range families {
-			byName[f.GetName()] = f
-		}
+		byName := scrape(t, m)
 		counted := int(sum(byName, "gpufleet_reconcile_runs_total", map[string]string{"result": resultSuccess}))
 		left := 0 // runs whose drift the scrape has
 		for _, s := range samples(byName, "gpufleet_drift_instances") {

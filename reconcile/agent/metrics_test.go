@@ -82,8 +82,8 @@ func matches(labels, match map[string]string) bool {
 	return true
 }
 
-// counterValue reads a metric straight from the registry.
-func counterValue(t *testing.T, m *Metrics, name string, match map[string]string) float64 {
+// scrape gathers the metrics as a scrape does, by name.
+func scrape(t *testing.T, m *Metrics) map[string]*dto.MetricFamily {
 	t.Helper()
 	got, err := m.Gatherer().Gather()
 	if err != nil {
@@ -93,7 +93,13 @@ func counterValue(t *testing.T, m *Metrics, name string, match map[string]string
 	for _, f := range got {
 		families[f.GetName()] = f
 	}
-	return sum(families, name, match)
+	return families
+}
+
+// counterValue reads a metric straight from the registry.
+func counterValue(t *testing.T, m *Metrics, name string, match map[string]string) float64 {
+	t.Helper()
+	return sum(scrape(t, m), name, match)
 }
 
 // scrape reads /metrics as Prometheus does and parses it with the text

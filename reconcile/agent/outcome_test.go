@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/reconcile"
 )
@@ -120,18 +118,9 @@ func TestRunWithEveryCreateFailingIsNotConverged(t *testing.T) {
 // these labels, whatever its value.
 func hasSeries(t *testing.T, m *Metrics, name string, labels map[string]string) bool {
 	t.Helper()
-	got, err := m.Gatherer().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range got {
-		if f.GetName() != name {
-			continue
-		}
-		for _, s := range samples(map[string]*dto.MetricFamily{name: f}, name) {
-			if matches(s.labels, labels) {
-				return true
-			}
+	for _, s := range samples(scrape(t, m), name) {
+		if matches(s.labels, labels) {
+			return true
 		}
 	}
 	return false
