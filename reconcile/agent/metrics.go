@@ -26,7 +26,7 @@ import (
 type Metrics struct {
 	registry *prometheus.Registry
 	// runMu makes recording a run and a scrape exclusive. A registry
-	// gathers its collectors one after another, so without it a scrape
+	// gathers its collectors in no fixed order, so without it a scrape
 	// that began before a run was recorded could read the fleets from
 	// before the run and the run's count from after it.
 	runMu       sync.RWMutex
