@@ -25,9 +25,13 @@ type stateFile struct {
 	Operations []*Operation          `json:"operations"`
 	Capacity   []capacityEntry       `json:"capacity,omitempty"`
 	Quota      []quotaEntry          `json:"quota,omitempty"`
-	Unoffered  []offeringKey         `json:"unoffered,omitempty"`
-	Faults     []*Fault              `json:"faults,omitempty"`
-	Calls      map[string]int        `json:"calls,omitempty"`
+	// QuotaBase, QuotaNames and Account, like Resources, are absent from older files.
+	QuotaBase  QuotaBase      `json:"quotaBase,omitempty"`
+	QuotaNames []quotaEntry   `json:"quotaNames,omitempty"`
+	Account    *Account       `json:"account,omitempty"`
+	Unoffered  []offeringKey  `json:"unoffered,omitempty"`
+	Faults     []*Fault       `json:"faults,omitempty"`
+	Calls      map[string]int `json:"calls,omitempty"`
 	// A version 2 file written before rate limits existed lacks the two
 	// fields below and loads as having none. Buckets are not kept: a
 	// restart starts them full, which lets callers through at most one
@@ -87,6 +91,16 @@ func (w *World) load(path string) error {
 	for _, q := range st.Quota {
 		w.quota[q.quotaKey] = q.Limit
 	}
+	w.quotaBase = st.QuotaBase
+	for _, q := range st.QuotaNames {
+		w.quotaNames[q.quotaKey] = q.Limit
+	}
+	if st.Account != nil {
+		if err := st.Account.validate(); err != nil {
+			return fmt.Errorf("emulator state %s: account: %w", path, err)
+		}
+		w.account = *st.Account
+	}
 	for _, k := range st.Unoffered {
 		w.unoffered[k] = true
 	}
@@ -116,7 +130,11 @@ func (w *World) marshal() ([]byte, error) {
 		return nil, err
 	}
 	st := stateFile{Version: stateVersion, Seq: w.seq, Random: random, Tokens: w.tokens, Faults: w.faults, Calls: w.calls,
-		RateLimits: w.rateLimits, Throttled: w.throttled, Resources: w.sortedResources()}
+		RateLimits: w.rateLimits, Throttled: w.throttled, Resources: w.sortedResources(), QuotaBase: w.quotaBase, QuotaNames: w.sortedQuotaNames()}
+	if !w.account.empty() {
+		a := w.account.clone()
+		st.Account = &a
+	}
 	if l := w.latency(); l != (Latency{}) {
 		st.Latency = &l
 	}

@@ -32,7 +32,7 @@ type Config struct {
 	Capacity int
 	// Quota is the limit of every quota the catalog names (see
 	// catalog.UsesFor), in its own unit, vCPUs or GPUs, unless SetQuota
-	// says otherwise. Zero means 1<<20, no limit in practice.
+	// or SetQuotas says otherwise. Zero means Unlimited.
 	Quota int
 	// PendingFor is how long a new instance stays pending before running.
 	PendingFor time.Duration
@@ -63,7 +63,15 @@ type World struct {
 	tokens     map[string]tokenEntry
 	operations map[string]*Operation
 	capacity   map[capacityKey]int
+	// quota holds the limits of quotas in one region, and quotaNames, by
+	// quotaKey with Region "", those of a quota in every region (see
+	// quotaOf).
 	quota      map[quotaKey]int
+	quotaNames map[quotaKey]int
+	// quotaBase is the base SetQuotas was last given; "" if never.
+	quotaBase QuotaBase
+	// account is what the clouds' accounts hold besides instances.
+	account Account
 	// unoffered are the instance types a zone does not offer, though its
 	// region's catalog lists them.
 	unoffered map[offeringKey]bool
@@ -144,7 +152,7 @@ func New(cfg Config) (*World, error) {
 		cfg.Capacity = 64
 	}
 	if cfg.Quota == 0 {
-		cfg.Quota = 1 << 20
+		cfg.Quota = Unlimited
 	}
 	if cfg.PreemptedVisibleFor == 0 {
 		cfg.PreemptedVisibleFor = 10 * time.Minute
@@ -162,6 +170,7 @@ func New(cfg Config) (*World, error) {
 		operations: map[string]*Operation{},
 		capacity:   map[capacityKey]int{},
 		quota:      map[quotaKey]int{},
+		quotaNames: map[quotaKey]int{},
 		unoffered:  map[offeringKey]bool{},
 		calls:      map[string]int{},
 		buckets:    map[bucketKey]time.Time{},
@@ -619,13 +628,6 @@ func (w *World) capacityOf(cloud, zone, instanceType string, market catalog.Mark
 		return n
 	}
 	return w.cfg.Capacity
-}
-
-func (w *World) quotaOf(k quotaKey) int {
-	if n, ok := w.quota[k]; ok {
-		return n
-	}
-	return w.cfg.Quota
 }
 
 // expire applies the passage of time: EC2's terminated instances vanish
