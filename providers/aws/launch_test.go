@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -40,6 +41,17 @@ func launchProvider(t *testing.T, b backend, configure func(*schema.AWS)) *Provi
 	cfg := b.config()
 	cfg.Launch.InstanceProfile = "gpu-node"
 	cfg.Launch.IMDS = "required"
+	if b.world != nil {
+		// The emulator, like EC2, launches only as a profile the account
+		// has (moto's cases create theirs through IAM).
+		account := b.world.Account()
+		if !slices.Contains(account.InstanceProfiles, "gpu-node") {
+			account.InstanceProfiles = append(account.InstanceProfiles, "gpu-node")
+			if err := b.world.SetAccount(account); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	if configure != nil {
 		configure(cfg)
 	}
@@ -164,7 +176,8 @@ func TestLaunchCarriesBootstrapProfileAndIMDS(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			b := b(t)
 			if b.world == nil {
-				// moto checks that the profile exists, as EC2 does.
+				// moto checks that the profile exists, as EC2 and the
+				// emulator do.
 				createInstanceProfile(t, b, "gpu-node")
 			}
 			p := launchProvider(t, b, nil)

@@ -23,6 +23,9 @@ const (
 	KindUnsupported         Kind = "unsupported"
 	KindIdempotencyMismatch Kind = "idempotency-mismatch"
 	KindInvalid             Kind = "invalid"
+	// KindIncorrectState is a call the instance's state does not allow,
+	// such as starting one that is still stopping.
+	KindIncorrectState Kind = "incorrect-state"
 )
 
 // Error is a failure of the world, or one a fault injected.

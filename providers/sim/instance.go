@@ -18,6 +18,10 @@ const (
 	StateRunning      State = "running"
 	StateShuttingDown State = "shutting-down"
 	StateTerminated   State = "terminated"
+	// StateStopping and StateStopped are an instance stopped by its
+	// owner, which holds no capacity until it is started again.
+	StateStopping State = "stopping"
+	StateStopped  State = "stopped"
 	// StateFailed is an Azure VM whose creation failed after ARM accepted
 	// it: the resource stays, holding nothing, until deleted.
 	StateFailed State = "failed"
@@ -42,7 +46,9 @@ type Instance struct {
 	Token        string            `json:"token,omitempty"`
 	LaunchedAt   time.Time         `json:"launchedAt"`
 	EndedAt      time.Time         `json:"endedAt,omitzero"`
-	State        State             `json:"state"`
+	// StoppedAt is when a stopping or stopped instance was asked to stop.
+	StoppedAt time.Time `json:"stoppedAt,omitzero"`
+	State     State     `json:"state"`
 	// Preempted is set when the cloud took a spot instance back.
 	Preempted bool `json:"preempted,omitempty"`
 	// LaunchIndex is the instance's place in the batch that launched it
@@ -81,6 +87,10 @@ func (w *World) stateAt(i *Instance, now time.Time) State {
 	case StateShuttingDown:
 		if i.Cloud == catalog.AWS && !now.Before(i.EndedAt.Add(w.cfg.OperationTime)) {
 			return StateTerminated
+		}
+	case StateStopping:
+		if !now.Before(i.StoppedAt.Add(w.cfg.OperationTime)) {
+			return StateStopped
 		}
 	}
 	return i.State

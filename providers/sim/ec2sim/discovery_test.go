@@ -373,7 +373,9 @@ func TestDescribeInstanceStatus(t *testing.T) {
 	for i := range 7 {
 		running = append(running, aws.ToString(mustRun(t, c, runInput("g4dn.xlarge", "us-east-1a", fmt.Sprintf("s-%d", i))).Instances[0].InstanceId))
 	}
-	f.clock.Advance(time.Minute)
+	// Running after a minute, and their status checks passed three
+	// minutes after that.
+	f.clock.Advance(4 * time.Minute)
 	pending := aws.ToString(mustRun(t, c, runInput("g4dn.xlarge", "us-east-1b", "s-pending")).Instances[0].InstanceId)
 	ended := running[6]
 	if _, err := c.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{ended}}); err != nil {

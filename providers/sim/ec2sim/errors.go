@@ -66,6 +66,7 @@ var kindCodes = map[sim.Kind]string{
 	sim.KindUnsupported:         "Unsupported",
 	sim.KindIdempotencyMismatch: "IdempotentParameterMismatch",
 	sim.KindInvalid:             "InvalidParameterValue",
+	sim.KindIncorrectState:      "IncorrectInstanceState",
 }
 
 // codeStatus is the HTTP status of the codes EC2 lists among its server

@@ -11,9 +11,8 @@ import (
 // image, EBS-backed, whose root device follows from the id so that both
 // kinds of Linux images are met. An id whose last hex digit is even is
 // Amazon Linux's kind, rooted at /dev/xvda; an odd one Ubuntu's (and the
-// Deep Learning AMIs'), rooted at /dev/sda1. A "resolve:ssm:" image is
-// taken to be Ubuntu's: the front cannot read the parameter, and the
-// Ubuntu-based Deep Learning AMI is what gpufleet launches by default.
+// Deep Learning AMIs'), rooted at /dev/sda1. A launch's "resolve:ssm:"
+// image is resolved to an AMI id first (ssm.go).
 const (
 	rootXVDA = "/dev/xvda"
 	rootSDA1 = "/dev/sda1"

@@ -285,6 +285,9 @@ func TestMetadataOptions(t *testing.T) {
 
 func TestInstanceProfile(t *testing.T) {
 	f := newFixture(t, sim.Config{})
+	if err := f.world.SetAccount(sim.Account{InstanceProfiles: []string{"gpu-node"}}); err != nil {
+		t.Fatal(err)
+	}
 	c := f.client("us-east-1", 1)
 	ctx := context.Background()
 
@@ -300,9 +303,9 @@ func TestInstanceProfile(t *testing.T) {
 	}
 
 	in = runInput("g4dn.xlarge", "us-east-1a", "")
-	const other = "arn:aws:iam::210987654321:instance-profile/ml/gpu-node"
-	in.IamInstanceProfile = &types.IamInstanceProfileSpecification{Arn: aws.String(other)}
-	if p := mustRun(t, c, in).Instances[0].IamInstanceProfile; p == nil || aws.ToString(p.Arn) != other {
+	const withPath = "arn:aws:iam::123456789012:instance-profile/ml/gpu-node"
+	in.IamInstanceProfile = &types.IamInstanceProfileSpecification{Arn: aws.String(withPath)}
+	if p := mustRun(t, c, in).Instances[0].IamInstanceProfile; p == nil || aws.ToString(p.Arn) != withPath {
 		t.Errorf("by ARN: %+v", p)
 	}
 	if p := mustRun(t, c, runInput("g4dn.xlarge", "us-east-1a", "")).Instances[0].IamInstanceProfile; p != nil {
@@ -313,6 +316,9 @@ func TestInstanceProfile(t *testing.T) {
 		{Name: aws.String("gpu node")},
 		{Arn: aws.String("arn:aws:iam::123:instance-profile/x")},
 		{Arn: aws.String("arn:aws:iam::123456789012:role/gpu-node")},
+		// Well formed, but another account's, or one this account lacks.
+		{Arn: aws.String("arn:aws:iam::210987654321:instance-profile/ml/gpu-node")},
+		{Name: aws.String("cpu-node")},
 	} {
 		in := runInput("g4dn.xlarge", "us-east-1a", "")
 		in.IamInstanceProfile = spec

@@ -329,7 +329,25 @@ func (s *Server) launchGroup(req *request, l *launch) *apiError {
 			}
 		}
 	}
+	if g.strategy == "spread" {
+		inZone := 0
+		for _, member := range s.groupMembers(req.region, g) {
+			if member.Zone == l.zone {
+				inZone++
+			}
+		}
+		if inZone+l.minCount > spreadPerZone {
+			return &apiError{Status: http.StatusBadRequest, Code: "InsufficientInstanceCapacity", Message: fmt.Sprintf(
+				"The spread placement group '%s' can hold no more than %d running instances in %s; it holds %d and the request asks for %d.", g.name, spreadPerZone, l.zone, inZone, l.minCount)}
+		}
+		// As many as fit, no fewer than the request's minimum.
+		l.maxCount = min(l.maxCount, spreadPerZone-inZone)
+	}
 	l.properties[propPlacementGroup] = g.name
 	l.properties[propPlacementGroupID] = g.id
 	return nil
 }
+
+// spreadPerZone is the most running instances a rack spread placement
+// group holds in one availability zone: each is on a rack of its own.
+const spreadPerZone = 7

@@ -293,6 +293,9 @@ func stateReason(inst *sim.Instance, state string) string {
 	if state == "pending" {
 		return reasonPending
 	}
+	if state == "stopping" || state == "stopped" {
+		return reasonUserShutdown
+	}
 	if state != "terminated" && state != "shutting-down" {
 		return ""
 	}

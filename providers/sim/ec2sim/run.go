@@ -216,12 +216,12 @@ func (s *Server) parseLaunch(req *request, zone string, market catalog.Market) (
 	}
 
 	image := form.Get("ImageId")
-	switch {
-	case image == "":
+	if image == "" {
 		return l, missingParameter("ImageId")
-	case strings.HasPrefix(image, "resolve:ssm:") && len(image) > len("resolve:ssm:"):
-	case !amiID.MatchString(image):
-		return l, malformedImage(image)
+	}
+	image, apiErr := s.resolveImage(req.region, image)
+	if apiErr != nil {
+		return l, apiErr
 	}
 	l.properties[propImage] = image
 
@@ -338,6 +338,12 @@ func parseMarket(form url.Values, l *launch) *apiError {
 	case "terminate", "stop", "hibernate":
 	default:
 		return invalidValue("Invalid value '%s' for InstanceInterruptionBehavior.", interruption)
+	}
+	// A persistent request relaunches what was interrupted, so what it
+	// interrupts must be kept: RunInstances takes it only with stop or
+	// hibernate.
+	if spotType == "persistent" && interruption == "terminate" {
+		return &apiError{Status: http.StatusBadRequest, Code: "InvalidParameterCombination", Message: "Persistent Spot Instance requests are supported only when the instance interruption behavior is stop or hibernate, not terminate."}
 	}
 	if raw := get("InstanceMarketOptions.SpotOptions.MaxPrice"); raw != "" {
 		price, err := strconv.ParseFloat(raw, 64)

@@ -99,7 +99,13 @@ func TestRunInstances(t *testing.T) {
 				if got := aws.ToString(inst.Placement.AvailabilityZone); got != tt.wantZone {
 					t.Errorf("zone %s, want %s", got, tt.wantZone)
 				}
-				if inst.InstanceType != tt.in.InstanceType || aws.ToString(inst.ImageId) != aws.ToString(tt.in.ImageId) {
+				// An image named by an SSM parameter runs as the AMI it
+				// holds.
+				wantImage := aws.ToString(tt.in.ImageId)
+				if strings.HasPrefix(wantImage, "resolve:ssm:") {
+					wantImage = "ami-"
+				}
+				if inst.InstanceType != tt.in.InstanceType || !strings.HasPrefix(aws.ToString(inst.ImageId), wantImage) {
 					t.Errorf("type %s image %s", inst.InstanceType, aws.ToString(inst.ImageId))
 				}
 				if aws.ToString(inst.ClientToken) != aws.ToString(tt.in.ClientToken) {

@@ -83,6 +83,8 @@ var actions = map[string]action{
 	"RunInstances":                  (*Server).runInstances,
 	"DescribeInstances":             (*Server).describeInstances,
 	"TerminateInstances":            (*Server).terminateInstances,
+	"StopInstances":                 (*Server).stopInstances,
+	"StartInstances":                (*Server).startInstances,
 	"CreateTags":                    (*Server).createTags,
 	"DescribeTags":                  (*Server).describeTags,
 	"DescribeSpotInstanceRequests":  (*Server).describeSpotInstanceRequests,
@@ -117,6 +119,8 @@ var actions = map[string]action{
 var mutatingActions = map[string]bool{
 	"RunInstances":         true,
 	"TerminateInstances":   true,
+	"StopInstances":        true,
+	"StartInstances":       true,
 	"CreateTags":           true,
 	"CreatePlacementGroup": true,
 	"DeletePlacementGroup": true,
@@ -187,6 +191,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, requestID string)
 	region, apiErr := s.regionOf(r)
 	if apiErr != nil {
 		return nil, apiErr
+	}
+	if s.world.Denied(cloud, name) {
+		// EC2 checks permission before anything else, a dry run's too:
+		// answering it is what a dry run is for.
+		return nil, &apiError{Status: http.StatusForbidden, Code: "UnauthorizedOperation", Message: fmt.Sprintf(
+			"You are not authorized to perform this operation. User: arn:aws:iam::%s:user/gpufleet is not authorized to perform: ec2:%s because no identity-based policy allows the ec2:%s action", s.opts.AccountID, name, name)}
 	}
 	req := &request{ctx: r.Context(), id: requestID, action: name, region: region, form: r.Form, class: actionClass(name)}
 	switch r.Form.Get("DryRun") {

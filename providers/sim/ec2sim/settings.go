@@ -49,23 +49,27 @@ func parseUserData(form url.Values, l *launch) *apiError {
 }
 
 var (
-	profileARN  = regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:instance-profile/([\w+=,.@-]+/)*[\w+=,.@-]{1,128}$`)
+	// profileARN's groups are the account and the profile's name, after
+	// its path.
+	profileARN  = regexp.MustCompile(`^arn:aws[a-z-]*:iam::([0-9]{12}):instance-profile/(?:[\w+=,.@-]+/)*([\w+=,.@-]{1,128})$`)
 	profileName = regexp.MustCompile(`^[\w+=,.@-]{1,128}$`)
 )
 
 // parseInstanceProfile keeps the IAM instance profile the instances run
 // as, by ARN. A profile named by name is the account's own; its ARN is
-// built with the front's account id. IAM is not emulated: any well-formed
-// profile exists. Given both, the ARN is the one used.
+// built with the front's account id. Given both, the ARN is the one used.
+// A profile must be one the world's account holds: EC2 asks IAM at launch,
+// and answers for one that does not exist as for a malformed one.
 func (s *Server) parseInstanceProfile(form url.Values, region string, l *launch) *apiError {
 	arn, name := form.Get("IamInstanceProfile.Arn"), form.Get("IamInstanceProfile.Name")
 	switch {
 	case arn != "":
-		if !profileARN.MatchString(arn) {
+		m := profileARN.FindStringSubmatch(arn)
+		if m == nil || m[1] != s.opts.AccountID || !s.world.HasInstanceProfile(m[2]) {
 			return invalidValue("Value (%s) for parameter iamInstanceProfile.arn is invalid. Invalid IAM Instance Profile ARN", arn)
 		}
 	case name != "":
-		if !profileName.MatchString(name) {
+		if !profileName.MatchString(name) || !s.world.HasInstanceProfile(name) {
 			return invalidValue("Value (%s) for parameter iamInstanceProfile.name is invalid. Invalid IAM Instance Profile name", name)
 		}
 		arn = fmt.Sprintf("arn:%s:iam::%s:instance-profile/%s", partition(region), s.opts.AccountID, name)

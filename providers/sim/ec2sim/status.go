@@ -5,6 +5,7 @@ package ec2sim
 import (
 	"encoding/xml"
 	"strconv"
+	"time"
 
 	"github.com/gpufleet/gpufleet/providers/sim"
 )
@@ -38,22 +39,28 @@ type describeInstanceStatusResponse struct {
 	NextToken string              `xml:"nextToken,omitempty"`
 }
 
+// statusChecksTake is how long EC2's status checks take once an instance
+// runs: until they pass, both read initializing, for minutes, which a
+// client waiting for instance-status-ok sees.
+const statusChecksTake = 3 * time.Minute
+
 // statusCheck is the result of EC2's status checks for an instance in a
-// state: they run while it is pending and have passed once it runs; an
-// instance on its way out, or gone, has none that apply.
-func statusCheck(state string) statusSummaryXML {
-	switch state {
-	case "pending":
+// state: they run while it is pending and for statusChecksTake after it
+// runs, then have passed; an instance on its way out, or gone, has none
+// that apply.
+func statusCheck(state string, checking bool) statusSummaryXML {
+	switch {
+	case state == "pending" || state == "running" && checking:
 		return statusSummaryXML{Status: "initializing", Details: []statusDetailXML{{Name: "reachability", Status: "initializing"}}}
-	case "running":
+	case state == "running":
 		return statusSummaryXML{Status: "ok", Details: []statusDetailXML{{Name: "reachability", Status: "passed"}}}
 	}
 	return statusSummaryXML{Status: "not-applicable"}
 }
 
-func (s *Server) renderStatus(inst *sim.Instance) instanceStatusXML {
+func (s *Server) renderStatus(inst *sim.Instance, now time.Time, pendingFor time.Duration) instanceStatusXML {
 	state := stateName(inst.State)
-	check := statusCheck(state)
+	check := statusCheck(state, now.Before(inst.LaunchedAt.Add(pendingFor+statusChecksTake)))
 	return instanceStatusXML{
 		InstanceID:         inst.ID,
 		AvailabilityZone:   inst.Zone,
@@ -130,8 +137,9 @@ func (s *Server) describeInstanceStatus(req *request) (any, *apiError) {
 	// The token is the launch sequence of the last instance served, as
 	// DescribeInstances pages.
 	var last uint64
+	now, pendingFor := s.world.Now(), s.world.Latency().Launch
 	for _, inst := range insts {
-		x := s.renderStatus(inst)
+		x := s.renderStatus(inst, now, pendingFor)
 		if !matchesTable(x, fs, statusFilters) {
 			continue
 		}
