@@ -77,6 +77,12 @@ func newBackendWith(t *testing.T, cfg *schema.GCP, world sim.Config, wrap func(h
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The nodes' service account is one the project has, as GCE requires.
+	if cfg.Launch.ServiceAccount != "" {
+		if err := w.SetAccount(sim.Account{ServiceAccounts: []string{cfg.Launch.ServiceAccount}}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var front http.Handler = gcesim.New(w, gcesim.Options{})
 	if wrap != nil {
 		front = wrap(front)

@@ -19,7 +19,9 @@ import (
 // operations, which the front keeps apart, are not among them.
 func (s *Server) aggregatedOperations(w http.ResponseWriter, r *http.Request, project string) error {
 	collection := "projects/" + project + "/aggregated/operations"
-	q, invalid := parseOperationQuery(r, collection)
+	// Aggregated, they are in order of scope first, not of when they
+	// began.
+	q, invalid := newestFirstQuery(parseOperationQuery(r, collection))
 	if err := admitted(s.admit(r, OpOperationsAggregatedList, project, "", "", "projects/"+project), invalid); err != nil {
 		return err
 	}

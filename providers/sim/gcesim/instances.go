@@ -395,7 +395,7 @@ func (s *Server) shapeSpec(l links, spec sim.LaunchSpec, project, field string, 
 	if err := metadataProps(field, res.GetMetadata(), props); err != nil {
 		return spec, typ, err
 	}
-	if err := serviceAccountProps(field, project, res.GetServiceAccounts(), props); err != nil {
+	if err := s.serviceAccountProps(field, project, res.GetServiceAccounts(), props); err != nil {
 		return spec, typ, err
 	}
 	if err := validateLabels(field, res.GetLabels()); err != nil {
@@ -555,8 +555,8 @@ func tagProps(field string, items []string, props map[string]string) *apiError {
 
 // serviceAccountProps validates the service account the instance runs as:
 // one at most, "default" (or no email) being the project's Compute Engine
-// default service account.
-func serviceAccountProps(field, project string, accounts []*computepb.ServiceAccount, props map[string]string) *apiError {
+// default service account, any other one the world's account must hold.
+func (s *Server) serviceAccountProps(field, project string, accounts []*computepb.ServiceAccount, props map[string]string) *apiError {
 	switch {
 	case len(accounts) == 0:
 		return nil
@@ -570,6 +570,9 @@ func serviceAccountProps(field, project string, accounts []*computepb.ServiceAcc
 	}
 	if !strings.Contains(email, "@") {
 		return invalidField(field+".serviceAccounts[0].email", email, "The service account email is not valid.")
+	}
+	if email != defaultServiceAccount(project) && !s.world.HasServiceAccount(email) {
+		return invalidField(field+".serviceAccounts[0].email", email, fmt.Sprintf("Service account %s does not exist.", email))
 	}
 	for i, scope := range sa.GetScopes() {
 		if scope == "" || strings.ContainsAny(scope, " \t\n") {

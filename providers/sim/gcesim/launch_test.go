@@ -182,6 +182,9 @@ func TestMetadataAtTheLimits(t *testing.T) {
 // access config of the instance properties.
 func TestBulkInsertCarriesTheSettings(t *testing.T) {
 	f := newFixture(t, sim.Config{}, Options{})
+	if err := f.world.SetAccount(sim.Account{ServiceAccounts: []string{"nodes@gpufleet-test.iam.gserviceaccount.com"}}); err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 	req := batch{names: []string{"n-0", "n-1", "n-2"}, count: 3}.request()
 	props := req.BulkInsertInstanceResourceResource.InstanceProperties
@@ -227,11 +230,19 @@ func (f *fixture) disk(t *testing.T, name string) *computepb.Disk {
 	return disk
 }
 
-// Service accounts: "default" is the project's default one; an instance
-// runs as one at most.
+// Service accounts: "default" is the project's default one; any other
+// must be one the project has; an instance runs as one at most.
 func TestServiceAccounts(t *testing.T) {
 	f := newFixture(t, sim.Config{}, Options{})
 	ctx := context.Background()
+	// A new project has only its default service account.
+	missing := vm{name: "missing"}.request()
+	missing.InstanceResource.ServiceAccounts = []*computepb.ServiceAccount{{Email: proto.String("nodes@gpufleet-test.iam.gserviceaccount.com")}}
+	_, err := f.instances.Insert(ctx, missing)
+	wantAPIError(t, err, http.StatusBadRequest, "invalid", "Invalid value for field 'resource.serviceAccounts[0].email': 'nodes@gpufleet-test.iam.gserviceaccount.com'. Service account nodes@gpufleet-test.iam.gserviceaccount.com does not exist.")
+	if err := f.world.SetAccount(sim.Account{ServiceAccounts: []string{"nodes@gpufleet-test.iam.gserviceaccount.com"}}); err != nil {
+		t.Fatal(err)
+	}
 	scopes := []string{"https://www.googleapis.com/auth/devstorage.read_only", "https://www.googleapis.com/auth/logging.write"}
 	for name, sa := range map[string]*computepb.ServiceAccount{
 		"named":   {Email: proto.String("nodes@gpufleet-test.iam.gserviceaccount.com"), Scopes: scopes},

@@ -27,6 +27,8 @@ type listQuery struct {
 	filter filter
 	limit  int
 	after  *cursor
+	// newestFirst is orderBy "creationTimestamp desc".
+	newestFirst bool
 }
 
 // cursor is what a page token carries: the last instance of the page, in
@@ -183,7 +185,14 @@ func parseListQuery(r *http.Request, collection string) (listQuery, *apiError) {
 			}
 		}
 	}
-	if v := params.Get("orderBy"); v != "" {
+	// GCE sorts by name, its default, or newest first; a list whose order
+	// is not by name (operations, in the order they began) takes the
+	// second (see newestFirstQuery).
+	switch v := params.Get("orderBy"); v {
+	case "", "name":
+	case "creationTimestamp desc":
+		q.newestFirst = true
+	default:
 		return q, invalidField("orderBy", v, "Sorting by this field is not supported.")
 	}
 	if token := params.Get("pageToken"); token != "" {
@@ -206,7 +215,7 @@ func parseInstanceQuery(r *http.Request, collection string) (listQuery, *apiErro
 	if err == nil && (!q.filter.only(instanceFields...) || q.filter.regex()) {
 		err = invalidField("filter", r.URL.Query().Get("filter"), "Invalid list filter expression.")
 	}
-	return q, err
+	return newestFirstQuery(q, err)
 }
 
 // queryHash ties a page token to the collection (a project's instances,

@@ -136,6 +136,15 @@ func parseOperationQuery(r *http.Request, collection string) (listQuery, *apiErr
 	return q, err
 }
 
+// newestFirstQuery refuses "creationTimestamp desc" on a list whose order
+// is not the order its items began: every list but a zone's operations.
+func newestFirstQuery(q listQuery, err *apiError) (listQuery, *apiError) {
+	if err == nil && q.newestFirst {
+		err = invalidField("orderBy", "creationTimestamp desc", "Sorting by this field is not supported.")
+	}
+	return q, err
+}
+
 // keyedOperation is an operation of a page, rendered when it was listed.
 func keyedOperation(op keyed[*computepb.Operation]) *computepb.Operation { return op.item }
 
@@ -173,7 +182,7 @@ func (s *Server) zoneOperations(l links, project string, keep func(zone string) 
 }
 
 // operationFields are the fields zoneOperations.list filters on.
-var operationFields = []string{"name", "status", "operationType", "targetLink", "targetId", "operationGroupId", "user"}
+var operationFields = []string{"name", "status", "operationType", "targetLink", "targetId", "operationGroupId", "user", "zone", "region"}
 
 func operationField(op *computepb.Operation, c condition) (string, bool) {
 	switch c.Field {
@@ -191,6 +200,12 @@ func operationField(op *computepb.Operation, c condition) (string, bool) {
 		return op.GetOperationGroupId(), op.OperationGroupId != nil
 	case "user":
 		return op.GetUser(), true
+	case "zone":
+		// A link, which gcloud's --filter=zone:Z matches as a regular
+		// expression on the zone's name.
+		return op.GetZone(), op.Zone != nil
+	case "region":
+		return op.GetRegion(), op.Region != nil
 	}
 	return "", false
 }

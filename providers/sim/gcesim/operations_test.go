@@ -73,7 +73,7 @@ func TestListOperations(t *testing.T) {
 		_, err := f.operations.Get(ctx, &computepb.GetZoneOperationRequest{Project: project, Zone: zone, Operation: name})
 		wantAPIError(t, err, 404, "notFound", "")
 	}
-	for _, filter := range []string{`zone eq x`, `name = a AND status eq DONE`, `name eq "("`} {
+	for _, filter := range []string{`progress eq x`, `name = a AND status eq DONE`, `name eq "("`} {
 		_, err := f.operations.List(ctx, &computepb.ListZoneOperationsRequest{Project: project, Zone: zone, Filter: proto.String(filter)}).Next()
 		wantAPIError(t, err, 400, "invalid", "")
 	}

@@ -43,7 +43,7 @@ func parseNameQuery(r *http.Request, collection string) (listQuery, *apiError) {
 	if err == nil && !q.filter.only("name") {
 		err = invalidField("filter", r.URL.Query().Get("filter"), "Invalid list filter expression.")
 	}
-	return q, err
+	return newestFirstQuery(q, err)
 }
 
 // admitted orders a list's refusals as GCE does: its call's (a fault, a
@@ -69,10 +69,18 @@ func page[T any](r *http.Request, collection string, q listQuery, items []keyed[
 // value gives an item's value of a condition's field and whether it has
 // the field.
 func pageBy[T any](r *http.Request, collection string, q listQuery, items []keyed[T], value func(T, condition) (string, bool)) ([]keyed[T], *string) {
-	slices.SortFunc(items, func(a, b keyed[T]) int { return cmp.Or(cmp.Compare(a.scope, b.scope), cmp.Compare(a.name, b.name)) })
+	// Newest first is the list order backwards: only lists ordered by
+	// when their items began take it (see newestFirstQuery).
+	order := 1
+	if q.newestFirst {
+		order = -1
+	}
+	slices.SortFunc(items, func(a, b keyed[T]) int {
+		return order * cmp.Or(cmp.Compare(a.scope, b.scope), cmp.Compare(a.name, b.name))
+	})
 	var out []keyed[T]
 	for _, it := range items {
-		if q.after != nil && cmp.Or(cmp.Compare(it.scope, q.after.Zone), cmp.Compare(it.name, q.after.Name)) <= 0 {
+		if q.after != nil && order*cmp.Or(cmp.Compare(it.scope, q.after.Zone), cmp.Compare(it.name, q.after.Name)) <= 0 {
 			continue
 		}
 		if !q.filter.match(func(c condition) (string, bool) {

@@ -178,7 +178,7 @@ func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request, project, regi
 // listPolicies serves resourcePolicies.list, paged in name order.
 func (s *Server) listPolicies(w http.ResponseWriter, r *http.Request, project, region string) error {
 	collection := regionPath(project, region) + "/resourcePolicies"
-	q, invalid := parseListQuery(r, collection)
+	q, invalid := newestFirstQuery(parseListQuery(r, collection))
 	if _, err := s.policyCall(r, OpPolicyList, project, region, regionPath(project, region)); err != nil {
 		return err
 	}
@@ -214,6 +214,40 @@ func (s *Server) listPolicies(w http.ResponseWriter, r *http.Request, project, r
 		resp.Items = append(resp.Items, renderPolicy(linksOf(r), p))
 	}
 	return writeProto(w, resp)
+}
+
+// aggregatedPolicies serves resourcePolicies.aggregatedList, which
+// gcloud's resource-policies list reads: every region's policies, keyed
+// "regions/R", in pages, with a NO_RESULTS_ON_PAGE warning for every
+// region without any on the page. A filter names the policies.
+func (s *Server) aggregatedPolicies(w http.ResponseWriter, r *http.Request, project string) error {
+	collection := "projects/" + project + "/aggregated/resourcePolicies"
+	q, invalid := parseNameQuery(r, collection)
+	if err := admitted(s.admit(r, OpPolicyAggregated, project, "", "", "projects/"+project), invalid); err != nil {
+		return err
+	}
+	l := linksOf(r)
+	st := s.policies
+	st.mu.Lock()
+	var items []keyed[*computepb.ResourcePolicy]
+	for _, p := range st.policies {
+		if p.project == project {
+			items = append(items, keyed[*computepb.ResourcePolicy]{scope: p.region, name: p.name, item: renderPolicy(l, p)})
+		}
+	}
+	st.mu.Unlock()
+	page, next := page(r, collection, q, items)
+	var scopes []string
+	for _, region := range s.allRegions() {
+		scopes = append(scopes, "regions/"+region)
+	}
+	return writeList(w, l, collection, next, &computepb.ResourcePolicyAggregatedList{
+		Kind: proto.String("compute#resourcePolicyAggregatedList"),
+		Items: aggregate(page, "regions/", scopes, func(p keyed[*computepb.ResourcePolicy]) *computepb.ResourcePolicy { return p.item },
+			func(ps []*computepb.ResourcePolicy, warning *computepb.Warning) *computepb.ResourcePoliciesScopedList {
+				return &computepb.ResourcePoliciesScopedList{ResourcePolicies: ps, Warning: warning}
+			}),
+	})
 }
 
 // deletePolicy serves resourcePolicies.delete. A policy that instances use

@@ -59,6 +59,7 @@ const (
 	OpPolicyInsert        = "resourcePolicies.insert"
 	OpPolicyGet           = "resourcePolicies.get"
 	OpPolicyList          = "resourcePolicies.list"
+	OpPolicyAggregated    = "resourcePolicies.aggregatedList"
 	OpPolicyDelete        = "resourcePolicies.delete"
 	OpRegionOperationGet  = "regionOperations.get"
 	OpRegionOperationWait = "regionOperations.wait"
@@ -111,6 +112,7 @@ var permissions = map[string]string{
 	OpPolicyInsert:                   "compute.resourcePolicies.create",
 	OpPolicyGet:                      "compute.resourcePolicies.get",
 	OpPolicyList:                     "compute.resourcePolicies.list",
+	OpPolicyAggregated:               "compute.resourcePolicies.list",
 	OpPolicyDelete:                   "compute.resourcePolicies.delete",
 	OpRegionOperationGet:             "compute.regionOperations.get",
 	OpRegionOperationWait:            "compute.regionOperations.get",
@@ -185,6 +187,7 @@ var routes = []route{
 	{http.MethodGet, "global/operations/*", serve1((*Server).getGlobalOperation)},
 	{http.MethodPost, "global/operations/*/wait", serve1((*Server).waitGlobalOperation)},
 
+	{http.MethodGet, "aggregated/resourcePolicies", serve0((*Server).aggregatedPolicies)},
 	{http.MethodGet, "regions/*/resourcePolicies", serve1((*Server).listPolicies)},
 	{http.MethodPost, "regions/*/resourcePolicies", serve1((*Server).insertPolicy)},
 	{http.MethodGet, "regions/*/resourcePolicies/*", serve2((*Server).getPolicy)},

@@ -114,6 +114,13 @@ var errClientGone = errors.New("client gone")
 func (s *Server) intercept(ctx context.Context, call sim.Call) (sim.Outcome, error) {
 	call.Cloud = cloud
 	call.Class, call.Tenant = requestClass(call.Op), projectFrom(ctx)
+	// IAM answers before anything else looks at the call: a method the
+	// account denies its caller, named by its API id
+	// ("gcp:compute.instances.insert"), is refused at once, as a
+	// forbidden fault would refuse it.
+	if s.world.Denied(cloud, "compute."+call.Op) {
+		return sim.Outcome{Err: &sim.Error{Kind: sim.KindServerError, Code: reasonForbidden}}, nil
+	}
 	out := s.world.Intercept(call)
 	if out.Latency > 0 {
 		t := time.NewTimer(out.Latency)
