@@ -15,6 +15,16 @@ import (
 // keeps the rules its state holds.
 type ruleFiles struct {
 	faults, rateLimits string
+	// quotas declares the quota limits, replacing those the state holds.
+	quotas string
+	// account declares what the accounts hold (instance profiles,
+	// identities, service accounts, SSM parameters, denied operations),
+	// replacing what the state holds.
+	account string
+	// newAccount, without a quota file, gives a world whose quotas were
+	// never declared the limits of a new account, as `sim serve` does;
+	// the embedded emulator of demo and --sim keeps ample ones.
+	newAccount bool
 	// latency, when set, replaces the one the state holds.
 	latency *sim.Latency
 }
@@ -22,7 +32,8 @@ type ruleFiles struct {
 // startEmulator starts gpufleet's emulated clouds, in this process: `sim
 // serve`, the --sim of reconcile, apply, demo and serve, and `catalog
 // refresh --sim` all start them here. A fault file, when given, declares
-// the world's fault rules, and a rate-limit file its rate limits.
+// the world's fault rules, a rate-limit file its rate limits, a quota file
+// its quota limits and an account file what its accounts hold.
 func (a *app) startEmulator(cfg sim.Config, files ruleFiles, opts emulator.Options) (*emulator.Emulator, error) {
 	world, err := sim.New(cfg)
 	if err != nil {
@@ -37,6 +48,29 @@ func (a *app) startEmulator(cfg sim.Config, files ruleFiles, opts emulator.Optio
 		// them rather than adding to them, and a rule it repeats keeps
 		// how often it fired.
 		if err := world.SetFaults(rules...); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case files.quotas != "":
+		set, err := sim.LoadQuotas(files.quotas, cfg.Catalog)
+		if err != nil {
+			return nil, err
+		}
+		if err := world.SetQuotas(set); err != nil {
+			return nil, err
+		}
+	case files.newAccount && !world.QuotasDeclared():
+		if err := world.SetQuotas(sim.QuotaSet{Base: sim.NewAccount}); err != nil {
+			return nil, err
+		}
+	}
+	if files.account != "" {
+		account, err := sim.LoadAccount(files.account)
+		if err != nil {
+			return nil, err
+		}
+		if err := world.SetAccount(account); err != nil {
 			return nil, err
 		}
 	}

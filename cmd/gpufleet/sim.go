@@ -52,6 +52,7 @@ func (a *app) simServeCommand() *cobra.Command {
 			if cmd.Flags().Changed("op-latency") {
 				files.latency = &sim.Latency{Launch: latency, Operation: latency}
 			}
+			files.newAccount = true
 			emu, err := a.startEmulator(sim.Config{Seed: seed, StatePath: state}, files, opts)
 			if err != nil {
 				return err
@@ -94,6 +95,8 @@ Point gpufleet at it with:
 	cmd.Flags().StringVar(&state, "state", envOr("GPUFLEET_SIM_STATE", ".gpufleet/sim-state.json"), "file the emulated clouds are kept in [GPUFLEET_SIM_STATE]")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed for every random choice of the emulator")
 	cmd.Flags().StringVar(&files.faults, "faults", "", "JSON file of the faults to inject, replacing those the state holds")
+	cmd.Flags().StringVar(&files.quotas, "quotas", "", `JSON file of the quota limits, replacing those the state holds (a new state has a new account's: {"base": "unlimited"} lifts them)`)
+	cmd.Flags().StringVar(&files.account, "account", "", "JSON file of what the accounts hold (instance profiles, identities, service accounts, SSM parameters, denied operations), replacing what the state holds")
 	cmd.Flags().StringVar(&files.rateLimits, "rate-limits", "", "JSON file of the request rate limits to enforce, replacing those the state holds (none in a new state)")
 	cmd.Flags().DurationVar(&latency, "op-latency", 0, "how long launches, deletes and long-running operations take, kept in the state (0 in a new state: at once)")
 	cmd.Flags().BoolVar(&useTLS, "tls", false, "serve https under a CA of the emulator's own, kept in a directory beside the state")

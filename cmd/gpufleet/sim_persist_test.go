@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"testing"
 	"time"
 
@@ -46,13 +47,29 @@ type simProcess struct {
 	env []string
 }
 
+// withQuotas adds --quotas with no limits to sim serve's args that name no
+// quota file: a new account's quotas, sim serve's default, would hold back
+// the fleets of tests that are about something else.
+func withQuotas(t *testing.T, args []string) []string {
+	t.Helper()
+	if slices.Contains(args, "--quotas") {
+		return args
+	}
+	file := filepath.Join(t.TempDir(), "unlimited-quotas.json")
+	if err := os.WriteFile(file, []byte(`{"base": "unlimited"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return append(slices.Clone(args), "--quotas", file)
+}
+
 var exportLine = regexp.MustCompile(`^  export (GPUFLEET_AWS_ENDPOINT=(\S+)) (GPUFLEET_AZURE_ENDPOINT=\S+) (GPUFLEET_GCP_ENDPOINT=\S+)$`)
 
 // startSimProcess runs `gpufleet sim serve` with args and waits for it to
-// print its endpoints.
+// print its endpoints. Without a --quotas of their own, the clouds have
+// quotas out of the way (see withQuotas).
 func startSimProcess(t *testing.T, bin string, args ...string) *simProcess {
 	t.Helper()
-	p := &simProcess{cmd: exec.Command(bin, append([]string{"sim", "serve"}, args...)...)}
+	p := &simProcess{cmd: exec.Command(bin, append([]string{"sim", "serve"}, withQuotas(t, args)...)...)}
 	p.cmd.Stderr = &p.stderr
 	stdout, err := p.cmd.StdoutPipe()
 	if err != nil {

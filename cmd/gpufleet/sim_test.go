@@ -30,7 +30,7 @@ func serve(t *testing.T, state string, args ...string) (endpoint string, stop fu
 	done := make(chan int, 1)
 	var rest bytes.Buffer
 	go func() {
-		done <- run(ctx, append([]string{"sim", "serve", "--state", state}, args...), w, io.Discard)
+		done <- run(ctx, append([]string{"sim", "serve", "--state", state}, withQuotas(t, args)...), w, io.Discard)
 		w.Close()
 	}()
 	lines := bufio.NewScanner(out)
