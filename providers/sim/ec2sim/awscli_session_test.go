@@ -3,6 +3,7 @@
 package ec2sim_test
 
 import (
+	"cmp"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -129,6 +130,8 @@ type session struct {
 	// driver runs the commands when the CLI is a Python script; without
 	// one, each command is a process of its own.
 	driver *cliDriver
+	// service is the CLI's service the commands are of; "" is ec2.
+	service string
 }
 
 // newSession is a session of cli against endpoint, trusting caBundle when
@@ -149,7 +152,7 @@ var cliErrorLine = regexp.MustCompile(`An error occurred \(([^)]+)\) when callin
 // its output, or the API error it reported.
 func (s *session) run(args ...string) ([]byte, *cliError) {
 	s.t.Helper()
-	full := append([]string{"ec2"}, args...)
+	full := append([]string{cmp.Or(s.service, "ec2")}, args...)
 	full = append(full, "--endpoint-url", s.endpoint, "--output", "json")
 	var stdout, stderr []byte
 	var code int

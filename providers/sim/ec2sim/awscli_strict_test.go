@@ -34,6 +34,7 @@ func TestAWSCLIAsStrictAsEC2(t *testing.T) {
 		{name: "stop-instances and start-instances", cfg: sim.Config{OperationTime: time.Minute}, run: cliStopStart},
 		{name: "a denied action is UnauthorizedOperation", run: cliDenied},
 		{name: "a type only some zones offer", run: cliZonalType},
+		{name: "a new account's quotas", run: cliNewAccountQuotas},
 	}
 	for _, cli := range clis {
 		t.Run(cli.version, func(t *testing.T) {
@@ -307,4 +308,34 @@ func cliZonalType(t *testing.T, f *fixture, s *session) {
 		t.Errorf("the refusal does not say where %s is offered (%v): %s", typ, offered, msg)
 	}
 	s.fails("DryRunOperation", "run-instances", "--dry-run", "--image-id", cliAMI, "--instance-type", typ, "--placement", "AvailabilityZone="+offered[0])
+}
+
+// A new account's quotas, as `sim serve` starts with: Service Quotas says
+// them, and a launch past them is refused with EC2's error.
+func cliNewAccountQuotas(t *testing.T, f *fixture, s *session) {
+	if err := f.world.SetQuotas(sim.QuotaSet{Base: sim.NewAccount}); err != nil {
+		t.Fatal(err)
+	}
+	quotas := *s
+	quotas.service = "service-quotas"
+	value := func(code string) float64 {
+		var out struct{ Quota struct{ Value float64 } }
+		quotas.json(&out, "get-service-quota", "--service-code", "ec2", "--quota-code", code)
+		return out.Quota.Value
+	}
+	if g, p := value("L-DB2E81BA"), value("L-417A185B"); g != 8 || p != 0 {
+		t.Errorf("a new account may run %v G and %v P vCPUs, want 8 and 0", g, p)
+	}
+	// Two 4-vCPU instances fill the G quota; a third is over it.
+	s.json(nil, "run-instances", "--image-id", cliAMI, "--instance-type", "g4dn.xlarge", "--count", "2")
+	s.fails("VcpuLimitExceeded", "run-instances", "--image-id", cliAMI, "--instance-type", "g4dn.xlarge")
+	s.fails("VcpuLimitExceeded", "run-instances", "--image-id", cliAMI, "--instance-type", "p4d.24xlarge")
+	// A raised quota, as an increase request grants it, has room.
+	if err := f.world.SetQuotas(sim.QuotaSet{Base: sim.NewAccount, Quotas: []sim.QuotaLimit{{Cloud: catalog.AWS, Region: "us-east-1", Name: "L-DB2E81BA", Limit: 64}}}); err != nil {
+		t.Fatal(err)
+	}
+	if g := value("L-DB2E81BA"); g != 64 {
+		t.Errorf("the raised quota reads %v", g)
+	}
+	s.json(nil, "run-instances", "--image-id", cliAMI, "--instance-type", "g4dn.xlarge")
 }

@@ -144,3 +144,32 @@ func TestOrderBy(t *testing.T) {
 		t.Errorf("instances by name: %v", names)
 	}
 }
+
+// A new project's quotas, as `sim serve` starts with: gcloud reads them
+// from the region and the project, and a create past them fails with
+// QUOTA_EXCEEDED.
+func TestGcloudShowsANewProjectsQuotas(t *testing.T) {
+	t.Parallel()
+	g := newGcloudFront(t, sim.Config{}, Options{})
+	if err := g.world.SetQuotas(sim.QuotaSet{Base: sim.NewAccount}); err != nil {
+		t.Fatal(err)
+	}
+	limit := func(quotas any, metric string) any {
+		for _, q := range quotas.([]any) {
+			if q := q.(map[string]any); q["metric"] == metric {
+				return q["limit"]
+			}
+		}
+		return nil
+	}
+	var region, projectInfo map[string]any
+	g.ok(t, &region, "compute", "regions", "describe", "us-central1")
+	g.ok(t, &projectInfo, "compute", "project-info", "describe")
+	if l4, all := limit(region["quotas"], "NVIDIA_L4_GPUS"), limit(projectInfo["quotas"], "GPUS_ALL_REGIONS"); l4 != 4.0 || all != 8.0 {
+		t.Errorf("a new project may run %v L4s in us-central1 and %v GPUs in all, want 4 and 8", l4, all)
+	}
+	// g2-standard-48 carries four L4s: one fills the region's quota.
+	g.ok(t, nil, "compute", "instances", "create", "four", "--zone", "us-central1-a", "--machine-type", "g2-standard-48")
+	wantIn(t, "gcloud's stderr", g.fails(t, "compute", "instances", "create", "fifth", "--zone", "us-central1-a", "--machine-type", "g2-standard-4"),
+		"Quota 'NVIDIA_L4_GPUS' exceeded. Limit: 4.0 in region us-central1.")
+}
