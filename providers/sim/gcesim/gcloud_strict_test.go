@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // What GCE refuses, or answers, that a lenient front would let gcloud
@@ -172,4 +173,36 @@ func TestGcloudShowsANewProjectsQuotas(t *testing.T) {
 	g.ok(t, nil, "compute", "instances", "create", "four", "--zone", "us-central1-a", "--machine-type", "g2-standard-48")
 	wantIn(t, "gcloud's stderr", g.fails(t, "compute", "instances", "create", "fifth", "--zone", "us-central1-a", "--machine-type", "g2-standard-4"),
 		"Quota 'NVIDIA_L4_GPUS' exceeded. Limit: 4.0 in region us-central1.")
+}
+
+// A machine type the catalog sells in only some of a region's zones is
+// listed there alone, and a create elsewhere fails naming the zone.
+func TestGcloudSeesTypesOnlyWhereTheyAreSold(t *testing.T) {
+	t.Parallel()
+	g := newGcloudFront(t, sim.Config{}, Options{})
+	const typ = "a3-highgpu-8g"
+	r, _ := g.world.Region(cloud, "us-central1")
+	var sold, unsold []string
+	for _, z := range r.Zones {
+		if _, ok := g.world.Type(cloud, z, typ, catalog.OnDemand); ok {
+			sold = append(sold, z)
+		} else {
+			unsold = append(unsold, z)
+		}
+	}
+	if len(sold) == 0 || len(unsold) == 0 {
+		t.Fatalf("the catalog sells %s in %v of us-central1, not in %v: want some of each", typ, sold, unsold)
+	}
+	var listed []map[string]any
+	g.ok(t, &listed, "compute", "machine-types", "list", "--filter", "name="+typ+" AND zone:us-central1")
+	var zones []string
+	for _, m := range listed {
+		zones = append(zones, m["zone"].(string))
+	}
+	slices.Sort(zones)
+	if !slices.Equal(zones, sold) {
+		t.Errorf("gcloud lists %s in %v, the catalog sells it in %v", typ, zones, sold)
+	}
+	wantIn(t, "gcloud's stderr", g.fails(t, "compute", "instances", "create", "lost", "--zone", unsold[0], "--machine-type", typ),
+		"Machine type with name '"+typ+"' does not exist in zone '"+unsold[0]+"'.")
 }
