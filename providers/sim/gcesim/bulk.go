@@ -40,27 +40,37 @@ func (s *Server) bulkInsert(w http.ResponseWriter, r *http.Request, project, zon
 	requestID, idErr := requestIDOf(r)
 	var resource computepb.BulkInsertInstanceResource
 	bodyErr := readResource(r, &resource)
+	op, err := s.launchBulk(r, project, zone, &resource, requestID, cmp.Or(idErr, bodyErr))
+	if err != nil {
+		return err
+	}
+	return s.writeOperation(w, r, op)
+}
+
+// launchBulk launches a bulkInsert's instances in a zone under one world
+// operation, or answers why not; invalid is what reading the request
+// found wrong, which faults on the call answer before.
+func (s *Server) launchBulk(r *http.Request, project, zone string, resource *computepb.BulkInsertInstanceResource, requestID string, invalid *apiError) (*sim.Operation, error) {
 	var spec sim.BatchSpec
 	var typ sim.InstanceType
-	invalid := cmp.Or(idErr, bodyErr)
 	if invalid == nil {
-		spec, typ, invalid = s.batchSpec(linksOf(r), project, zone, &resource)
+		spec, typ, invalid = s.batchSpec(linksOf(r), project, zone, resource)
 	}
 	fc := faultContext{Project: project, Zone: zone, Region: s.region(zone), Type: typ, Spot: spec.Market == catalog.Spot,
 		Permission: permissions[OpBulkInsert], Resource: scope(project, zone) + "/instances"}
 	out, err := s.intercept(r.Context(), sim.Call{Op: OpBulkInsert, Region: fc.Region, Zone: zone, InstanceType: spec.InstanceType})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if out.Err != nil && isSyncFault(out.Err) {
-		return s.syncError(out.Err, fc)
+		return nil, s.syncError(out.Err, fc)
 	}
 	if invalid != nil {
-		return invalid
+		return nil, invalid
 	}
 	release, invalid := s.admitPolicies(linksOf(r), bulkProps, project, zone, spec.Properties)
 	if invalid != nil {
-		return invalid
+		return nil, invalid
 	}
 	defer release()
 	spec.FailLater = s.operationFault(out, fc.Region, spec.InstanceType, spec.Market)
@@ -74,22 +84,22 @@ func (s *Server) bulkInsert(w http.ResponseWriter, r *http.Request, project, zon
 	if errors.As(err, &werr) {
 		switch werr.Kind {
 		case sim.KindAlreadyExists:
-			return alreadyExists(scope(project, zone) + "/instances/" + s.takenName(project, zone, spec.Names))
+			return nil, alreadyExists(scope(project, zone) + "/instances/" + s.takenName(project, zone, spec.Names))
 		case sim.KindUnknownZone:
-			return notFound(scope(project, zone))
+			return nil, notFound(scope(project, zone))
 		case sim.KindUnknownType, sim.KindUnsupported:
-			return unknownMachineType(bulkProps+".machineType", resource.GetInstanceProperties().GetMachineType(), spec.InstanceType, zone)
+			return nil, unknownMachineType(bulkProps+".machineType", resource.GetInstanceProperties().GetMachineType(), spec.InstanceType, zone)
 		}
-		return s.syncError(werr, fc)
+		return nil, s.syncError(werr, fc)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if res.Operation == nil {
 		// The requestId's operation has expired while its instances live on.
-		return alreadyExists(scope(project, zone) + "/instances/" + res.Instances[0].Name)
+		return nil, alreadyExists(scope(project, zone) + "/instances/" + res.Instances[0].Name)
 	}
-	return s.writeOperation(w, r, res.Operation)
+	return res.Operation, nil
 }
 
 // takenName is the first of names that an instance of the zone has, which

@@ -206,3 +206,50 @@ func TestGcloudSeesTypesOnlyWhereTheyAreSold(t *testing.T) {
 	wantIn(t, "gcloud's stderr", g.fails(t, "compute", "instances", "create", "lost", "--zone", unsold[0], "--machine-type", typ),
 		"Machine type with name '"+typ+"' does not exist in zone '"+unsold[0]+"'.")
 }
+
+// bulk create --region calls the regional bulkInsert: GCE picks a zone
+// the location policy allows, and gcloud counts what was made there.
+func TestGcloudBulkCreatesInARegion(t *testing.T) {
+	t.Parallel()
+	g := newGcloudFront(t, sim.Config{}, Options{})
+	create := func(pattern string, extra ...string) map[string]any {
+		var result map[string]any
+		g.ok(t, &result, append([]string{"compute", "instances", "bulk", "create", "--name-pattern", pattern, "--count", "2",
+			"--region", "us-central1", "--machine-type", "g2-standard-4"}, extra...)...)
+		return result
+	}
+	zonesOf := func(result map[string]any) []string {
+		var zones []string
+		for _, inst := range jsonAt(result, "instances").([]any) {
+			zone := inst.(map[string]any)["zone"].(string)
+			zones = append(zones, zone[strings.LastIndexByte(zone, '/')+1:])
+		}
+		return zones
+	}
+	first := create("any-#")
+	if first["createdInstanceCount"] != 2.0 || !slices.Equal(zonesOf(first), []string{"us-central1-a", "us-central1-a"}) {
+		t.Errorf("bulk create --region printed %v", first)
+	}
+	denied := create("away-#", "--location-policy", "us-central1-a=deny")
+	if zones := zonesOf(denied); denied["createdInstanceCount"] != 2.0 || len(zones) != 2 || zones[0] == "us-central1-a" || zones[0] != zones[1] {
+		t.Errorf("with us-central1-a denied, bulk create --region printed %v", denied)
+	}
+	for _, name := range []string{"any-1", "any-2"} {
+		if _, ok := g.world.ByName(cloud, scope(gcloudProject, "us-central1-a"), name); !ok {
+			t.Errorf("%s was not made in us-central1-a", name)
+		}
+	}
+	// gcloud prints a bulk create's refusal and exits 0: what it printed,
+	// and what was made, tell.
+	refused := func(args []string, want string) {
+		t.Helper()
+		_, stderr, _ := g.run(t, append([]string{"compute", "instances", "bulk", "create", "--count", "2", "--machine-type", "g2-standard-4"}, args...)...)
+		wantIn(t, "gcloud's stderr", stderr, want)
+	}
+	refused([]string{"--name-pattern", "even-#", "--region", "us-central1", "--target-distribution-shape", "balanced"},
+		"Invalid value for field 'resource.locationPolicy.targetShape': 'BALANCED'.")
+	refused([]string{"--name-pattern", "lost-#", "--region", "mars-central1"}, "projects/demo-project/regions/mars-central1")
+	if n := len(g.world.List(cloud, nil)); n != 4 {
+		t.Errorf("%d instances, want the four of the two bulk creates that were not refused", n)
+	}
+}

@@ -471,6 +471,9 @@ func (s *Server) regionOperation(w http.ResponseWriter, r *http.Request, call, p
 		// An operation on a subnetwork, which the world keeps.
 		return s.serveResourceOp(w, r, call, project, region, name, call == OpRegionOperationWait)
 	}
+	if _, ok := s.regionalBulk(project, region, name); ok {
+		return s.serveRegionalBulk(w, r, call, project, region, name)
+	}
 	path := regionOpPath(project, region, name)
 	if _, err := s.policyCall(r, call, project, region, path); err != nil {
 		return err

@@ -192,6 +192,7 @@ var routes = []route{
 	{http.MethodPost, "regions/*/resourcePolicies", serve1((*Server).insertPolicy)},
 	{http.MethodGet, "regions/*/resourcePolicies/*", serve2((*Server).getPolicy)},
 	{http.MethodDelete, "regions/*/resourcePolicies/*", serve2((*Server).deletePolicy)},
+	{http.MethodPost, "regions/*/instances/bulkInsert", serve1((*Server).regionalBulkInsert)},
 	{http.MethodGet, "regions/*/operations/*", serve2((*Server).getRegionOperation)},
 	{http.MethodPost, "regions/*/operations/*/wait", serve2((*Server).waitRegionOperation)},
 
