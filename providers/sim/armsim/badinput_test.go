@@ -181,6 +181,7 @@ func FuzzPut(f *testing.F) {
 	server := New(world, Options{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		req := httptest.NewRequest("PUT", vmPath+"fuzz?api-version="+APIVersion, bytes.NewReader(b))
+		req.Header.Set("Authorization", testToken)
 		rec := httptest.NewRecorder()
 		server.ServeHTTP(rec, req)
 		if server.panics.Load() != 0 {

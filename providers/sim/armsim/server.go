@@ -119,6 +119,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if id := r.Header.Get("x-ms-client-request-id"); id != "" {
 		w.Header().Set("x-ms-client-request-id", id)
 	}
+	if !s.authenticate(w, r) {
+		return
+	}
 	if r.Body != nil {
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 	}
