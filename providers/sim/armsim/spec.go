@@ -212,6 +212,9 @@ func (s *Server) parseSpec(vm *armcompute.VirtualMachine, ref vmRef) (vmSpec, *a
 	if spec.identity, e = parseIdentity(vm.Identity); e != nil {
 		return spec, e
 	}
+	if e := s.checkIdentities(spec.identity, ref); e != nil {
+		return spec, e
+	}
 	if e := checkProfiles(p); e != nil {
 		return spec, e
 	}
