@@ -65,6 +65,9 @@ const (
 	OpNICDelete        = "nicDelete"
 	OpNICList          = "nicList"
 	OpNetworkOperation = "networkOperation"
+	// Subscriptions: the subscription itself and its locations.
+	OpSubscriptionGet = "subscriptionGet"
+	OpLocationList    = "locationList"
 )
 
 // Options tunes a Server. The zero value is ARM's behaviour.
@@ -139,6 +142,10 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	}
 	sub := seg[1]
 	switch {
+	case len(seg) == 2:
+		s.dispatch(w, r, subscriptionType, noLocation, handlers{http.MethodGet: func() { s.getSubscription(w, r, sub) }})
+	case len(seg) == 3 && is(2, "locations"):
+		s.dispatch(w, r, locationsType, noLocation, handlers{http.MethodGet: func() { s.listLocations(w, r, sub) }})
 	case len(seg) == 3 && is(2, "resourceGroups"):
 		s.dispatch(w, r, groupType, noLocation, handlers{http.MethodGet: func() { s.listGroups(w, r, sub) }})
 	case len(seg) == 4 && is(2, "resourceGroups"):
