@@ -3,6 +3,7 @@
 package armsim
 
 import (
+	"cmp"
 	"encoding/json"
 	"strings"
 	"sync"
@@ -170,7 +171,7 @@ func (s *Server) render(inst *sim.Instance, opts renderOptions) *armcompute.Virt
 		life.provisioning, life.failure = opts.provisioning, nil
 	}
 	props := *d.model
-	props.VMID = to.Ptr(inst.ID)
+	props.VMID = to.Ptr(cmp.Or(inst.Properties[propVMID], inst.ID))
 	props.TimeCreated = to.Ptr(inst.LaunchedAt)
 	props.ProvisioningState = to.Ptr(life.provisioning)
 	if opts.instanceView {
