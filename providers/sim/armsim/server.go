@@ -203,6 +203,10 @@ func (s *Server) routeCompute(w http.ResponseWriter, r *http.Request, g groupRef
 	case len(rest) == 3 && is(0, "virtualMachines") && is(2, "instanceView"):
 		vm := vmRef{g.Subscription, g.Name, rest[1]}
 		s.dispatch(w, r, vmType, s.vmLocation(r, vm), handlers{http.MethodGet: func() { s.instanceView(w, r, vm) }})
+	case len(rest) == 3 && is(0, "virtualMachines") && isPowerAction(rest[2]):
+		vm := vmRef{g.Subscription, g.Name, rest[1]}
+		a, _ := powerActionNamed(rest[2])
+		s.dispatch(w, r, vmType, s.vmLocation(r, vm), handlers{http.MethodPost: func() { s.powerVM(w, r, vm, a) }})
 	case len(rest) == 1 && is(0, "proximityPlacementGroups"):
 		s.dispatch(w, r, ppgTypeV, noLocation, handlers{http.MethodGet: func() { s.listPPGs(w, r, g.Subscription, g.Name) }})
 	case len(rest) == 2 && is(0, "proximityPlacementGroups"):
