@@ -175,3 +175,19 @@ func TestPowerActionRefusals(t *testing.T) {
 	f.call(t, http.MethodPost, path("failed", "start"), nil).want(t, "start of a failed VM", http.StatusConflict, "OperationNotAllowed")
 	f.call(t, http.MethodPost, path("failed", "deallocate"), nil).want(t, "deallocate of a failed VM", http.StatusAccepted, "")
 }
+
+// A fault that denies an action names the action's own RBAC action, as
+// ARM's AuthorizationFailed does.
+func TestPowerActionDenied(t *testing.T) {
+	f := newFront(t, frontConfig{})
+	f.mustCreate(t, "denied", vmRequest("eastus", t4, inZone("1")))
+	if err := f.world.AddFaults(&sim.Fault{Op: OpDeallocate, Kind: sim.FaultServerError, Code: "AuthorizationFailed", Times: 1}); err != nil {
+		t.Fatal(err)
+	}
+	a := f.call(t, http.MethodPost, vmPath+"denied/deallocate?api-version="+APIVersion, nil)
+	a.want(t, "a denied deallocate", http.StatusForbidden, "AuthorizationFailed")
+	scope := vmRef{testSub, testRG, "denied"}.id()
+	if want := "perform action 'Microsoft.Compute/virtualMachines/deallocate/action' over scope '" + scope + "'"; !strings.Contains(a.message(), want) {
+		t.Errorf("message %q, want %q", a.message(), want)
+	}
+}

@@ -342,6 +342,10 @@ func errGroupDeleting(name string) armError {
 func (s *Server) admitCall(w http.ResponseWriter, r *http.Request, ref vmRef, op string, inst *sim.Instance, opType string) (sim.Outcome, callContext, bool) {
 	call := sim.Call{Op: op}
 	c := callContext{vm: ref, opType: opType}
+	if _, ok := powerActionNamed(op); ok {
+		// A denial names the action's own RBAC action.
+		c.action = resourceType + "/" + op + "/action"
+	}
 	if inst != nil {
 		d := s.describe(inst)
 		call.Region, call.Zone, call.InstanceType = inst.Region, inst.Zone, inst.InstanceType
