@@ -68,6 +68,7 @@ func TestCreateBootstraps(t *testing.T) {
 			"/subscriptions/" + testSub + "/resourceGroups/" + testRG + "/providers/Microsoft.Network/virtualNetworks/gpu-westus3/subnets/nodes"},
 	}
 	e := newEnv(t, envConfig{edit: func(c *schema.Azure) { c.Launch.Identity = testIdentity }})
+	e.holdIdentity(t, testIdentity)
 	ctx := context.Background()
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -232,6 +233,7 @@ func TestCreateEveryCatalogSize(t *testing.T) {
 			c.Launch.SubnetByRegion[r.Name] = "/subscriptions/" + testSub + "/resourceGroups/" + testRG + "/providers/Microsoft.Network/virtualNetworks/gpu-" + r.Name + "/subnets/nodes"
 		}
 	}})
+	e.holdIdentity(t, testIdentity)
 	seen := map[string]bool{}
 	for _, o := range catalog.Default().Offers {
 		if o.Cloud != catalog.Azure || o.Market != catalog.OnDemand || seen[o.InstanceType] {
@@ -268,5 +270,19 @@ func TestCreateWithoutAcceleratedNetworking(t *testing.T) {
 	}
 	if nic := got.Properties.NetworkProfile.NetworkInterfaceConfigurations[0].Properties; deref(nic.EnableAcceleratedNetworking) {
 		t.Errorf("accelerated networking on %s", nv6)
+	}
+}
+
+// An identity the subscription does not hold fails the create as ARM
+// fails it: a request no retry fixes, naming the identity.
+func TestCreateWithoutTheIdentity(t *testing.T) {
+	e := newEnv(t, envConfig{edit: func(c *schema.Azure) { c.Launch.Identity = testIdentity }})
+	_, err := e.provider.Create(context.Background(), request(onDemandT4, "demo", 0))
+	var pe *providers.Error
+	if !errors.As(err, &pe) || pe.Kind != providers.KindInvalid || pe.Code != "FailedIdentityOperation" || !strings.Contains(pe.Message, testIdentity) {
+		t.Fatalf("create: %v, want an invalid request FailedIdentityOperation naming %s", err, testIdentity)
+	}
+	if n := len(e.world.List(catalog.Azure, nil)); n != 0 {
+		t.Errorf("%d VMs after the refusal", n)
 	}
 }

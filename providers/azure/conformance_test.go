@@ -114,6 +114,15 @@ func newEnv(t *testing.T, ec envConfig) *env {
 	return &env{world: world, url: ts.URL, provider: p, raw: raw}
 }
 
+// holdIdentity gives the subscription a user-assigned identity, which
+// the emulator, as ARM, requires of a VM that names it.
+func (e *env) holdIdentity(t *testing.T, id string) {
+	t.Helper()
+	if err := e.world.SetAccount(sim.Account{Identities: []string{id}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func testConfig() *schema.Azure {
 	cfg := &schema.Azure{Enabled: true, Subscription: testSub, ResourceGroup: testRG, Regions: []string{"eastus", "westus3"}}
 	cfg.Launch.Image = "microsoft-dsvm:ubuntu-hpc:2204:latest"

@@ -145,6 +145,16 @@ func (s *Server) sweep() {
 			s.world.DeleteResource(cloud, kind, res.ID)
 		}
 	}
+	// A VM's power state goes with the VM.
+	for _, res := range s.world.Resources(cloud, kindPower, nil) {
+		var c powerChange
+		if json.Unmarshal(res.Body, &c) != nil {
+			continue
+		}
+		if _, ok := s.world.Get(c.Instance); !ok {
+			s.world.DeleteResource(cloud, kindPower, res.ID)
+		}
+	}
 	for _, res := range s.world.Resources(cloud, kindOperation, nil) {
 		var op asyncOp
 		if json.Unmarshal(res.Body, &op) == nil && now.Sub(op.Until) > operationLifetime {

@@ -88,7 +88,7 @@ func TestBadInput(t *testing.T) {
 		{"root", "GET", "/", nil, nil, 404, "NotFound", ""},
 		{"unknown resource type", "GET", "/subscriptions/" + testSub + "/resourceGroups/" + testRG + "/providers/Microsoft.Compute/disks/d" + q, nil, nil, 404, "InvalidResourceType", "The resource type 'disks' could not be found in the namespace 'Microsoft.Compute'"},
 		{"unknown namespace", "GET", "/subscriptions/" + testSub + "/providers/Microsoft.Foo/bars" + q, nil, nil, 404, "InvalidResourceNamespace", ""},
-		{"unknown VM action", "POST", vmPath + "exists/start" + q, nil, nil, 404, "InvalidResourceType", ""},
+		{"unknown VM action", "POST", vmPath + "exists/redeploy" + q, nil, nil, 404, "InvalidResourceType", ""},
 		{"method not allowed", "POST", vmPath + "exists" + q, nil, nil, 405, "MethodNotAllowed", ""},
 		{"PATCH of more than tags", "PATCH", vmPath + "exists" + q, []byte(`{"properties":{"hardwareProfile":{"vmSize":"Standard_NC8as_T4_v3"}}}`), nil, 400, "InvalidParameter",
 			"The emulator updates only tags by PATCH; the request also sets properties. Send a PUT of the whole VM to change them."},
@@ -181,6 +181,7 @@ func FuzzPut(f *testing.F) {
 	server := New(world, Options{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		req := httptest.NewRequest("PUT", vmPath+"fuzz?api-version="+APIVersion, bytes.NewReader(b))
+		req.Header.Set("Authorization", testToken)
 		rec := httptest.NewRecorder()
 		server.ServeHTTP(rec, req)
 		if server.panics.Load() != 0 {

@@ -90,13 +90,17 @@ func TestSubSecondThrottleWait(t *testing.T) {
 }
 
 // ARM accepts a create it cannot place and fails its operation; the VM
-// stays, Failed, until deleted.
+// stays, Failed, until deleted. A PUT of it again starts its creation
+// over, which fails again while the cause lasts (a full zone) and
+// succeeds once it is gone (a fault that struck once).
 func TestStockOut(t *testing.T) {
 	tests := []struct {
 		name     string
 		setup    func(*sim.World)
 		opts     []vmOption
 		wantCode string
+		// once is a cause gone by the second PUT.
+		once bool
 	}{
 		{name: "zonal", setup: func(w *sim.World) { w.SetCapacity(catalog.Azure, "eastus-1", t4, catalog.OnDemand, 0) },
 			opts: []vmOption{inZone("1")}, wantCode: "ZonalAllocationFailed"},
@@ -109,13 +113,13 @@ func TestStockOut(t *testing.T) {
 			opts: []vmOption{inZone("3"), spot(armcompute.VirtualMachineEvictionPolicyTypesDelete)}, wantCode: "ZonalAllocationFailed"},
 		{name: "capacity fault", setup: func(w *sim.World) {
 			w.AddFaults(&sim.Fault{Op: OpPut, Kind: sim.FaultCapacity, Times: 1})
-		}, wantCode: "AllocationFailed"},
+		}, wantCode: "AllocationFailed", once: true},
 		{name: "fail-later fault", setup: func(w *sim.World) {
 			w.AddFaults(&sim.Fault{Op: OpPut, Kind: sim.FaultFailLater, Times: 1})
-		}, opts: []vmOption{inZone("2")}, wantCode: "ZonalAllocationFailed"},
+		}, opts: []vmOption{inZone("2")}, wantCode: "ZonalAllocationFailed", once: true},
 		{name: "fail-later fault with its own code", setup: func(w *sim.World) {
 			w.AddFaults(&sim.Fault{Op: OpPut, Kind: sim.FaultFailLater, Code: "OverconstrainedAllocationRequest", Times: 1})
-		}, wantCode: "OverconstrainedAllocationRequest"},
+		}, wantCode: "OverconstrainedAllocationRequest", once: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -134,10 +138,22 @@ func TestStockOut(t *testing.T) {
 			if st := statuses(vm); deref(vm.Properties.ProvisioningState) != "Failed" || st["ProvisioningState"] != "failed/"+tt.wantCode {
 				t.Fatalf("failed VM shows %q %v", deref(vm.Properties.ProvisioningState), st)
 			}
-			// PUT again: the emulator does not retry a failed VM, it
-			// points the client at the failure.
-			_, err = f.create(t, "unlucky", vmRequest("eastus", t4, tt.opts...))
-			responseError(t, err, tt.wantCode, 0)
+			ops := len(f.world.Operations(catalog.Azure, sim.OperationPut))
+			again, err := f.create(t, "unlucky", vmRequest("eastus", t4, tt.opts...))
+			if n := len(f.world.Operations(catalog.Azure, sim.OperationPut)); n != ops+1 {
+				t.Errorf("the second PUT started %d operations, want a new one", n-ops)
+			}
+			if tt.once {
+				if err != nil {
+					t.Fatalf("the second PUT, the cause gone: %v", err)
+				}
+				if deref(again.Properties.ProvisioningState) != "Succeeded" || deref(again.Properties.VMID) != deref(vm.Properties.VMID) {
+					t.Errorf("created again %s with vmId %s, want Succeeded keeping %s",
+						deref(again.Properties.ProvisioningState), deref(again.Properties.VMID), deref(vm.Properties.VMID))
+				}
+			} else {
+				responseError(t, err, tt.wantCode, 0)
+			}
 			poller, err := f.vms.BeginDelete(context.Background(), testRG, "unlucky", nil)
 			if err != nil {
 				t.Fatal(err)
@@ -320,4 +336,40 @@ func TestSpotMaxPrice(t *testing.T) {
 	}
 	vm.Properties.BillingProfile.MaxPrice = to.Ptr(float64(price) / 1e6 * 1.1)
 	f.mustCreate(t, "stingy", vm)
+}
+
+// A VM whose zone had no room is created by a PUT once the zone has room
+// again: the same VM, running, holding the capacity it failed to get.
+func TestCreateAgainOnceThereIsRoom(t *testing.T) {
+	f := newFront(t, frontConfig{})
+	f.world.SetCapacity(catalog.Azure, "eastus-1", t4, catalog.OnDemand, 0)
+	_, err := f.create(t, "waiting", vmRequest("eastus", t4, inZone("1")))
+	responseError(t, err, "ZonalAllocationFailed", 0)
+	failed, err := f.get(t, "waiting")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.world.SetCapacity(catalog.Azure, "eastus-1", t4, catalog.OnDemand, 1)
+	poller, err := f.vms.BeginCreateOrUpdate(context.Background(), testRG, "waiting", vmRequest("eastus", t4, inZone("1")), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if poller.Done() {
+		t.Error("the second PUT answered the failed operation, want a new one running")
+	}
+	if _, err := poller.PollUntilDone(context.Background(), pollFast); err != nil {
+		t.Fatal(err)
+	}
+	vm, err := f.get(t, "waiting")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := statuses(vm); deref(vm.Properties.ProvisioningState) != "Succeeded" || st["PowerState"] != "running" ||
+		deref(vm.Properties.VMID) != deref(failed.Properties.VMID) {
+		t.Errorf("created again: %s %v vmId %s, want Succeeded, running, vmId %s",
+			deref(vm.Properties.ProvisioningState), st, deref(vm.Properties.VMID), deref(failed.Properties.VMID))
+	}
+	// The zone's one place is taken now.
+	_, err = f.create(t, "next", vmRequest("eastus", t4, inZone("1")))
+	responseError(t, err, "ZonalAllocationFailed", 0)
 }

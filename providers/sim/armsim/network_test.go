@@ -255,3 +255,32 @@ func TestVMReferences(t *testing.T) {
 	f.call(t, "DELETE", nic+"east"+netQ, nil).want(t, "the interface once its VM is gone", http.StatusAccepted, "")
 	f.call(t, "DELETE", fixtureSubnetID("westus3")+netQ, nil).want(t, "the subnet once its VM is gone", http.StatusAccepted, "")
 }
+
+// An interface belongs to one VM at a time: a second VM naming it is
+// refused with NicInUse naming both, while the VM that has it may be put
+// again with it, and once that VM is deleted another may take it.
+func TestNICAttachedOnce(t *testing.T) {
+	f := newFront(t, frontConfig{})
+	nic := netPath + "networkInterfaces/"
+	f.call(t, "PUT", nic+"shared"+netQ, nicBody("eastus", fixtureSubnetID("eastus"))).want(t, "nic", 201, "")
+	vm := vmRequest("eastus", t4, inZone("1"), attachNIC(nic+"shared"))
+	f.mustCreate(t, "first", vm)
+
+	_, err := f.create(t, "second", vm)
+	re := responseError(t, err, "NicInUse", http.StatusBadRequest)
+	vmID := "/subscriptions/" + testSub + "/resourceGroups/" + testRG + "/providers/Microsoft.Compute/virtualMachines/"
+	want := "Network interface " + nic + "shared is used by existing resource " + vmID + "first. In order to use this network interface for a new virtual machine, please detach it from the existing one."
+	if !strings.Contains(re.Error(), want) {
+		t.Errorf("error %v, want %q", err, want)
+	}
+	if _, err := f.get(t, "second"); err == nil {
+		t.Error("the refused VM exists")
+	}
+	if _, err := f.create(t, "first", vm); err != nil {
+		t.Errorf("a re-PUT of the VM with its own interface: %v", err)
+	}
+	f.delete(t, "first")
+	if _, err := f.create(t, "second", vm); err != nil {
+		t.Errorf("the interface once its VM is gone: %v", err)
+	}
+}

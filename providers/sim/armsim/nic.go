@@ -137,9 +137,16 @@ func groupOfKey(key string) groupRef {
 }
 
 // nicUsers lists the VMs that use an interface.
-func (s *Server) nicUsers(key string) []string {
+func (s *Server) nicUsers(key string) []string { return s.nicUsersBut(key, nil) }
+
+// nicUsersBut is nicUsers without the VM but, which a re-PUT of that VM
+// with its own interface must not find in its way.
+func (s *Server) nicUsersBut(key string, but *vmRef) []string {
 	var out []string
 	for _, inst := range s.world.List(cloud, func(inst *sim.Instance) bool {
+		if but != nil && inst.Scope == but.scope() && inst.Name == but.key() {
+			return false
+		}
 		return slices.Contains(strings.Split(inst.Properties[propNICs], "\n"), key)
 	}) {
 		out = append(out, s.describe(inst).id())

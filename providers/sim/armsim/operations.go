@@ -38,6 +38,9 @@ func (s *Server) operation(w http.ResponseWriter, r *http.Request, sub, location
 	}
 	op, found := s.world.Operation(id)
 	if !found || op.Cloud != cloud || !strings.HasPrefix(op.Scope, strings.ToLower("/subscriptions/"+sub+"/")) {
+		if s.computeOperation(w, r, sub, id) {
+			return
+		}
 		s.writeError(w, armError{Status: http.StatusNotFound, Code: "NotFound",
 			Message: fmt.Sprintf("The operation '%s' was not found.", id)})
 		return

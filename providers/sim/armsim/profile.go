@@ -186,6 +186,20 @@ func parseIdentity(id *armcompute.VirtualMachineIdentity) (vmIdentity, *armError
 	return out, nil
 }
 
+// checkIdentities refuses a VM whose user-assigned identities the
+// subscription does not hold, as Compute relays Managed Identity's
+// refusal, naming the first one missing.
+func (s *Server) checkIdentities(v vmIdentity, ref vmRef) *armError {
+	for _, id := range v.ids {
+		if s.world.HasIdentity(id) {
+			continue
+		}
+		return &armError{Status: http.StatusBadRequest, Code: "FailedIdentityOperation",
+			Message: fmt.Sprintf(`Identity operation for resource '%s' failed with error 'Failed to perform resource identity operation. Status: 'BadRequest'. Response: '{"error":{"code":"BadRequest","message":"Resource '%s' was not found."}}'.'.`, ref.id(), id)}
+	}
+	return nil
+}
+
 // Keys of sim.Instance.Properties that hold a VM's identity.
 const (
 	propIdentityType = "identityType"

@@ -232,6 +232,9 @@ func TestLinuxAuthentication(t *testing.T) {
 // it: the same for every VM of one identity, on every read.
 func TestIdentity(t *testing.T) {
 	f := newFront(t, frontConfig{})
+	if err := f.world.SetAccount(sim.Account{Identities: []string{identityA, identityB}}); err != nil {
+		t.Fatal(err)
+	}
 	a1 := f.mustCreate(t, "a1", vmRequest("eastus", t4, inZone("1"), userAssigned(identityA)))
 	a2 := f.mustCreate(t, "a2", vmRequest("eastus", t4, inZone("2"), userAssigned(identityA)))
 	b := f.mustCreate(t, "b", vmRequest("eastus", t4, inZone("1"), userAssigned(identityB)))
@@ -309,6 +312,16 @@ func TestIdentity(t *testing.T) {
 			_, err := f.create(t, "refused", vmRequest("eastus", t4, inZone("1"), tt.opt))
 			refusal(t, err, tt.code, tt.status, tt.target)
 		})
+	}
+
+	// Compute relays Managed Identity's refusal of one the subscription
+	// does not hold, whatever the case of the ones it does.
+	missing := strings.Replace(identityA, "nodes-a", "nodes-c", 1)
+	_, err = f.create(t, "refused", vmRequest("eastus", t4, inZone("1"), userAssigned(strings.ToLower(identityB), missing)))
+	re := responseError(t, err, "FailedIdentityOperation", http.StatusBadRequest)
+	want := `Identity operation for resource '/subscriptions/` + testSub + `/resourceGroups/` + testRG + `/providers/Microsoft.Compute/virtualMachines/refused' failed with error 'Failed to perform resource identity operation. Status: 'BadRequest'. Response: '{\"error\":{\"code\":\"BadRequest\",\"message\":\"Resource '` + missing + `' was not found.\"}}'.'.`
+	if !strings.Contains(re.Error(), want) {
+		t.Errorf("error %v, want %s", err, want)
 	}
 
 	// The emulator does not change a VM's identity; the same one, or none

@@ -56,6 +56,73 @@ type stepResult struct {
 	Seconds    float64         `json:"seconds"`
 }
 
+// scriptResults are the steps of a script of testdata/pythonsdk by name.
+type scriptResults map[string]stepResult
+
+// value decodes a step's value, failing the test when the step failed.
+func (results scriptResults) value(t *testing.T, name string, v any) {
+	t.Helper()
+	r := results[name]
+	if !r.OK {
+		t.Fatalf("%s failed: %d %s %s", name, r.Status, r.Code, r.Message)
+	}
+	if err := json.Unmarshal(r.Value, v); err != nil {
+		t.Fatalf("%s: %v: %s", name, err, r.Value)
+	}
+}
+
+// refused checks a step failed with ARM's status and code, and a message
+// holding text.
+func (results scriptResults) refused(t *testing.T, name string, status int, code, text string) {
+	t.Helper()
+	r := results[name]
+	if r.OK || r.Code != code || r.Status != status || !strings.Contains(r.Message, text) {
+		t.Errorf("%s: got ok=%v %d %s %q, want %d %s containing %q", name, r.OK, r.Status, r.Code, r.Message, status, code, text)
+	}
+}
+
+// runScript serves front over https and runs a script of
+// testdata/pythonsdk against it with py, env added to its environment,
+// and returns the steps it printed.
+func runScript(t *testing.T, py string, front *Server, script string, env ...string) scriptResults {
+	t.Helper()
+	t.Cleanup(func() {
+		if n := front.panics.Load(); n != 0 {
+			t.Errorf("%d requests reached the last-resort recover", n)
+		}
+	})
+	files, err := simtls.Ensure(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsConfig, err := files.ServerConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(front)
+	srv.TLS = tlsConfig
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, py, filepath.Join("testdata", "pythonsdk", script))
+	cmd.Env = append(os.Environ(), "ARM_ENDPOINT="+srv.URL, "SUBSCRIPTION="+testSub, "REQUESTS_CA_BUNDLE="+files.CA,
+		"PYTHONDONTWRITEBYTECODE=1")
+	cmd.Env = append(cmd.Env, env...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", script, err, stderr.String())
+	}
+	var results scriptResults
+	if err := json.Unmarshal(out, &results); err != nil {
+		t.Fatalf("%s printed no results: %v\n%s\n%s", script, err, out, stderr.String())
+	}
+	return results
+}
+
 // The Azure SDK for Python (Debian's python3-azure: azure-mgmt-compute
 // 29, azure-mgmt-network 23, azure-mgmt-resource 22, azure-core 1.26)
 // drives the front over https as it drives Azure: a resource group, a
@@ -85,49 +152,8 @@ func TestPythonSDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	front := New(world, Options{PageSize: 2, ThrottleRetryAfter: 3 * time.Second})
-	t.Cleanup(func() {
-		if n := front.panics.Load(); n != 0 {
-			t.Errorf("%d requests reached the last-resort recover", n)
-		}
-	})
-	files, err := simtls.Ensure(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	tlsConfig, err := files.ServerConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewUnstartedServer(front)
-	srv.TLS = tlsConfig
-	srv.StartTLS()
-	t.Cleanup(srv.Close)
-
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, py, filepath.Join("testdata", "pythonsdk", "scenario.py"))
-	cmd.Env = append(os.Environ(), "ARM_ENDPOINT="+srv.URL, "SUBSCRIPTION="+testSub, "REQUESTS_CA_BUNDLE="+files.CA,
-		"PYTHONDONTWRITEBYTECODE=1")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("scenario.py: %v\n%s", err, stderr.String())
-	}
-	var results map[string]stepResult
-	if err := json.Unmarshal(out, &results); err != nil {
-		t.Fatalf("scenario.py printed no results: %v\n%s\n%s", err, out, stderr.String())
-	}
-	value := func(t *testing.T, name string, v any) {
-		t.Helper()
-		r := results[name]
-		if !r.OK {
-			t.Fatalf("%s failed: %d %s %s", name, r.Status, r.Code, r.Message)
-		}
-		if err := json.Unmarshal(r.Value, v); err != nil {
-			t.Fatalf("%s: %v: %s", name, err, r.Value)
-		}
-	}
+	results := runScript(t, py, front, "scenario.py")
+	value := results.value
 
 	t.Run("resource group", func(t *testing.T) {
 		var g struct {
@@ -282,5 +308,121 @@ func TestPythonSDK(t *testing.T) {
 		if left := world.List(cloud, func(inst *sim.Instance) bool { return strings.Contains(inst.Scope, "/resourcegroups/py-rg") }); len(left) != 0 {
 			t.Errorf("%d VMs left in the deleted group", len(left))
 		}
+	})
+}
+
+// The Azure SDK for Python meets the front where it is as strict as ARM
+// (testdata/pythonsdk/strict.py): an interface one VM has is refused to
+// another, a request without a bearer token is turned away, a failed
+// create is retried by a PUT, a VM is deallocated, stopped, started and
+// restarted, the subscription describes itself and its locations, and a
+// user-assigned identity must be the subscription's.
+func TestPythonSDKStrict(t *testing.T) {
+	py := pythonWithAzure(t)
+	if testing.Short() {
+		t.Skip("drives the Azure SDK for Python in real time")
+	}
+	const opTime = 500 * time.Millisecond
+	world, err := sim.New(sim.Config{Catalog: catalog.Default(), OperationTime: opTime, PendingFor: opTime})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := "/subscriptions/" + testSub + "/resourceGroups/" + testRG + "/providers/Microsoft.ManagedIdentity/userAssignedIdentities/py-nodes"
+	if err := world.SetAccount(sim.Account{Identities: []string{held}}); err != nil {
+		t.Fatal(err)
+	}
+	// The first create in zone 2 finds no room; the next does.
+	if err := world.AddFaults(&sim.Fault{Cloud: cloud, Op: OpPut, Zone: "eastus-2", Kind: sim.FaultCapacity, Times: 1}); err != nil {
+		t.Fatal(err)
+	}
+	results := runScript(t, py, New(world, Options{}), "strict.py", "HELD_IDENTITY="+held)
+	created := func(t *testing.T, step string) string {
+		t.Helper()
+		var vm struct{ State, VMID string }
+		results.value(t, step, &vm)
+		if vm.State != "Succeeded" || vm.VMID == "" {
+			t.Errorf("%s: %+v, want a VM Succeeded", step, vm)
+		}
+		return vm.VMID
+	}
+	vmID := "/subscriptions/" + testSub + "/resourceGroups/" + testRG + "/providers/Microsoft.Compute/virtualMachines/"
+
+	t.Run("an interface is one VM's", func(t *testing.T) {
+		var nic string
+		results.value(t, "nicSetup", &nic)
+		first := created(t, "nicFirst")
+		results.refused(t, "nicTaken", 400, "NicInUse",
+			"Network interface "+nic+" is used by existing resource "+vmID+"strict-a. In order to use this network interface for a new virtual machine, please detach it from the existing one.")
+		if again := created(t, "nicSameVM"); again != first {
+			t.Errorf("a re-PUT of the VM with its own interface made %s, want %s", again, first)
+		}
+		created(t, "nicFreed")
+	})
+	t.Run("a bearer token is required", func(t *testing.T) {
+		var missing, basic, bearer struct {
+			Status          int
+			Body, Challenge string
+		}
+		results.value(t, "authMissing", &missing)
+		results.value(t, "authBasic", &basic)
+		results.value(t, "authBearer", &bearer)
+		if missing.Status != 401 || missing.Body != `{"error":{"code":"AuthenticationFailed","message":"Authentication failed. The 'Authorization' header is missing."}}` ||
+			missing.Challenge != `Bearer authorization_uri="https://login.microsoftonline.com/common", error="invalid_token", error_description="The authentication failed because of missing 'Authorization' header."` {
+			t.Errorf("without a header: %+v", missing)
+		}
+		if basic.Status != 401 || !strings.Contains(basic.Body, `"code":"InvalidAuthenticationToken"`) || !strings.HasPrefix(basic.Challenge, "Bearer ") {
+			t.Errorf("with basic credentials: %+v", basic)
+		}
+		if bearer.Status != 200 {
+			t.Errorf("with a bearer token: %+v", bearer)
+		}
+	})
+	t.Run("a failed create is retried", func(t *testing.T) {
+		var r struct {
+			FirstCode, FailedState, SecondFirst, State, Power string
+			SameVM                                            bool
+		}
+		results.value(t, "retry", &r)
+		if r.FirstCode != "ZonalAllocationFailed" || r.FailedState != "Failed" || r.SecondFirst != "InProgress" ||
+			r.State != "Succeeded" || !r.SameVM || r.Power != "PowerState/running" {
+			t.Errorf("retry %+v, want a failure, then a new operation to a running VM of the same vmId", r)
+		}
+	})
+	t.Run("power actions", func(t *testing.T) {
+		var steps []struct{ Action, First, Power string }
+		results.value(t, "power", &steps)
+		want := []string{"PowerState/deallocated", "PowerState/running", "PowerState/stopped", "PowerState/running", "PowerState/deallocated"}
+		if len(steps) != len(want) {
+			t.Fatalf("steps %+v", steps)
+		}
+		for i, st := range steps {
+			if st.First != "InProgress" || st.Power != want[i] {
+				t.Errorf("%s: first %s, then %s; want InProgress, then %s", st.Action, st.First, st.Power, want[i])
+			}
+		}
+		results.refused(t, "powerOffDeallocated", 409, "OperationNotAllowed", "since the VM is either deallocated or marked to be deallocated")
+	})
+	t.Run("subscription and locations", func(t *testing.T) {
+		var s struct {
+			ID, SubscriptionID, State, DisplayName, TenantID, SpendingLimit string
+			Locations                                                       []string
+			East                                                            struct{ DisplayName, Regional, RegionType, GeographyGroup string }
+		}
+		results.value(t, "subscription", &s)
+		if s.ID != "/subscriptions/"+testSub || s.SubscriptionID != testSub || s.State != "Enabled" || s.DisplayName == "" ||
+			s.TenantID != emulatorTenant || s.SpendingLimit != "Off" {
+			t.Errorf("subscription %+v", s)
+		}
+		if !slices.Equal(s.Locations, locations(catalog.Default())) {
+			t.Errorf("locations %v, want the catalog's", s.Locations)
+		}
+		if s.East.DisplayName != "East US" || s.East.Regional != "(US) East US" || s.East.RegionType != "Physical" || s.East.GeographyGroup != "US" {
+			t.Errorf("eastus %+v", s.East)
+		}
+	})
+	t.Run("a user-assigned identity must exist", func(t *testing.T) {
+		missing := strings.Replace(held, "py-nodes", "not-created", 1)
+		results.refused(t, "identityMissing", 400, "FailedIdentityOperation", "Resource '"+missing+"' was not found.")
+		created(t, "identityHeld")
 	})
 }

@@ -29,8 +29,8 @@ type vmNetwork struct {
 // checkNetwork checks what a VM's network profile references, as Compute
 // and Network do when the VM is created: each attached interface and each
 // subnet its own interface configurations name must exist, in the VM's
-// location; an interface with accelerated networking needs a size that
-// has it. The caller holds the store for reading until the VM is
+// location, and an attached interface must not be another VM's; an
+// interface with accelerated networking needs a size that has it. The caller holds the store for reading until the VM is
 // launched.
 //
 // What ARM answers a VM naming an interface that is not there is not
@@ -57,6 +57,9 @@ func (s *Server) checkNetwork(np *armcompute.NetworkProfile, ref vmRef, spec vmS
 		}
 		if n.AcceleratedNetworking && !catalog.AcceleratedNetworking(spec.size) {
 			return out, errPtr(s.errAccelerated(spec, n.ID))
+		}
+		if users := s.nicUsersBut(nid.key(), &ref); len(users) > 0 {
+			return out, errPtr(errNICAttached(n.ID, users[0]))
 		}
 		out.nics = append(out.nics, nid.key())
 	}
@@ -85,6 +88,14 @@ func (s *Server) checkNetwork(np *armcompute.NetworkProfile, ref vmRef, spec vmS
 		}
 	}
 	return out, nil
+}
+
+// errNICAttached is Compute's refusal of a VM naming an interface another
+// VM has: an interface belongs to one VM at a time, until that VM is
+// deleted.
+func errNICAttached(nicID, vmID string) armError {
+	return armError{Status: http.StatusBadRequest, Code: "NicInUse",
+		Message: fmt.Sprintf("Network interface %s is used by existing resource %s. In order to use this network interface for a new virtual machine, please detach it from the existing one.", nicID, vmID)}
 }
 
 // store records the references in a VM's properties.

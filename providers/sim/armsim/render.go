@@ -3,6 +3,7 @@
 package armsim
 
 import (
+	"cmp"
 	"encoding/json"
 	"strings"
 	"sync"
@@ -169,8 +170,13 @@ func (s *Server) render(inst *sim.Instance, opts renderOptions) *armcompute.Virt
 	default:
 		life.provisioning, life.failure = opts.provisioning, nil
 	}
+	if c, ok := s.powerOf(inst); ok && life.provisioning != "Deleting" {
+		if power, started := c.power(s.world.Now()); started {
+			life.power = power
+		}
+	}
 	props := *d.model
-	props.VMID = to.Ptr(inst.ID)
+	props.VMID = to.Ptr(cmp.Or(inst.Properties[propVMID], inst.ID))
 	props.TimeCreated = to.Ptr(inst.LaunchedAt)
 	props.ProvisioningState = to.Ptr(life.provisioning)
 	if opts.instanceView {

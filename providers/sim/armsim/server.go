@@ -65,6 +65,9 @@ const (
 	OpNICDelete        = "nicDelete"
 	OpNICList          = "nicList"
 	OpNetworkOperation = "networkOperation"
+	// Subscriptions: the subscription itself and its locations.
+	OpSubscriptionGet = "subscriptionGet"
+	OpLocationList    = "locationList"
 )
 
 // Options tunes a Server. The zero value is ARM's behaviour.
@@ -119,6 +122,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if id := r.Header.Get("x-ms-client-request-id"); id != "" {
 		w.Header().Set("x-ms-client-request-id", id)
 	}
+	if !s.authenticate(w, r) {
+		return
+	}
 	if r.Body != nil {
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 	}
@@ -136,6 +142,10 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	}
 	sub := seg[1]
 	switch {
+	case len(seg) == 2:
+		s.dispatch(w, r, subscriptionType, noLocation, handlers{http.MethodGet: func() { s.getSubscription(w, r, sub) }})
+	case len(seg) == 3 && is(2, "locations"):
+		s.dispatch(w, r, locationsType, noLocation, handlers{http.MethodGet: func() { s.listLocations(w, r, sub) }})
 	case len(seg) == 3 && is(2, "resourceGroups"):
 		s.dispatch(w, r, groupType, noLocation, handlers{http.MethodGet: func() { s.listGroups(w, r, sub) }})
 	case len(seg) == 4 && is(2, "resourceGroups"):
@@ -193,6 +203,10 @@ func (s *Server) routeCompute(w http.ResponseWriter, r *http.Request, g groupRef
 	case len(rest) == 3 && is(0, "virtualMachines") && is(2, "instanceView"):
 		vm := vmRef{g.Subscription, g.Name, rest[1]}
 		s.dispatch(w, r, vmType, s.vmLocation(r, vm), handlers{http.MethodGet: func() { s.instanceView(w, r, vm) }})
+	case len(rest) == 3 && is(0, "virtualMachines") && isPowerAction(rest[2]):
+		vm := vmRef{g.Subscription, g.Name, rest[1]}
+		a, _ := powerActionNamed(rest[2])
+		s.dispatch(w, r, vmType, s.vmLocation(r, vm), handlers{http.MethodPost: func() { s.powerVM(w, r, vm, a) }})
 	case len(rest) == 1 && is(0, "proximityPlacementGroups"):
 		s.dispatch(w, r, ppgTypeV, noLocation, handlers{http.MethodGet: func() { s.listPPGs(w, r, g.Subscription, g.Name) }})
 	case len(rest) == 2 && is(0, "proximityPlacementGroups"):

@@ -60,6 +60,9 @@ type vmSpec struct {
 	network vmNetwork
 	// model is what GET echoes back of the request's properties.
 	model *armcompute.VirtualMachineProperties
+	// retryOf is, for a PUT that creates again a VM whose creation
+	// failed, that VM's vmId; "" for a new VM.
+	retryOf string
 }
 
 // ppgKey is how the VM's group is recorded, "" for none.
@@ -210,6 +213,9 @@ func (s *Server) parseSpec(vm *armcompute.VirtualMachine, ref vmRef) (vmSpec, *a
 		return spec, e
 	}
 	if spec.identity, e = parseIdentity(vm.Identity); e != nil {
+		return spec, e
+	}
+	if e := s.checkIdentities(spec.identity, ref); e != nil {
 		return spec, e
 	}
 	if e := checkProfiles(p); e != nil {

@@ -3,6 +3,7 @@
 package armsim
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,6 +29,10 @@ const (
 	// propCustomData is osProfile.customData decoded. It is stored for the
 	// VM (tests read it here) and never rendered: ARM does not return it.
 	propCustomData = "customData"
+	// propVMID is the vmId of a VM created again after its creation
+	// failed, which is the first instance's; a VM without it has its
+	// instance's id.
+	propVMID = "vmId"
 )
 
 // putVM creates a VM or, as ARM has no separate create, updates the one
@@ -87,7 +92,7 @@ func (s *Server) putVM(w http.ResponseWriter, r *http.Request, ref vmRef) {
 		return
 	}
 	if exists {
-		s.updateVM(w, r, ref, existing, spec)
+		s.updateVM(w, r, ref, existing, spec, out.FailLater)
 		return
 	}
 	s.createVM(w, r, ref, spec, out.FailLater)
@@ -119,6 +124,11 @@ func (s *Server) createVM(w http.ResponseWriter, r *http.Request, ref vmRef, spe
 	if spec.customData != "" {
 		props[propCustomData] = spec.customData
 	}
+	status := http.StatusCreated
+	if spec.retryOf != "" {
+		props[propVMID] = spec.retryOf
+		status = http.StatusOK
+	}
 	if spec.ppg != nil {
 		props[propPPG] = spec.ppg.ref.key()
 	}
@@ -145,7 +155,7 @@ func (s *Server) createVM(w http.ResponseWriter, r *http.Request, ref vmRef, spe
 		switch {
 		case err == nil:
 			vm := s.render(res.Instance, renderOptions{provisioning: "Creating"})
-			s.writeAsync(w, r, http.StatusCreated, vm, res.Operation, false)
+			s.writeAsync(w, r, status, vm, res.Operation, false)
 			return
 		case !errors.As(err, &se):
 			s.writeError(w, armError{Status: http.StatusInternalServerError, Code: "InternalServerError", Message: err.Error()})
@@ -155,7 +165,7 @@ func (s *Server) createVM(w http.ResponseWriter, r *http.Request, ref vmRef, spe
 		case se.Kind == sim.KindAlreadyExists && res.Instance != nil:
 			// Another PUT of the same name won the race: this one is an
 			// update of that VM.
-			s.updateVM(w, r, ref, res.Instance, spec)
+			s.updateVM(w, r, ref, res.Instance, spec, failLater)
 			return
 		default:
 			s.writeError(w, s.fromWorld(se, c))
@@ -169,7 +179,8 @@ func (s *Server) createVM(w http.ResponseWriter, r *http.Request, ref vmRef, spe
 // here that is refused as a property change), nor change its identity
 // (Azure can; here too it is refused). Custom data is fixed at creation,
 // in Azure as here; a PUT that leaves it or the identity out keeps them.
-func (s *Server) updateVM(w http.ResponseWriter, r *http.Request, ref vmRef, inst *sim.Instance, spec vmSpec) {
+// A PUT of a VM whose creation failed creates it again.
+func (s *Server) updateVM(w http.ResponseWriter, r *http.Request, ref vmRef, inst *sim.Instance, spec vmSpec, failLater *sim.Error) {
 	if r.Header.Get("If-None-Match") == "*" {
 		s.writeError(w, errPrecondition())
 		return
@@ -210,6 +221,10 @@ func (s *Server) updateVM(w http.ResponseWriter, r *http.Request, ref vmRef, ins
 		s.writeError(w, errPropertyChange("proximityPlacementGroup"))
 		return
 	}
+	if inst.State == sim.StateFailed {
+		s.retryCreate(w, r, ref, inst, spec, failLater)
+		return
+	}
 	if err := s.world.ReplaceTags(inst.ID, spec.tags); err != nil {
 		var se *sim.Error
 		if errors.As(err, &se) {
@@ -223,18 +238,22 @@ func (s *Server) updateVM(w http.ResponseWriter, r *http.Request, ref vmRef, ins
 		return
 	}
 	// An update made while the VM is still being created finishes with
-	// the creation, so its client polls the create operation. So does one
-	// of a VM whose creation failed: the emulator does not retry it, and
-	// the client learns why from the operation (delete and create again).
+	// the creation, so its client polls the create operation.
 	var op *sim.Operation
-	opts := renderOptions{}
-	if o, ok := s.createOp(updated); ok && (!o.Done || updated.State == sim.StateFailed) {
+	if o, ok := s.createOp(updated); ok && !o.Done {
 		op = o
-		if updated.State == sim.StateFailed {
-			opts.provisioning = "Updating"
-		}
 	}
-	s.writeAsync(w, r, http.StatusOK, s.render(updated, opts), op, false)
+	s.writeAsync(w, r, http.StatusOK, s.render(updated, renderOptions{}), op, false)
+}
+
+// retryCreate answers a PUT of a VM whose creation failed as Compute
+// does: the VM holds nothing, so the PUT starts its creation over, with a
+// new operation, which fails again only if its cause is still there. The
+// VM stays the resource it was, so it keeps its vmId.
+func (s *Server) retryCreate(w http.ResponseWriter, r *http.Request, ref vmRef, failed *sim.Instance, spec vmSpec, failLater *sim.Error) {
+	spec.retryOf = cmp.Or(failed.Properties[propVMID], failed.ID)
+	s.world.Remove(failed.ID)
+	s.createVM(w, r, ref, spec, failLater)
 }
 
 func (s *Server) getVM(w http.ResponseWriter, r *http.Request, ref vmRef) {
@@ -323,6 +342,10 @@ func errGroupDeleting(name string) armError {
 func (s *Server) admitCall(w http.ResponseWriter, r *http.Request, ref vmRef, op string, inst *sim.Instance, opType string) (sim.Outcome, callContext, bool) {
 	call := sim.Call{Op: op}
 	c := callContext{vm: ref, opType: opType}
+	if _, ok := powerActionNamed(op); ok {
+		// A denial names the action's own RBAC action.
+		c.action = resourceType + "/" + op + "/action"
+	}
 	if inst != nil {
 		d := s.describe(inst)
 		call.Region, call.Zone, call.InstanceType = inst.Region, inst.Zone, inst.InstanceType
