@@ -3,8 +3,8 @@
 package ec2sim_test
 
 import (
-	"cmp"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
