@@ -31,6 +31,15 @@ type asyncOp struct {
 	Delete       bool      `json:"delete,omitempty"`
 	Started      time.Time `json:"started"`
 	Until        time.Time `json:"until"`
+	// Failure is the error the operation ends with, nil for a success.
+	Failure *operationFailure `json:"failure,omitempty"`
+}
+
+// operationFailure is a stored operation's error, as ARM reports it.
+type operationFailure struct {
+	Status  int    `json:"status"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
 }
 
 // done reports whether the operation has finished by now.

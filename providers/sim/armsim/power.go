@@ -3,12 +3,14 @@
 package armsim
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/gpufleet/gpufleet/providers/sim"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // A VM's power actions: POST …/virtualMachines/{vm}/deallocate, powerOff,
@@ -17,10 +19,15 @@ import (
 // transition (deallocating, stopping, starting), then where it ends
 // (deallocated, stopped, running).
 //
-// The world has no stopped instances, so the power state is the front's,
-// kept in the world's store beside the VM: a deallocated VM still holds
-// its capacity and quota in the world, and nothing the emulator reports
-// bills compute, so there is no cost to stop.
+// Deallocate stops the instance in the world, which frees its capacity
+// and its vCPU quota, as a deallocated VM counts against neither in
+// Azure; start from deallocated is a placement like a create, failing its
+// operation with AllocationFailed (ZonalAllocationFailed in a zone) when
+// the zone is full, and refused at once with OperationNotAllowed when a
+// quota is. A powered-off VM stays allocated in Azure, and in the world
+// it keeps running: the power state the instance view shows is the
+// front's, kept in the world's store beside the VM. Nothing the emulator
+// reports bills compute, so there is no cost to stop.
 
 // Ops of the power actions, for faults and World.Calls.
 const (
@@ -110,6 +117,11 @@ func (s *Server) powerVM(w http.ResponseWriter, r *http.Request, ref vmRef, a po
 		s.writeError(w, *e)
 		return
 	}
+	failure, e := s.allocation(inst, ref, a, c)
+	if e != nil {
+		s.writeError(w, *e)
+		return
+	}
 	d := s.describe(inst)
 	op := asyncOp{Namespace: vmType.namespace, Subscription: d.subscription, Location: d.location, Target: strings.ToLower(d.id())}
 	// An action asked for while the VM is still being created runs after
@@ -119,7 +131,13 @@ func (s *Server) powerVM(w http.ResponseWriter, r *http.Request, ref vmRef, a po
 	} else {
 		op = s.startOperation(op)
 	}
-	s.save(kindPower, op.Target, d.location, powerChange{Instance: inst.ID, Action: a.op, Op: op.ID, Started: op.Started, Until: op.Until})
+	if failure != nil {
+		// The VM stays deallocated; its operation ends in the failure.
+		op.Failure = failure
+		s.save(kindOperation, op.ID, op.Location, op)
+	} else {
+		s.save(kindPower, op.Target, d.location, powerChange{Instance: inst.ID, Action: a.op, Op: op.ID, Started: op.Started, Until: op.Until})
+	}
 	s.writeComputeAsync(w, r, op)
 	w.WriteHeader(http.StatusAccepted)
 }
@@ -139,6 +157,12 @@ func (s *Server) powerRefusal(inst *sim.Instance, ref vmRef, a powerAction) *arm
 	switch {
 	case a.op == OpDeallocate:
 		return nil
+	case (a.op == OpStart || a.op == OpRestart) && inst.State == sim.StateStopping:
+		return &armError{Status: http.StatusConflict, Code: "OperationNotAllowed",
+			Message: fmt.Sprintf("Operation '%s' is not allowed on VM '%s' since the VM is being deallocated. Retry the operation once the deallocation has completed.", a.op, ref.Name)}
+	case a.op == OpRestart && inst.State == sim.StateStopped:
+		return &armError{Status: http.StatusConflict, Code: "OperationNotAllowed",
+			Message: fmt.Sprintf("Operation 'restart' is not allowed on VM '%s' since the VM is deallocated. Start the VM instead.", ref.Name)}
 	case a.op == OpPowerOff && (power == "deallocating" || power == "deallocated" || inst.State == sim.StateTerminated):
 		return &armError{Status: http.StatusConflict, Code: "OperationNotAllowed",
 			Message: fmt.Sprintf("Operation 'powerOff' is not allowed on VM '%s' since the VM is either deallocated or marked to be deallocated.", ref.Name)}
@@ -150,6 +174,42 @@ func (s *Server) powerRefusal(inst *sim.Instance, ref vmRef, a powerAction) *arm
 			Message: fmt.Sprintf("Operation '%s' is not allowed on VM '%s' since the VM holds no allocation; the emulator cannot allocate it again.", a.op, ref.Name)}
 	}
 	return nil
+}
+
+// allocation gives or takes back the world's capacity and quota for an
+// action: deallocate stops the instance, start from deallocated starts it
+// again. A start that finds its zone full returns the failure its
+// operation is to end with; a refusal to answer at once is the error.
+func (s *Server) allocation(inst *sim.Instance, ref vmRef, a powerAction, c callContext) (*operationFailure, *armError) {
+	var err error
+	switch {
+	case a.op == OpDeallocate && (inst.State == sim.StatePending || inst.State == sim.StateRunning):
+		_, err = s.world.Stop(inst.ID)
+	case a.op == OpStart && inst.State == sim.StateStopped:
+		_, err = s.world.Start(inst.ID)
+	default:
+		return nil, nil
+	}
+	var se *sim.Error
+	switch {
+	case err == nil:
+		return nil, nil
+	case !errors.As(err, &se):
+		return nil, &armError{Status: http.StatusInternalServerError, Code: "InternalServerError", Message: err.Error()}
+	case se.Kind == sim.KindCapacity:
+		e := s.operationError(se, inst)
+		return &operationFailure{Status: e.Status, Code: e.Code, Message: e.Message}, nil
+	case se.Kind == sim.KindIncorrectState:
+		return nil, &armError{Status: http.StatusConflict, Code: "OperationNotAllowed",
+			Message: fmt.Sprintf("Operation '%s' is not allowed on VM '%s' in its current state.", a.op, ref.Name)}
+	}
+	d := s.describe(inst)
+	c.location, c.zone, c.spot = d.location, d.zone, inst.Market == catalog.Spot
+	if typ, ok := s.world.Type(cloud, inst.Zone, inst.InstanceType, inst.Market); ok {
+		c.typ = typ
+	}
+	e := s.fromWorld(se, c)
+	return nil, &e
 }
 
 // startOperationAfter is startOperation for an operation that waits for
@@ -183,7 +243,7 @@ func (s *Server) computeOperation(w http.ResponseWriter, r *http.Request, sub, i
 		return false
 	}
 	done := op.done(s.world.Now())
-	if r.URL.Query().Get("monitor") == "true" {
+	if r.URL.Query().Get("monitor") == "true" && !(done && op.Failure != nil) {
 		if !done {
 			s.writeStillRunning(w, r, op)
 			return true
@@ -191,10 +251,18 @@ func (s *Server) computeOperation(w http.ResponseWriter, r *http.Request, sub, i
 		w.WriteHeader(http.StatusOK)
 		return true
 	}
+	if done && op.Failure != nil && r.URL.Query().Get("monitor") == "true" {
+		s.writeError(w, armError{Status: op.Failure.Status, Code: op.Failure.Code, Message: op.Failure.Message})
+		return true
+	}
 	status := operationStatus{Name: op.ID, Status: "InProgress", StartTime: formatTime(op.Started)}
-	if done {
+	switch {
+	case done && op.Failure != nil:
+		status.Status, status.EndTime = "Failed", formatTime(op.Until)
+		status.Error = &errorDetail{Code: op.Failure.Code, Message: op.Failure.Message}
+	case done:
 		status.Status, status.EndTime = "Succeeded", formatTime(op.Until)
-	} else {
+	default:
 		w.Header().Set("Retry-After", s.retryAfterUntil(op.Until))
 	}
 	writeJSON(w, http.StatusOK, status)

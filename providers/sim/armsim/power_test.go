@@ -191,3 +191,76 @@ func TestPowerActionDenied(t *testing.T) {
 		t.Errorf("message %q, want %q", a.message(), want)
 	}
 }
+
+// A deallocated VM gives its zone's capacity back, so another of its size
+// fits where there was room for one; starting it again is a placement
+// that fails its operation while the other holds the room, and succeeds
+// once the other is gone. A powered-off VM stays allocated.
+func TestDeallocateFreesCapacity(t *testing.T) {
+	f := newFront(t, frontConfig{})
+	f.world.SetCapacity(catalog.Azure, "eastus-1", t4, catalog.OnDemand, 1)
+	ctx := context.Background()
+	f.mustCreate(t, "first", vmRequest("eastus", t4, inZone("1")))
+
+	if err := pollDone(f.vms.BeginPowerOff(ctx, testRG, "first", nil)); err != nil {
+		t.Fatalf("powerOff: %v", err)
+	}
+	_, err := f.create(t, "second", vmRequest("eastus", t4, inZone("1")))
+	responseError(t, err, "ZonalAllocationFailed", 0)
+	f.delete(t, "second")
+
+	if err := pollDone(f.vms.BeginDeallocate(ctx, testRG, "first", nil)); err != nil {
+		t.Fatalf("deallocate: %v", err)
+	}
+	f.mustCreate(t, "second", vmRequest("eastus", t4, inZone("1")))
+	err = pollDone(f.vms.BeginStart(ctx, testRG, "first", nil))
+	re := responseError(t, err, "ZonalAllocationFailed", 0)
+	if !strings.Contains(re.Error(), "We do not have sufficient capacity for the requested VM size in this zone") {
+		t.Errorf("start without room: %v", err)
+	}
+	if vm, _ := f.get(t, "first"); statuses(vm)["PowerState"] != "deallocated" {
+		t.Errorf("after a failed start the VM is %q, want deallocated", statuses(vm)["PowerState"])
+	}
+
+	f.delete(t, "second")
+	if err := pollDone(f.vms.BeginStart(ctx, testRG, "first", nil)); err != nil {
+		t.Fatalf("start once the room is free: %v", err)
+	}
+	if vm, _ := f.get(t, "first"); statuses(vm)["PowerState"] != "running" {
+		t.Errorf("started VM is %q", statuses(vm)["PowerState"])
+	}
+	// Deleting a deallocated VM works as deleting a running one does.
+	if err := pollDone(f.vms.BeginDeallocate(ctx, testRG, "first", nil)); err != nil {
+		t.Fatalf("deallocate: %v", err)
+	}
+	f.delete(t, "first")
+	if _, err := f.get(t, "first"); err == nil {
+		t.Error("a deleted deallocated VM is still there")
+	}
+}
+
+// A deallocated VM counts against no vCPU quota, so another fits under a
+// family limit of one VM; starting the first then is refused at once with
+// ARM's quota error naming the family.
+func TestDeallocateFreesQuota(t *testing.T) {
+	f := newFront(t, frontConfig{})
+	const family = "standardNCASv3_T4Family"
+	if err := f.world.SetQuotas(sim.QuotaSet{Base: sim.NoLimits, Quotas: []sim.QuotaLimit{{Cloud: catalog.Azure, Region: "eastus", Name: family, Limit: 4}}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	f.mustCreate(t, "first", vmRequest("eastus", t4, inZone("1")))
+	if err := pollDone(f.vms.BeginDeallocate(ctx, testRG, "first", nil)); err != nil {
+		t.Fatalf("deallocate: %v", err)
+	}
+	f.mustCreate(t, "second", vmRequest("eastus", t4, inZone("1")))
+	_, err := f.vms.BeginStart(ctx, testRG, "first", nil)
+	re := responseError(t, err, "OperationNotAllowed", http.StatusConflict)
+	if want := "exceeding approved " + family + " Cores quota. Additional details - Deployment Model: Resource Manager, Location: eastus, Current Limit: 4, Current Usage: 4, Additional Required: 4"; !strings.Contains(re.Error(), want) {
+		t.Errorf("start over quota: %v", err)
+	}
+	f.delete(t, "second")
+	if err := pollDone(f.vms.BeginStart(ctx, testRG, "first", nil)); err != nil {
+		t.Fatalf("start under quota: %v", err)
+	}
+}

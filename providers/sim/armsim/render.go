@@ -105,7 +105,7 @@ func (c *modelCache) get(raw string, inst *sim.Instance) *armcompute.VirtualMach
 // lifecycle is a VM's provisioning and power state as ARM shows them.
 type lifecycle struct {
 	provisioning string // Creating, Succeeded, Failed, Deleting
-	power        string // starting, running, deallocating, deallocated; "" for none
+	power        string // starting, running, stopping, stopped, deallocating, deallocated; "" for none
 	since        time.Time
 	failure      *sim.Error
 }
@@ -136,8 +136,13 @@ func (s *Server) lifecycleOf(inst *sim.Instance, d described) lifecycle {
 		return l
 	}
 	power := "running"
-	if inst.State == sim.StatePending {
+	switch inst.State {
+	case sim.StatePending:
 		power = "starting"
+	case sim.StateStopping:
+		power = "deallocating"
+	case sim.StateStopped:
+		power = "deallocated"
 	}
 	if op, ok := s.createOp(inst); ok {
 		if !op.Done {
