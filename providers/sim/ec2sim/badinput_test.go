@@ -183,7 +183,8 @@ var (
 		"DescribeInstanceAttribute", "DescribeImages", "DescribeVolumes", "DescribeInstanceTypes", "DescribeAvailabilityZones",
 		"DescribeRegions", "DescribeInstanceStatus", "CreateVpc", "DescribeVpcs", "DeleteVpc", "CreateSubnet", "DescribeSubnets",
 		"DeleteSubnet", "CreateSecurityGroup", "DescribeSecurityGroups", "DeleteSecurityGroup", "AuthorizeSecurityGroupIngress",
-		"AuthorizeSecurityGroupEgress", "", "Nope"}
+		"AuthorizeSecurityGroupEgress", "DescribeTags", "DescribeSpotInstanceRequests", "CreatePlacementGroup",
+		"DescribePlacementGroups", "DeletePlacementGroup", "StopInstances", "StartInstances", "", "Nope"}
 	queryKeys = []string{
 		"ImageId", "InstanceType", "MinCount", "MaxCount", "ClientToken", "Placement.AvailabilityZone",
 		"InstanceMarketOptions.MarketType", "InstanceMarketOptions.SpotOptions.MaxPrice",
@@ -201,6 +202,8 @@ var (
 		"GroupName.1", "SecurityGroup.1", "IpProtocol", "FromPort", "ToPort", "CidrIp", "IpPermissions.1.IpProtocol",
 		"IpPermissions.1.FromPort", "IpPermissions.1.ToPort", "IpPermissions.1.IpRanges.1.CidrIp", "IpPermissions.1.Groups.1.GroupId",
 		"NetworkInterface.1.DeviceIndex", "NetworkInterface.1.SubnetId", "NetworkInterface.1.AssociatePublicIpAddress", "DryRun", "KeyName",
+		"InstanceMarketOptions.SpotOptions.InstanceInterruptionBehavior", "Placement.GroupName", "Placement.GroupId", "Strategy",
+		"PartitionCount", "Force", "Hibernate",
 	}
 	queryValues = []string{
 		"", "1", "0", "-1", "5", "1000", "99999999999999999999", "ami-0123456789abcdef0", "resolve:ssm:", "g4dn.xlarge",
@@ -211,7 +214,9 @@ var (
 		"vol-0123456789abcdef0", "ami-0123456789abcdef1", "arn:aws:iam::123456789012:instance-profile/x",
 		"10.0.0.0/16", "10.0.1.0/24", "172.31.0.0/20", "0.0.0.0/0", "10.0.0.1/33", "::/0", "vpc-0123456789abcdef0",
 		"subnet-0123456789abcdef0", "sg-0123456789abcdef0", "default", "use1-az1", "tcp", "-1", "65536", "false",
-		"availability-zone-id", "mars-north-1", "eu-west-1",
+		"availability-zone-id", "mars-north-1", "eu-west-1", "persistent", "terminate", "stop", "cluster",
+		"resolve:ssm:/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64", "resolve:ssm:arn:aws:ssm:::parameter",
+		"resolve:ssm:/x:", "arn:aws:iam::123456789012:instance-profile/",
 	}
 )
 
