@@ -426,3 +426,87 @@ func TestPythonSDKStrict(t *testing.T) {
 		created(t, "identityHeld")
 	})
 }
+
+// The Azure SDK for Python meets what a VM's allocation does
+// (testdata/pythonsdk/allocation.py): a deallocated VM gives its zone's
+// room back and a start finds it taken, and a new subscription's quotas
+// list as ARM's usages and hold a GPU create back until raised.
+func TestPythonSDKAllocation(t *testing.T) {
+	py := pythonWithAzure(t)
+	if testing.Short() {
+		t.Skip("drives the Azure SDK for Python in real time")
+	}
+	const opTime = 300 * time.Millisecond
+	newWorld := func(t *testing.T) *sim.World {
+		world, err := sim.New(sim.Config{Catalog: catalog.Default(), OperationTime: opTime, PendingFor: opTime})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return world
+	}
+	t.Run("deallocate frees room", func(t *testing.T) {
+		world := newWorld(t)
+		world.SetCapacity(catalog.Azure, "eastus-1", t4, catalog.OnDemand, 1)
+		results := runScript(t, py, New(world, Options{}), "allocation.py", "PHASE=capacity")
+		var state, power string
+		results.value(t, "createFirst", &state)
+		if results.value(t, "deallocateFirst", &power); power != "PowerState/deallocated" {
+			t.Errorf("after deallocate: %s", power)
+		}
+		if results.value(t, "createSecond", &state); state != "Succeeded" {
+			t.Errorf("a VM in the room the deallocated one left: %s", state)
+		}
+		results.refused(t, "startWithoutRoom", 200, "ZonalAllocationFailed", "We do not have sufficient capacity for the requested VM size in this zone")
+		if results.value(t, "stillDeallocated", &power); power != "PowerState/deallocated" {
+			t.Errorf("after a failed start: %s", power)
+		}
+		var deleted bool
+		results.value(t, "deleteSecond", &deleted)
+		if results.value(t, "startWithRoom", &power); power != "PowerState/running" {
+			t.Errorf("start once the room is free: %s", power)
+		}
+		results.value(t, "deallocateAgain", &power)
+		results.value(t, "deleteDeallocated", &deleted)
+	})
+	t.Run("a new subscription's quotas", func(t *testing.T) {
+		const family = "standardNCASv3_T4Family"
+		world := newWorld(t)
+		if err := world.SetQuotas(sim.QuotaSet{Base: sim.NewAccount}); err != nil {
+			t.Fatal(err)
+		}
+		front := New(world, Options{})
+		results := runScript(t, py, front, "allocation.py", "PHASE=quota")
+		var usages map[string]struct{ Limit, Used int }
+		results.value(t, "usages", &usages)
+		if u := usages["cores"]; u.Limit != 10 || u.Used != 0 {
+			t.Errorf("cores %+v, want limit 10", u)
+		}
+		if u := usages["lowPriorityCores"]; u.Limit != 10 {
+			t.Errorf("lowPriorityCores %+v, want limit 10", u)
+		}
+		if u, ok := usages[family]; !ok || u.Limit != 0 {
+			t.Errorf("%s %+v (listed %v), want limit 0", family, u, ok)
+		}
+		results.refused(t, "createOverQuota", 409, "OperationNotAllowed",
+			"exceeding approved "+family+" Cores quota. Additional details - Deployment Model: Resource Manager, Location: eastus, Current Limit: 0, Current Usage: 0, Additional Required: 4, (Minimum) New Limit Required: 4.")
+
+		if err := world.SetQuotas(sim.QuotaSet{Base: sim.NewAccount, Quotas: []sim.QuotaLimit{
+			{Cloud: catalog.Azure, Region: "eastus", Name: family, Limit: 64},
+			{Cloud: catalog.Azure, Region: "eastus", Name: catalog.AzureCores, Limit: 64},
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		results = runScript(t, py, front, "allocation.py", "PHASE=quotaRaised")
+		var state string
+		if results.value(t, "createUnderQuota", &state); state != "Succeeded" {
+			t.Errorf("create under the raised limit: %s", state)
+		}
+		results.value(t, "usagesRaised", &usages)
+		if u := usages[family]; u.Limit != 64 || u.Used != 4 {
+			t.Errorf("%s after the create %+v, want 4 of 64", family, u)
+		}
+		if u := usages["cores"]; u.Limit != 64 || u.Used != 4 {
+			t.Errorf("cores after the create %+v, want 4 of 64", u)
+		}
+	})
+}
