@@ -83,7 +83,7 @@ func TestBadInput(t *testing.T) {
 		{"wrong JSON type", "PUT", vmPath + "x" + q, []byte(`{"location":"eastus","zones":"1"}`), nil, 400, "InvalidRequestContent", ""},
 		{"trailing data", "PUT", vmPath + "x" + q, append(body(t, mutate()), []byte(`}{`)...), nil, 400, "InvalidRequestContent", ""},
 		{"empty body", "PUT", vmPath + "x" + q, nil, nil, 400, "InvalidRequestContent", ""},
-		{"oversized body", "PUT", vmPath + "x" + q, bytes.Repeat([]byte(" "), 2<<20), nil, 413, "RequestContentTooLarge", "maximum size of 1 MB"},
+		{"oversized body", "PUT", vmPath + "x" + q, bytes.Repeat([]byte(" "), 5<<20), nil, 413, "RequestContentTooLarge", "maximum size of 4 MB"},
 		{"unknown route", "GET", "/foo/bar" + q, nil, nil, 404, "NotFound", ""},
 		{"root", "GET", "/", nil, nil, 404, "NotFound", ""},
 		{"unknown resource type", "GET", "/subscriptions/" + testSub + "/resourceGroups/" + testRG + "/providers/Microsoft.Compute/disks/d" + q, nil, nil, 404, "InvalidResourceType", "The resource type 'disks' could not be found in the namespace 'Microsoft.Compute'"},

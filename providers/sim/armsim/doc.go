@@ -10,7 +10,10 @@
 // clients nobody here wrote — the official Go SDK (armcompute), the Azure
 // SDK for Python — run against it unchanged, with the GA api-versions they
 // send. As ARM's front door does, it turns away a request without a bearer
-// token; any token is taken.
+// token (any token is taken), content past 4 MB, a subscription id that is
+// not a GUID and a resource group name ARM would not take, before any
+// resource provider sees the request. A deallocated VM holds neither
+// capacity nor quota in the world; starting it is a placement again.
 //
 // A VM PUT is checked as Compute checks it, down to custom data, Linux
 // sign-in, managed identities (a user-assigned one must be the world's

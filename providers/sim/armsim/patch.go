@@ -3,7 +3,6 @@
 package armsim
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -34,14 +33,8 @@ func (s *Server) patchVM(w http.ResponseWriter, r *http.Request, ref vmRef) {
 		return
 	}
 	var update armcompute.VirtualMachineUpdate
-	if len(strings.TrimSpace(string(body))) == 0 {
-		s.writeError(w, armError{Status: http.StatusBadRequest, Code: "InvalidRequestContent",
-			Message: "The request content was invalid and could not be deserialized: 'The request body is empty.'."})
-		return
-	}
-	if err := json.Unmarshal(body, &update); err != nil {
-		s.writeError(w, armError{Status: http.StatusBadRequest, Code: "InvalidRequestContent",
-			Message: fmt.Sprintf("The request content was invalid and could not be deserialized: '%v'.", err)})
+	if e := decodeJSON(body, &update); e != nil {
+		s.writeError(w, *e)
 		return
 	}
 	if other := untaggedFields(update); len(other) > 0 {

@@ -239,11 +239,18 @@ func (s *Server) listPPGs(w http.ResponseWriter, r *http.Request, sub, resourceG
 	writeJSON(w, http.StatusOK, result)
 }
 
-// decodeJSON parses a PUT body with the SDK's own model.
+// decodeJSON parses a PUT or PATCH body with the SDK's own model. The
+// body must be an object: ARM deserializes it into the resource's type,
+// which null and arrays are not.
 func decodeJSON(body []byte, v any) *armError {
-	if len(strings.TrimSpace(string(body))) == 0 {
+	trimmed := strings.TrimSpace(string(body))
+	switch {
+	case len(trimmed) == 0:
 		return &armError{Status: http.StatusBadRequest, Code: "InvalidRequestContent",
 			Message: "The request content was invalid and could not be deserialized: 'The request body is empty.'."}
+	case trimmed == "null" || strings.HasPrefix(trimmed, "["):
+		return &armError{Status: http.StatusBadRequest, Code: "InvalidRequestContent",
+			Message: "The request content was invalid and could not be deserialized: 'The request body is not a JSON object.'."}
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		return &armError{Status: http.StatusBadRequest, Code: "InvalidRequestContent",

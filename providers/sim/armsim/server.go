@@ -22,9 +22,8 @@ import (
 const (
 	cloud        = catalog.Azure
 	resourceType = "Microsoft.Compute/virtualMachines"
-	// maxBody caps request bodies; ARM's own limit is 4 MB, a VM needs a
-	// few KB.
-	maxBody = 1 << 20
+	// maxBody is ARM's limit on request content, 4 MB; a VM needs a few KB.
+	maxBody = 4 << 20
 )
 
 // Ops the front reports to sim.World.Intercept, so fault files can target
@@ -125,6 +124,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.authenticate(w, r) {
 		return
 	}
+	// ARM turns content past its limit away at the door, whatever the
+	// method; a body that does not say its length is cut off where it is
+	// read.
+	if r.ContentLength > maxBody {
+		s.writeError(w, errTooLarge())
+		return
+	}
 	if r.Body != nil {
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 	}
@@ -141,6 +147,16 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sub := seg[1]
+	if e := subscriptionError(sub); e != nil {
+		s.writeError(w, *e)
+		return
+	}
+	if len(seg) >= 4 && is(2, "resourceGroups") {
+		if e := groupNameError(seg[3]); e != nil {
+			s.writeError(w, *e)
+			return
+		}
+	}
 	switch {
 	case len(seg) == 2:
 		s.dispatch(w, r, subscriptionType, noLocation, handlers{http.MethodGet: func() { s.getSubscription(w, r, sub) }})
@@ -248,7 +264,7 @@ func (s *Server) routeNetwork(w http.ResponseWriter, r *http.Request, g groupRef
 	case len(rest) == 2 && is(0, "virtualNetworks"):
 		id := networkID(g, "virtualNetworks", rest[1])
 		s.dispatch(w, r, vnetType, s.networkLocation(r, id), handlers{
-			http.MethodPut:    func() { s.putVNet(w, r, id) },
+			http.MethodPut:    func() { s.ifNamed(w, rest[1], func() { s.putVNet(w, r, id) }) },
 			http.MethodGet:    func() { s.getVNet(w, r, id) },
 			http.MethodDelete: func() { s.deleteVNet(w, r, id) },
 		})
@@ -259,7 +275,7 @@ func (s *Server) routeNetwork(w http.ResponseWriter, r *http.Request, g groupRef
 		id := networkID(g, "virtualNetworks", rest[1])
 		id.ChildType, id.Child = "subnets", rest[3]
 		s.dispatch(w, r, subnetType, s.networkLocation(r, id), handlers{
-			http.MethodPut:    func() { s.putSubnet(w, r, id) },
+			http.MethodPut:    func() { s.ifNamed(w, rest[3], func() { s.putSubnet(w, r, id) }) },
 			http.MethodGet:    func() { s.getSubnet(w, r, id) },
 			http.MethodDelete: func() { s.deleteSubnet(w, r, id) },
 		})
@@ -268,13 +284,23 @@ func (s *Server) routeNetwork(w http.ResponseWriter, r *http.Request, g groupRef
 	case len(rest) == 2 && is(0, "networkInterfaces"):
 		id := networkID(g, "networkInterfaces", rest[1])
 		s.dispatch(w, r, nicType, s.networkLocation(r, id), handlers{
-			http.MethodPut:    func() { s.putNIC(w, r, id) },
+			http.MethodPut:    func() { s.ifNamed(w, rest[1], func() { s.putNIC(w, r, id) }) },
 			http.MethodGet:    func() { s.getNIC(w, r, id) },
 			http.MethodDelete: func() { s.deleteNIC(w, r, id) },
 		})
 	default:
 		s.writeError(w, errResourceType("Microsoft.Network", rest))
 	}
+}
+
+// ifNamed runs a Network PUT when the resource's name is one Network
+// takes.
+func (s *Server) ifNamed(w http.ResponseWriter, name string, put func()) {
+	if e := networkNameError(name); e != nil {
+		s.writeError(w, *e)
+		return
+	}
+	put()
 }
 
 // handlers are a route's handlers by method.

@@ -3,7 +3,6 @@
 package armsim
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
@@ -86,28 +86,30 @@ func readBody(r *http.Request) ([]byte, *armError) {
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		return nil, &armError{Status: http.StatusRequestEntityTooLarge, Code: "RequestContentTooLarge",
-			Message: fmt.Sprintf("The request content size exceeds the maximum size of %d MB.", maxBody>>20)}
+		e := errTooLarge()
+		return nil, &e
 	case err != nil:
 		return nil, &armError{Status: http.StatusBadRequest, Code: "InvalidRequestContent",
 			Message: fmt.Sprintf("The request content was invalid and could not be read: '%v'.", err)}
+	case !utf8.Valid(body):
+		// ARM reads content as UTF-8 and fails where it is not; Go's
+		// decoder would quietly read U+FFFD instead.
+		return nil, &armError{Status: http.StatusBadRequest, Code: "InvalidRequestContent",
+			Message: "The request content was invalid and could not be deserialized: 'The content is not valid UTF-8.'."}
 	}
 	return body, nil
+}
+
+func errTooLarge() armError {
+	return armError{Status: http.StatusRequestEntityTooLarge, Code: "RequestContentTooLarge",
+		Message: fmt.Sprintf("The request content size exceeds the maximum size of %d MB.", maxBody>>20)}
 }
 
 // decodeVM parses a PUT body with the SDK's own model, so the front reads
 // exactly what the client wrote.
 func decodeVM(body []byte) (armcompute.VirtualMachine, *armError) {
 	var vm armcompute.VirtualMachine
-	if len(strings.TrimSpace(string(body))) == 0 {
-		return vm, &armError{Status: http.StatusBadRequest, Code: "InvalidRequestContent",
-			Message: "The request content was invalid and could not be deserialized: 'The request body is empty.'."}
-	}
-	if err := json.Unmarshal(body, &vm); err != nil {
-		return vm, &armError{Status: http.StatusBadRequest, Code: "InvalidRequestContent",
-			Message: fmt.Sprintf("The request content was invalid and could not be deserialized: '%v'.", err)}
-	}
-	return vm, nil
+	return vm, decodeJSON(body, &vm)
 }
 
 // callFor describes a PUT to the world's faults as far as its body can be
