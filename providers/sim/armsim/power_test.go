@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
 
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/schema/catalog"
@@ -152,8 +154,9 @@ func pollDone[T any](p *runtime.Poller[T], err error) error {
 }
 
 // The actions are refused on what has none: a VM not there, one being
-// deleted, a create that failed (the world cannot allocate it again);
-// they take POST only.
+// deleted, a create that failed (the world cannot allocate it again), a
+// start before the deallocation is done and a restart of a deallocated
+// VM; they take POST only.
 func TestPowerActionRefusals(t *testing.T) {
 	f := newFront(t, frontConfig{manual: true, world: sim.Config{OperationTime: time.Minute, PendingFor: time.Minute}})
 	path := func(name, action string) string { return vmPath + name + "/" + action + "?api-version=" + APIVersion }
@@ -168,6 +171,20 @@ func TestPowerActionRefusals(t *testing.T) {
 	if want := "Operation 'deallocate' is not allowed on VM 'going' since the VM is marked for deletion."; !strings.Contains(a.message(), want) {
 		t.Errorf("message %q", a.message())
 	}
+
+	// A deallocation must finish before the VM can be started, and a
+	// deallocated VM is started, not restarted.
+	rawRequest(t, http.MethodPut, f.url+vmPath+"parked?api-version="+APIVersion, body(t, mutate()), http.Header{"Content-Type": {"application/json"}})
+	f.clock.Advance(time.Minute)
+	f.call(t, http.MethodPost, path("parked", "deallocate"), nil).want(t, "deallocate", http.StatusAccepted, "")
+	a = f.call(t, http.MethodPost, path("parked", "start"), nil)
+	a.want(t, "start while deallocating", http.StatusConflict, "OperationNotAllowed")
+	if want := "since the VM is being deallocated"; !strings.Contains(a.message(), want) {
+		t.Errorf("message %q", a.message())
+	}
+	f.clock.Advance(time.Minute)
+	f.call(t, http.MethodPost, path("parked", "restart"), nil).want(t, "restart of a deallocated VM", http.StatusConflict, "OperationNotAllowed")
+	f.call(t, http.MethodPost, path("parked", "start"), nil).want(t, "start of a deallocated VM", http.StatusAccepted, "")
 
 	f.world.SetCapacity(catalog.Azure, "eastus-1", t4, catalog.OnDemand, 0)
 	rawRequest(t, http.MethodPut, f.url+vmPath+"failed?api-version="+APIVersion, body(t, vmRequest("eastus", t4, inZone("1"))), http.Header{"Content-Type": {"application/json"}})
@@ -213,6 +230,21 @@ func TestDeallocateFreesCapacity(t *testing.T) {
 		t.Fatalf("deallocate: %v", err)
 	}
 	f.mustCreate(t, "second", vmRequest("eastus", t4, inZone("1")))
+	// Both are listed, the deallocated one as such.
+	pager := f.vms.NewListPager(testRG, &armcompute.VirtualMachinesClientListOptions{Expand: to.Ptr(armcompute.ExpandTypeForListVMsInstanceView)})
+	listed := map[string]string{}
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, vm := range page.Value {
+			listed[deref(vm.Name)] = statuses(*vm)["PowerState"]
+		}
+	}
+	if listed["first"] != "deallocated" || listed["second"] != "running" {
+		t.Errorf("listed %v, want first deallocated and second running", listed)
+	}
 	err = pollDone(f.vms.BeginStart(ctx, testRG, "first", nil))
 	re := responseError(t, err, "ZonalAllocationFailed", 0)
 	if !strings.Contains(re.Error(), "We do not have sufficient capacity for the requested VM size in this zone") {
@@ -252,6 +284,9 @@ func TestDeallocateFreesQuota(t *testing.T) {
 	f.mustCreate(t, "first", vmRequest("eastus", t4, inZone("1")))
 	if err := pollDone(f.vms.BeginDeallocate(ctx, testRG, "first", nil)); err != nil {
 		t.Fatalf("deallocate: %v", err)
+	}
+	if usages, _, err := f.usagesIn(t, "eastus"); err != nil || deref(usages[family].CurrentValue) != 0 || deref(usages["cores"].CurrentValue) != 0 {
+		t.Errorf("usages of a deallocated VM: %v", err)
 	}
 	f.mustCreate(t, "second", vmRequest("eastus", t4, inZone("1")))
 	_, err := f.vms.BeginStart(ctx, testRG, "first", nil)
