@@ -161,6 +161,19 @@ type PlacementGrouper interface {
 	DeletePlacementGroup(ctx context.Context, g PlacementGroup) error
 }
 
+// Preflighter is a Provider whose cloud can check a launch without making
+// it, as EC2's dry runs do: whether the caller may launch, and whether
+// the image, instance profile, network and type in the zone are ones the
+// cloud takes. Capacity and quota are not checked.
+type Preflighter interface {
+	// Preflight returns nil when the cloud would take a launch on the
+	// offer as configured; an error of the kind the launch would meet
+	// (KindInvalid, KindAuth, KindCapacity for a type the zone does not
+	// offer) when it would refuse it; and another, KindUnavailable or
+	// KindThrottled, when the check itself could not be made.
+	Preflight(ctx context.Context, offer planner.OfferKey) error
+}
+
 // Bootstrap is a node's first-boot file, rendered for it: EC2 user data,
 // GCE metadata (user-data for cloud-init, startup-script for a script),
 // Azure custom data.

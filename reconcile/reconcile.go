@@ -531,7 +531,13 @@ func (r *run) plan(ctx context.Context) error {
 	if saved := r.opts.Saved; saved != nil {
 		return r.planSaved(saved)
 	}
-	return r.replan()
+	if err := r.replan(); err != nil {
+		return err
+	}
+	if r.opts.DryRun {
+		r.preflight(ctx)
+	}
+	return nil
 }
 
 // planSaved makes the plan a saved plan was made as, again, and takes it

@@ -308,6 +308,9 @@ func cliZonalType(t *testing.T, f *fixture, s *session) {
 		t.Errorf("the refusal does not say where %s is offered (%v): %s", typ, offered, msg)
 	}
 	s.fails("DryRunOperation", "run-instances", "--dry-run", "--image-id", cliAMI, "--instance-type", typ, "--placement", "AvailabilityZone="+offered[0])
+	// A dry run checks the zone offers the type, though not that it has
+	// room.
+	s.fails("Unsupported", "run-instances", "--dry-run", "--image-id", cliAMI, "--instance-type", typ, "--placement", "AvailabilityZone="+elsewhere)
 }
 
 // A new account's quotas, as `sim serve` starts with: Service Quotas says

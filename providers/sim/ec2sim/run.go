@@ -115,6 +115,13 @@ func (s *Server) runInstances(req *request) (any, *apiError) {
 		}
 	}
 
+	if req.dryRun {
+		// Whether the zone offers the type is the call's to check, as
+		// EC2's dry run does; whether it has room is not.
+		if _, ok := s.world.Type(cloud, l.zone, l.instanceType, l.market); !ok {
+			return nil, s.worldError(&sim.Error{Kind: sim.KindUnsupported}, lc)
+		}
+	}
 	if apiErr := req.dryRunStop(); apiErr != nil {
 		return nil, apiErr
 	}
