@@ -403,6 +403,11 @@ func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, call sim.Call) (sim.Outcome, bool) {
 	call.Cloud = cloud
 	call.Class, call.Tenant = requestClass(r), subscriptionOf(r)
+	if s.denied(call.Op) {
+		// RBAC answers before anything else looks at the call, as a
+		// fault naming AuthorizationFailed would.
+		return sim.Outcome{Err: &sim.Error{Kind: sim.KindServerError, Code: "AuthorizationFailed"}}, true
+	}
 	out := s.world.Intercept(call)
 	if out.Metered {
 		w.Header().Set(remainingHeaders[call.Class], strconv.Itoa(out.Remaining))
