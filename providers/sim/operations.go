@@ -47,6 +47,9 @@ type Operation struct {
 	Done bool `json:"-"`
 	// Applied is set once the operation's effects reached the instance.
 	Applied bool `json:"applied,omitempty"`
+	// Before is the state a delete found its instance in, which it goes
+	// back to if the delete fails.
+	Before State `json:"before,omitempty"`
 }
 
 func (op *Operation) snapshot(now time.Time) *Operation {
@@ -94,11 +97,15 @@ func (w *World) StartDelete(id, token string, fail *Error) (*Operation, error) {
 	if !ok || !w.visible(inst, now) {
 		return nil, &Error{Kind: KindNotFound, Message: fmt.Sprintf("instance %s not found", id)}
 	}
+	before := w.stateAt(inst, now)
 	if inst.State != StateShuttingDown {
 		inst.EndedAt = now
 		w.setState(inst, StateShuttingDown)
 	}
 	op := w.startOperation(inst.Cloud, OperationDelete, inst, now, fail)
+	if before != StateShuttingDown {
+		op.Before = before
+	}
 	if token != "" {
 		w.tokens[token] = tokenEntry{InstanceID: id, OperationID: op.ID, Expires: now.Add(tokenLifetime)}
 		w.expireSoon(now.Add(tokenLifetime))
@@ -161,8 +168,10 @@ func (w *World) settle(now time.Time) {
 			case op.Kind == OperationDelete && op.Err == nil:
 				w.drop(op.InstanceID)
 			case op.Kind == OperationDelete:
+				// A delete that failed leaves the instance as it was: a
+				// stopped one stays stopped, holding nothing.
 				inst.EndedAt = time.Time{}
-				w.setState(inst, StateRunning)
+				w.setState(inst, cmp.Or(op.Before, StateRunning))
 			case op.Err != nil && op.Cloud == catalog.Azure:
 				w.setState(inst, StateFailed)
 			case op.Err != nil:
