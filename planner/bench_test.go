@@ -148,3 +148,71 @@ func mixedGangs(seed uint64) Input {
 	}
 	return in
 }
+
+// denseInput is one dense component: offers of a single shape (H100, 8 a
+// node) in 100 regions of three clouds, four zones each, on demand and
+// spot, every one with room for 1 to 6 nodes; each workload may go to 9
+// of the regions, drawn at random, and takes 1 to 16 nodes, so that every
+// workload shares offers with many others and the whole fleet is one
+// component of about 600 eligible offers a workload.
+func denseInput(workloads, offers int, seed uint64) Input {
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	clouds := []string{"aws", "azure", "gcp"}
+	const regions = 100
+	in := Input{Defaults: schema.Defaults{MigrationThreshold: 0.1, SpotRiskPremium: 0.15}}
+	for i := 0; len(in.Offers) < offers; i++ {
+		region := i % regions
+		zone := (i / regions) % 4
+		market := []catalog.Market{catalog.OnDemand, catalog.Spot}[(i/(regions*4))%2]
+		cloud := clouds[region%3]
+		regionName := fmt.Sprintf("%s-r%02d", cloud, region)
+		price := 8 * (3_000_000 + r.Int64N(1_000_000))
+		if market == catalog.Spot {
+			price = price * 4 / 10
+		}
+		in.Offers = append(in.Offers, Offer{
+			OfferKey:    OfferKey{cloud, regionName, fmt.Sprintf("%s-%c", regionName, 'a'+zone), fmt.Sprintf("h100.8x.v%d", i/(regions*8)), market},
+			GPUModel:    "H100",
+			GPUs:        8,
+			PriceMicros: price,
+			Available:   1 + r.IntN(6),
+		})
+	}
+	fleets := max(1, workloads/10)
+	for f := range fleets {
+		in.Fleets = append(in.Fleets, schema.Fleet{Name: fmt.Sprintf("fleet%03d", f), Owner: "team"})
+	}
+	for i := range workloads {
+		w := workloadSpec(fmt.Sprintf("w%04d", i), "H100", 8, 1+r.IntN(16))
+		w.Priority = r.IntN(100)
+		w.Capacity = []string{schema.CapacityOnDemand, schema.CapacitySpot, schema.CapacitySpotFallback}[r.IntN(3)]
+		w.Placement.Regions.Allow = nil
+		for _, region := range r.Perm(regions)[:9] {
+			w.Placement.Regions.Allow = append(w.Placement.Regions.Allow, fmt.Sprintf("%s-r%02d", clouds[region%3], region))
+		}
+		f := &in.Fleets[i%fleets]
+		f.Workloads = append(f.Workloads, w)
+	}
+	return in
+}
+
+// eligiblePairs counts the (workload, offer) pairs a plan of in may use.
+func eligiblePairs(in Input) int {
+	p := newPlanning(in)
+	p.prepare()
+	n := 0
+	for _, w := range p.workloads {
+		n += len(w.candidates)
+	}
+	return n
+}
+
+// One dense component of 1,000 workloads over 10,000 offers, capacity
+// tight everywhere (denseInput).
+func BenchmarkSolveDense1000x10000(b *testing.B) {
+	in := denseInput(1000, 10_000, 1)
+	arcs := eligiblePairs(in)
+	benchmarkSolve(b, in)
+	// After the loop, which clears what was reported before it.
+	b.ReportMetric(float64(arcs), "arcs")
+}
