@@ -428,19 +428,24 @@ func (p *planning) cheapestOnDemand(w *schema.Workload, cloud string) (int64, bo
 		return 0, false
 	}
 	best, found := int64(math.MaxInt64), false
-	for _, i := range p.byShape[shape{w.GPU.Model, w.GPU.PerNode}] {
-		o := &p.offers[i]
-		if o.Cloud != cloud || o.Market != catalog.OnDemand || !ValidPrice(*o) {
+	s := shape{w.GPU.Model, w.GPU.PerNode}
+	shaped := p.byShape[s]
+	for _, run := range p.shapeRuns[s] {
+		group := shaped[run.from:run.to]
+		if first := &p.offers[group[0]]; first.Cloud != cloud || !p.regionAllowed(w, first.Cloud, first.Region) {
 			continue
 		}
-		if !schema.MatchRegion(o.Cloud, o.Region, w.Placement.Regions.Allow, w.Placement.Regions.Deny) {
-			continue
-		}
-		if len(w.Placement.Zones) > 0 && !slices.Contains(w.Placement.Zones, o.Zone) {
-			continue
-		}
-		if cost := o.PriceMicros + p.egressCost(w, o); cost < best {
-			best, found = cost, true
+		for _, i := range group {
+			o := &p.offers[i]
+			if o.Market != catalog.OnDemand || !ValidPrice(*o) {
+				continue
+			}
+			if len(w.Placement.Zones) > 0 && !slices.Contains(w.Placement.Zones, o.Zone) {
+				continue
+			}
+			if cost := o.PriceMicros + p.egressCost(w, o); cost < best {
+				best, found = cost, true
+			}
 		}
 	}
 	return best, found

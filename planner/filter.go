@@ -40,14 +40,34 @@ type filter struct {
 	ok func(w *schema.Workload, o *Offer, running bool) bool
 }
 
+// regionMemo is the last region rule match made: offers are looked at in
+// key order, so a workload's run of offers in one region asks about the
+// same region over and over, and matching its rules (globs, geographies)
+// is most of what eligibility costs.
+type regionMemo struct {
+	spec          *schema.Workload
+	cloud, region string
+	ok, set       bool
+}
+
+// regionAllowed reports whether a workload's region rules allow a cloud's
+// region.
+func (p *planning) regionAllowed(w *schema.Workload, cloud, region string) bool {
+	m := &p.lastRegion
+	if m.set && m.spec == w && m.cloud == cloud && m.region == region {
+		return m.ok
+	}
+	ok := schema.MatchRegion(cloud, region, w.Placement.Regions.Allow, w.Placement.Regions.Deny)
+	*m = regionMemo{spec: w, cloud: cloud, region: region, ok: ok, set: true}
+	return ok
+}
+
 func (p *planning) filters() []filter {
 	return []filter{
 		{RejectWrongGPU, func(w *schema.Workload, o *Offer, _ bool) bool { return o.GPUModel == w.GPU.Model }},
 		{RejectGPUsPerNode, func(w *schema.Workload, o *Offer, _ bool) bool { return o.GPUs == w.GPU.PerNode }},
 		{RejectCloud, func(w *schema.Workload, o *Offer, _ bool) bool { return slices.Contains(w.Placement.Clouds, o.Cloud) }},
-		{RejectRegion, func(w *schema.Workload, o *Offer, _ bool) bool {
-			return schema.MatchRegion(o.Cloud, o.Region, w.Placement.Regions.Allow, w.Placement.Regions.Deny)
-		}},
+		{RejectRegion, func(w *schema.Workload, o *Offer, _ bool) bool { return p.regionAllowed(w, o.Cloud, o.Region) }},
 		{RejectZone, func(w *schema.Workload, o *Offer, _ bool) bool {
 			return len(w.Placement.Zones) == 0 || slices.Contains(w.Placement.Zones, o.Zone)
 		}},

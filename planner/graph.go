@@ -227,7 +227,13 @@ func (p *planning) build(ws []*workload) *component {
 		from, to  int
 		cap, cost int64
 	}
-	var arcs []arcSpec
+	// A workload has an arc or two a candidate and a few of its own; an
+	// offer a few more.
+	estimate := len(p.offers)
+	for _, w := range ws {
+		estimate += len(w.candidates) + 8
+	}
+	arcs := make([]arcSpec, 0, estimate)
 	nodes := 2 // source, sink
 	const source, sink = 0, 1
 	newNode := func() int { nodes++; return nodes - 1 }
@@ -438,6 +444,7 @@ func (p *planning) build(ws []*workload) *component {
 	}
 
 	c.g = mcf.New(nodes)
+	c.g.Grow(len(arcs))
 	c.money = make([]int64, len(arcs))
 	c.openCapacity = make([]int64, len(arcs))
 	for i, a := range arcs {

@@ -23,9 +23,13 @@ type planning struct {
 	blocked  map[OfferKey]bool
 	// byShape indexes offers by GPU model and GPUs per node, the filters
 	// that reject most offers, so each workload looks at few.
-	byShape   map[shape][]int
-	byModel   map[string]int
-	workloads []*workload
+	byShape map[shape][]int
+	byModel map[string]int
+	// shapeRuns splits each shape's offers into runs of one region.
+	shapeRuns map[shape][]regionRun
+	// lastRegion memoizes regionAllowed.
+	lastRegion regionMemo
+	workloads  []*workload
 	// reserved holds the reservation pools by (cloud, region, type).
 	reserved map[reservationKey]*reservation
 	egress   map[string]catalog.Egress
@@ -144,6 +148,10 @@ func newPlanning(in Input) *planning {
 		p.byShape[s] = append(p.byShape[s], i)
 		p.byModel[o.GPUModel]++
 	}
+	p.shapeRuns = make(map[shape][]regionRun, len(p.byShape))
+	for s, shaped := range p.byShape {
+		p.shapeRuns[s] = regionRuns(p.offers, shaped)
+	}
 	for _, k := range in.Blocked {
 		p.blocked[k] = true
 	}
@@ -240,7 +248,8 @@ func (p *planning) prepare() {
 // eligible fills a workload's candidates and counts the rest by reason.
 func (p *planning) eligible(w *workload, filters []filter, running map[OfferKey]int) {
 	spec := w.spec
-	shaped := p.byShape[shape{spec.GPU.Model, spec.GPU.PerNode}]
+	s := shape{spec.GPU.Model, spec.GPU.PerNode}
+	shaped := p.byShape[s]
 	if n := len(p.offers) - p.byModel[spec.GPU.Model]; n > 0 {
 		w.rejected[RejectWrongGPU] = n
 	}
@@ -249,11 +258,45 @@ func (p *planning) eligible(w *workload, filters []filter, running map[OfferKey]
 	}
 	defaults := p.in.Defaults.For(w.fleet)
 	threshold := defaults.MigrationThreshold
-	for _, i := range shaped {
+	// The cloud and region filters come after the shape's, and decide for
+	// a whole run of one region at once; the rest look at each offer.
+	if filters[2].reason != RejectCloud || filters[3].reason != RejectRegion {
+		panic("planner: the filters are not in the order eligible reads them")
+	}
+	var allowed []regionRun
+	room := 0
+	for _, run := range p.shapeRuns[s] {
+		first := &p.offers[shaped[run.from]]
+		switch {
+		case !filters[2].ok(spec, first, false):
+			w.rejected[RejectCloud] += run.to - run.from
+		case !filters[3].ok(spec, first, false):
+			w.rejected[RejectRegion] += run.to - run.from
+		default:
+			allowed = append(allowed, run)
+			room += run.to - run.from
+		}
+	}
+	w.candidates = make([]candidate, 0, room)
+	for _, run := range allowed {
+		p.eligibleIn(w, shaped[run.from:run.to], filters[4:], running, defaults.SpotRiskPremium, threshold)
+	}
+	w.demand = spec.Nodes
+	if !spec.Movable {
+		p.fix(w)
+	}
+	p.hold(w, filters, running)
+}
+
+// eligibleIn adds the offers of one region run that pass the filters to a
+// workload's candidates.
+func (p *planning) eligibleIn(w *workload, group []int, filters []filter, running map[OfferKey]int, riskPremium, threshold float64) {
+	spec := w.spec
+	for _, i := range group {
 		o := &p.offers[i]
 		r := running[o.OfferKey]
 		ok := true
-		for _, f := range filters[2:] {
+		for _, f := range filters {
 			if !f.ok(spec, o, r > 0) {
 				w.rejected[f.reason]++
 				ok = false
@@ -266,7 +309,7 @@ func (p *planning) eligible(w *workload, filters []filter, running map[OfferKey]
 		egress := p.egressCost(spec, o)
 		cost := o.PriceMicros + egress
 		if o.Market == catalog.Spot {
-			cost += int64(math.Round(float64(o.PriceMicros) * defaults.SpotRiskPremium))
+			cost += int64(math.Round(float64(o.PriceMicros) * riskPremium))
 		}
 		w.candidates = append(w.candidates, candidate{
 			offer:    i,
@@ -276,11 +319,26 @@ func (p *planning) eligible(w *workload, filters []filter, running map[OfferKey]
 			keepCost: keepCostOf(cost, threshold),
 		})
 	}
-	w.demand = spec.Nodes
-	if !spec.Movable {
-		p.fix(w)
+}
+
+// regionRun is a run of a shape's offers (from, to index its list) in one
+// cloud's region: the offers are sorted by key, so a region's are
+// consecutive.
+type regionRun struct {
+	from, to int
+}
+
+// regionRuns splits a shape's offers, in key order, into runs of one
+// region.
+func regionRuns(offers []Offer, shaped []int) []regionRun {
+	var runs []regionRun
+	for i, o := range shaped {
+		if i == 0 || offers[o].Cloud != offers[shaped[i-1]].Cloud || offers[o].Region != offers[shaped[i-1]].Region {
+			runs = append(runs, regionRun{from: i})
+		}
+		runs[len(runs)-1].to = i + 1
 	}
-	p.hold(w, filters, running)
+	return runs
 }
 
 // keepCostOf is what a running node costs the plan where it runs: its cost
@@ -298,6 +356,9 @@ func keepCostOf(cost int64, threshold float64) int64 {
 // or none because the offer left the catalog) keep their nodes, which
 // count toward the workload: a missing price is no reason to move a node.
 func (p *planning) hold(w *workload, filters []filter, running map[OfferKey]int) {
+	if len(running) == 0 {
+		return
+	}
 	isCandidate := map[OfferKey]bool{}
 	for _, c := range w.candidates {
 		isCandidate[p.offers[c.offer].OfferKey] = true

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Inf is a capacity that never binds. It sits well below the int64 limit so
@@ -113,6 +114,9 @@ func (g *Graph) Reset(n int) {
 		g.err = fmt.Errorf("creating a graph of %d nodes, %w", n, ErrInvalid)
 	}
 }
+
+// Grow makes room for n more arcs, so that adding them allocates once.
+func (g *Graph) Grow(n int) { g.arcs = slices.Grow(g.arcs, n) }
 
 // AddArc adds an arc from one node to another that can carry up to capacity
 // units at cost per unit, and returns its ID. Capacity Inf, or any capacity
