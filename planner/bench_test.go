@@ -135,7 +135,11 @@ func BenchmarkSolveTight1000x10000(b *testing.B) {
 
 // A quarter of the workloads are gangs, and every offer holds 1 or 2 more
 // nodes: gangs and everything else compete for scarce room.
-func BenchmarkSolveMixedGangs200x5000(b *testing.B) { benchmarkSolve(b, mixedGangs(1)) }
+func BenchmarkSolveMixedGangs200x5000(b *testing.B) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		b.Run(fmt.Sprintf("seed=%d", seed), func(b *testing.B) { benchmarkSolve(b, mixedGangs(seed)) })
+	}
+}
 
 func mixedGangs(seed uint64) Input {
 	in := benchInputRoom(200, 5000, 50, 4, seed, func(r *rand.Rand) int { return 1 + r.IntN(2) })
