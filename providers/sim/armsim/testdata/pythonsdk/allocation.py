@@ -12,75 +12,15 @@ ARM_ENDPOINT, SUBSCRIPTION, REQUESTS_CA_BUNDLE and PHASE set:
 Each step's outcome is printed as one JSON object on stdout.
 """
 
-import json
 import os
 import sys
-import time
 
-from azure.core.credentials import AccessToken
-from azure.core.exceptions import HttpResponseError
 from azure.mgmt.compute import ComputeManagementClient
 
-ENDPOINT = os.environ["ARM_ENDPOINT"]
-SUB = os.environ["SUBSCRIPTION"]
+from armsdk import CLIENT, LOCATION, RG, SUB, StaticCredential, done, power_state, step, vm_body
+
 PHASE = os.environ["PHASE"]
-RG = "gpufleet"
-LOCATION = "eastus"
-T4 = "Standard_NC4as_T4_v3"
-SSH_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGpufleetpythontest py@example.com"
-SUBNET = (f"/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.Network"
-          f"/virtualNetworks/gpu-{LOCATION}/subnets/nodes")
-
-
-class StaticCredential:
-    """A token credential that asks no one: the emulator takes any token."""
-
-    def get_token(self, *scopes, **kwargs):
-        return AccessToken("emulator-token", int(time.time()) + 3600)
-
-
-compute = ComputeManagementClient(StaticCredential(), SUB, base_url=ENDPOINT,
-                                  credential_scopes=[ENDPOINT + "/.default"])
-
-results = {}
-
-
-def step(name, fn):
-    """Runs one step, recording what it returned or how ARM refused it."""
-    try:
-        out = {"ok": True, "value": fn()}
-    except HttpResponseError as err:
-        code = err.error.code if err.error is not None else None
-        out = {"ok": False, "status": err.status_code, "code": code,
-               "message": err.error.message if err.error is not None else str(err)}
-    results[name] = out
-
-
-def vm_body():
-    return {
-        "location": LOCATION,
-        "hardwareProfile": {"vmSize": T4},
-        "zones": ["1"],
-        "storageProfile": {
-            "imageReference": {"publisher": "Canonical", "offer": "ubuntu-24_04-lts",
-                               "sku": "server", "version": "latest"},
-            "osDisk": {"createOption": "FromImage"},
-        },
-        "osProfile": {
-            "adminUsername": "azureuser",
-            "linuxConfiguration": {
-                "disablePasswordAuthentication": True,
-                "ssh": {"publicKeys": [{"path": "/home/azureuser/.ssh/authorized_keys", "keyData": SSH_KEY}]},
-            },
-        },
-        "networkProfile": {
-            "networkApiVersion": "2020-11-01",
-            "networkInterfaceConfigurations": [{
-                "name": "nic0", "primary": True,
-                "ipConfigurations": [{"name": "ip0", "subnet": {"id": SUBNET}}],
-            }],
-        },
-    }
+compute = ComputeManagementClient(StaticCredential(), SUB, **CLIENT)
 
 
 def create(name):
@@ -88,19 +28,14 @@ def create(name):
     return vm.provisioning_state
 
 
-def power_state(name):
-    view = compute.virtual_machines.instance_view(RG, name)
-    return next((s.code for s in view.statuses if s.code.startswith("PowerState/")), None)
-
-
 def deallocate(name):
     compute.virtual_machines.begin_deallocate(RG, name).result()
-    return power_state(name)
+    return power_state(compute, name)
 
 
 def start(name):
     compute.virtual_machines.begin_start(RG, name).result()
-    return power_state(name)
+    return power_state(compute, name)
 
 
 def delete(name):
@@ -118,7 +53,7 @@ if PHASE == "capacity":
     step("deallocateFirst", lambda: deallocate("alloc-a"))
     step("createSecond", lambda: create("alloc-b"))
     step("startWithoutRoom", lambda: start("alloc-a"))
-    step("stillDeallocated", lambda: power_state("alloc-a"))
+    step("stillDeallocated", lambda: power_state(compute, "alloc-a"))
     step("deleteSecond", lambda: delete("alloc-b"))
     step("startWithRoom", lambda: start("alloc-a"))
     step("deallocateAgain", lambda: deallocate("alloc-a"))
@@ -132,4 +67,4 @@ elif PHASE == "quotaRaised":
 else:
     sys.exit(f"unknown PHASE {PHASE!r}")
 
-json.dump(results, sys.stdout, indent=1, sort_keys=True)
+done()

@@ -7,97 +7,27 @@ user-assigned identity the subscription holds) set. The Go test makes zone
 printed as one JSON object on stdout.
 """
 
-import json
 import os
-import sys
-import time
 
 from azure.core import PipelineClient
-from azure.core.credentials import AccessToken
 from azure.core.exceptions import HttpResponseError
 from azure.core.rest import HttpRequest
 from azure.mgmt.compute import ComputeManagementClient
 from azure.mgmt.network import NetworkManagementClient
 from azure.mgmt.resource import SubscriptionClient
 
-ENDPOINT = os.environ["ARM_ENDPOINT"]
-SUB = os.environ["SUBSCRIPTION"]
+from armsdk import (CLIENT, ENDPOINT, LOCATION, RG, SUB, SUBNET, StaticCredential, done, power_state, results,
+                    step, vm_body)
+
 HELD_IDENTITY = os.environ["HELD_IDENTITY"]
-RG = "gpufleet"
-LOCATION = "eastus"
-T4 = "Standard_NC4as_T4_v3"
-SSH_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGpufleetpythontest py@example.com"
-SUBNET = (f"/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.Network"
-          f"/virtualNetworks/gpu-{LOCATION}/subnets/nodes")
-
-
-class StaticCredential:
-    """A token credential that asks no one: the emulator takes any token."""
-
-    def get_token(self, *scopes, **kwargs):
-        return AccessToken("emulator-token", int(time.time()) + 3600)
-
-
-KW = dict(base_url=ENDPOINT, credential_scopes=[ENDPOINT + "/.default"])
-compute = ComputeManagementClient(StaticCredential(), SUB, **KW)
-network = NetworkManagementClient(StaticCredential(), SUB, **KW)
-subscriptions = SubscriptionClient(StaticCredential(), **KW)
-
-results = {}
-
-
-def step(name, fn):
-    """Runs one step, recording what it returned or how ARM refused it."""
-    try:
-        out = {"ok": True, "value": fn()}
-    except HttpResponseError as err:
-        code = err.error.code if err.error is not None else None
-        out = {"ok": False, "status": err.status_code, "code": code,
-               "message": err.error.message if err.error is not None else str(err)}
-    results[name] = out
-
-
-def vm_body(zone="1", nic_id=None, identity=None):
-    body = {
-        "location": LOCATION,
-        "hardwareProfile": {"vmSize": T4},
-        "zones": [zone],
-        "storageProfile": {
-            "imageReference": {"publisher": "Canonical", "offer": "ubuntu-24_04-lts",
-                               "sku": "server", "version": "latest"},
-            "osDisk": {"createOption": "FromImage"},
-        },
-        "osProfile": {
-            "adminUsername": "azureuser",
-            "linuxConfiguration": {
-                "disablePasswordAuthentication": True,
-                "ssh": {"publicKeys": [{"path": "/home/azureuser/.ssh/authorized_keys", "keyData": SSH_KEY}]},
-            },
-        },
-    }
-    if nic_id:
-        body["networkProfile"] = {"networkInterfaces": [{"id": nic_id, "primary": True}]}
-    else:
-        body["networkProfile"] = {
-            "networkApiVersion": "2020-11-01",
-            "networkInterfaceConfigurations": [{
-                "name": "nic0", "primary": True,
-                "ipConfigurations": [{"name": "ip0", "subnet": {"id": SUBNET}}],
-            }],
-        }
-    if identity:
-        body["identity"] = {"type": "UserAssigned", "userAssignedIdentities": {identity: {}}}
-    return body
+compute = ComputeManagementClient(StaticCredential(), SUB, **CLIENT)
+network = NetworkManagementClient(StaticCredential(), SUB, **CLIENT)
+subscriptions = SubscriptionClient(StaticCredential(), **CLIENT)
 
 
 def create(name, body):
     vm = compute.virtual_machines.begin_create_or_update(RG, name, body).result()
     return {"state": vm.provisioning_state, "vmId": vm.vm_id}
-
-
-def power_state(name):
-    view = compute.virtual_machines.instance_view(RG, name)
-    return next((s.code for s in view.statuses if s.code.startswith("PowerState/")), None)
 
 
 # 1. An interface is one VM's at a time.
@@ -153,7 +83,7 @@ def retry_failed():
     out["secondFirst"] = poller.status()
     vm = poller.result()
     out["state"], out["sameVM"] = vm.provisioning_state, vm.vm_id == failed.vm_id
-    out["power"] = power_state("strict-retry")
+    out["power"] = power_state(compute, "strict-retry")
     return out
 
 
@@ -167,7 +97,7 @@ def power_actions():
         poller = getattr(compute.virtual_machines, "begin_" + action)(RG, "strict-b")
         first = poller.status()
         poller.result()
-        out.append({"action": action, "first": first, "power": power_state("strict-b")})
+        out.append({"action": action, "first": first, "power": power_state(compute, "strict-b")})
     return out
 
 
@@ -195,4 +125,4 @@ MISSING_IDENTITY = HELD_IDENTITY.rsplit("/", 1)[0] + "/not-created"
 step("identityMissing", lambda: create("strict-id", vm_body(identity=MISSING_IDENTITY)))
 step("identityHeld", lambda: create("strict-id", vm_body(identity=HELD_IDENTITY)))
 
-json.dump(results, sys.stdout, indent=1, sort_keys=True)
+done()
