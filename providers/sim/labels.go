@@ -2,10 +2,7 @@
 
 package sim
 
-import (
-	"fmt"
-	"maps"
-)
+import "maps"
 
 // OperationSetLabels replaces a GCE instance's labels.
 const OperationSetLabels OperationKind = "setLabels"
@@ -21,9 +18,9 @@ func (w *World) SetLabels(id string, labels map[string]string, check func(curren
 	defer w.mu.Unlock()
 	now := w.clock.Now()
 	w.expire(now)
-	inst, ok := w.instances[id]
-	if !ok || !w.visible(inst, now) {
-		return nil, &Error{Kind: KindNotFound, Message: fmt.Sprintf("instance %s not found", id)}
+	inst, err := w.visibleInstance(id, now)
+	if err != nil {
+		return nil, err
 	}
 	if err := check(maps.Clone(inst.Tags)); err != nil {
 		return nil, err

@@ -93,9 +93,9 @@ func (w *World) StartDelete(id, token string, fail *Error) (*Operation, error) {
 			}
 		}
 	}
-	inst, ok := w.instances[id]
-	if !ok || !w.visible(inst, now) {
-		return nil, &Error{Kind: KindNotFound, Message: fmt.Sprintf("instance %s not found", id)}
+	inst, err := w.visibleInstance(id, now)
+	if err != nil {
+		return nil, err
 	}
 	before := w.stateAt(inst, now)
 	if inst.State != StateShuttingDown {

@@ -19,9 +19,9 @@ func (w *World) Stop(id string) (*Instance, error) {
 	defer w.mu.Unlock()
 	now := w.clock.Now()
 	w.expire(now)
-	inst, ok := w.instances[id]
-	if !ok || !w.visible(inst, now) {
-		return nil, &Error{Kind: KindNotFound, Message: fmt.Sprintf("instance %s not found", id)}
+	inst, err := w.visibleInstance(id, now)
+	if err != nil {
+		return nil, err
 	}
 	switch w.stateAt(inst, now) {
 	case StatePending, StateRunning:
@@ -44,9 +44,9 @@ func (w *World) Start(id string) (*Instance, error) {
 	defer w.mu.Unlock()
 	now := w.clock.Now()
 	w.expire(now)
-	inst, ok := w.instances[id]
-	if !ok || !w.visible(inst, now) {
-		return nil, &Error{Kind: KindNotFound, Message: fmt.Sprintf("instance %s not found", id)}
+	inst, err := w.visibleInstance(id, now)
+	if err != nil {
+		return nil, err
 	}
 	switch state := w.stateAt(inst, now); state {
 	case StatePending, StateRunning:

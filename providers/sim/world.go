@@ -522,9 +522,9 @@ func (w *World) Terminate(id string) (*Instance, error) {
 	defer w.mu.Unlock()
 	now := w.clock.Now()
 	w.expire(now)
-	inst, ok := w.instances[id]
-	if !ok || !w.visible(inst, now) {
-		return nil, &Error{Kind: KindNotFound, Message: fmt.Sprintf("instance %s not found", id)}
+	inst, err := w.visibleInstance(id, now)
+	if err != nil {
+		return nil, err
 	}
 	if inst.State != StateTerminated && inst.State != StateShuttingDown {
 		inst.EndedAt = now
@@ -532,6 +532,16 @@ func (w *World) Terminate(id string) (*Instance, error) {
 		w.changed()
 	}
 	return w.snapshot(inst, now), nil
+}
+
+// visibleInstance is the instance of an id as of now, or the not-found
+// error the fronts answer for one that is gone. The caller holds w.mu.
+func (w *World) visibleInstance(id string, now time.Time) (*Instance, error) {
+	inst, ok := w.instances[id]
+	if !ok || !w.visible(inst, now) {
+		return nil, &Error{Kind: KindNotFound, Message: fmt.Sprintf("instance %s not found", id)}
+	}
+	return inst, nil
 }
 
 // Remove deletes an instance outright, as a completed GCE or ARM delete
@@ -549,9 +559,9 @@ func (w *World) Remove(id string) {
 func (w *World) SetTags(id string, tags map[string]string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	inst, ok := w.instances[id]
-	if !ok || !w.visible(inst, w.clock.Now()) {
-		return &Error{Kind: KindNotFound, Message: fmt.Sprintf("instance %s not found", id)}
+	inst, err := w.visibleInstance(id, w.clock.Now())
+	if err != nil {
+		return err
 	}
 	maps.Copy(inst.Tags, tags)
 	w.changed()
@@ -564,9 +574,9 @@ func (w *World) Preempt(id string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	now := w.clock.Now()
-	inst, ok := w.instances[id]
-	if !ok || !w.visible(inst, now) {
-		return &Error{Kind: KindNotFound, Message: fmt.Sprintf("instance %s not found", id)}
+	inst, err := w.visibleInstance(id, now)
+	if err != nil {
+		return err
 	}
 	if inst.Market != catalog.Spot {
 		return &Error{Kind: KindInvalid, Message: fmt.Sprintf("instance %s is not a spot instance", id)}

@@ -289,7 +289,11 @@ func matchesFilters(inst *sim.Instance, fs []filter) bool {
 	return true
 }
 
-func (s *Server) terminateInstances(req *request) (any, *apiError) {
+// lockNamed admits a call that changes the instances it names
+// (InstanceId.N), takes the mutations lock and finds every one of them:
+// each must exist before any changes, as the call is all or nothing on
+// EC2. The caller unlocks s.mutations when it succeeds.
+func (s *Server) lockNamed(req *request) ([]*sim.Instance, *apiError) {
 	if apiErr := s.admit(req); apiErr != nil {
 		return nil, apiErr
 	}
@@ -300,15 +304,21 @@ func (s *Server) terminateInstances(req *request) (any, *apiError) {
 	if apiErr := checkInstanceIDs(ids); apiErr != nil {
 		return nil, apiErr
 	}
-
 	s.mutations.Lock()
-	defer s.mutations.Unlock()
-	// Every id must exist before any instance ends: the call is all or
-	// nothing, as on EC2.
 	found, apiErr := s.lookup(req.region, ids)
+	if apiErr != nil {
+		s.mutations.Unlock()
+		return nil, apiErr
+	}
+	return found, nil
+}
+
+func (s *Server) terminateInstances(req *request) (any, *apiError) {
+	found, apiErr := s.lockNamed(req)
 	if apiErr != nil {
 		return nil, apiErr
 	}
+	defer s.mutations.Unlock()
 	if apiErr := req.dryRunStop(); apiErr != nil {
 		return nil, apiErr
 	}

@@ -70,22 +70,11 @@ func (s *Server) startInstances(req *request) (any, *apiError) {
 // EC2 reports it, even when the world's latency makes it immediate); one
 // already there is reported as it is.
 func (s *Server) changePower(req *request, check func(*sim.Instance) *apiError, change func(id string) (*sim.Instance, error), moving string) ([]stateChangeXML, *apiError) {
-	if apiErr := s.admit(req); apiErr != nil {
-		return nil, apiErr
-	}
-	ids := unique(list(req.form, "InstanceId"))
-	if len(ids) == 0 {
-		return nil, missingParameter("InstanceId")
-	}
-	if apiErr := checkInstanceIDs(ids); apiErr != nil {
-		return nil, apiErr
-	}
-	s.mutations.Lock()
-	defer s.mutations.Unlock()
-	found, apiErr := s.lookup(req.region, ids)
+	found, apiErr := s.lockNamed(req)
 	if apiErr != nil {
 		return nil, apiErr
 	}
+	defer s.mutations.Unlock()
 	for _, inst := range found {
 		if apiErr := check(inst); apiErr != nil {
 			return nil, apiErr
