@@ -36,17 +36,7 @@ func TestAWSCLIAsStrictAsEC2(t *testing.T) {
 		{name: "a type only some zones offer", run: cliZonalType},
 		{name: "a new account's quotas", run: cliNewAccountQuotas},
 	}
-	for _, cli := range clis {
-		t.Run(cli.version, func(t *testing.T) {
-			for _, c := range cases {
-				t.Run(c.name, func(t *testing.T) {
-					t.Parallel()
-					f := newFixture(t, c.cfg)
-					c.run(t, f, newSession(t, cli, f.url, ""))
-				})
-			}
-		})
-	}
+	runCLICases(t, clis, cases)
 }
 
 const cliAMI = "ami-0123456789abcdef1"

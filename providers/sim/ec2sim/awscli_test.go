@@ -60,6 +60,11 @@ func TestAWSCLI(t *testing.T) {
 		{name: "--dry-run checks the call first", run: cliDryRun},
 		{name: "describe-spot-instance-requests", run: cliSpotRequests},
 	}
+	runCLICases(t, clis, cases)
+}
+
+// runCLICases runs every case with every CLI, each on a world of its own.
+func runCLICases(t *testing.T, clis []awsCLI, cases []cliCase) {
 	for _, cli := range clis {
 		t.Run(cli.version, func(t *testing.T) {
 			t.Logf("%s at %s", cli.version, cli.path)
