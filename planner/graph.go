@@ -234,6 +234,7 @@ func (p *planning) build(ws []*workload) *component {
 		estimate += len(w.candidates) + 8
 	}
 	arcs := make([]arcSpec, 0, estimate)
+	c.arcs = make([]candidateArcs, 0, estimate-len(p.offers))
 	nodes := 2 // source, sink
 	const source, sink = 0, 1
 	newNode := func() int { nodes++; return nodes - 1 }
@@ -256,7 +257,9 @@ func (p *planning) build(ws []*workload) *component {
 		c.levelArc = append(c.levelArc, addArc(source, levelNode[l], 0, 0))
 	}
 
-	offerNode := map[int]int{}
+	// offerNode is each offer's node, by offer index, once it has one; 0,
+	// the source, for none.
+	offerNode := make([]int, len(p.offers))
 	poolNode := map[reservationKey]int{}
 	poolBase := map[reservationKey]int{}
 	// classNode is each quota class's node, by the chain of classes from
@@ -405,15 +408,15 @@ func (p *planning) build(ws []*workload) *component {
 			ca := candidateArcs{workload: wi, candidate: ci, add: noArc, keep: noArc}
 			to := target(cand.offer)
 			if o.Available != Unlimited {
-				n, ok := offerNode[cand.offer]
-				if !ok {
+				n := offerNode[cand.offer]
+				if n == 0 {
 					n = newNode()
 					offerNode[cand.offer] = n
 					addArc(n, to, int64(o.Available), 0)
 				}
 				to = n
 			}
-			if !p.blocked[o.OfferKey] && o.Available != 0 {
+			if o.Available != 0 && (len(p.blocked) == 0 || !p.blocked[o.OfferKey]) {
 				ca.add = addArc(from, to, mcf.Inf, cand.cost)
 				if gang != nil {
 					most := demand
