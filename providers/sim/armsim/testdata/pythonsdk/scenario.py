@@ -8,34 +8,22 @@ error.code) instead of failing the script.
 """
 
 import json
-import os
 import sys
 import time
 
-from azure.core.credentials import AccessToken
 from azure.core.exceptions import HttpResponseError
 from azure.mgmt.compute import ComputeManagementClient
 from azure.mgmt.network import NetworkManagementClient
 from azure.mgmt.resource import ResourceManagementClient
 
-ENDPOINT = os.environ["ARM_ENDPOINT"]
-SUB = os.environ["SUBSCRIPTION"]
+from armsdk import CLIENT, LOCATION, SSH_KEY, SUB, T4, StaticCredential
+
 RG = "py-rg"
-LOCATION = "eastus"
-T4 = "Standard_NC4as_T4_v3"
 A100 = "Standard_NC24ads_A100_v4"
-SSH_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGpufleetpythontest py@example.com"
-
-
-class StaticCredential:
-    """A token credential that asks no one: the emulator takes any token."""
-
-    def get_token(self, *scopes, **kwargs):
-        return AccessToken("emulator-token", int(time.time()) + 3600)
 
 
 def clients(**config):
-    kw = dict(base_url=ENDPOINT, credential_scopes=[ENDPOINT + "/.default"], **config)
+    kw = dict(CLIENT, **config)
     cred = StaticCredential()
     return (
         ResourceManagementClient(cred, SUB, **kw),
