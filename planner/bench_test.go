@@ -211,12 +211,41 @@ func eligiblePairs(in Input) int {
 	return n
 }
 
+// networkArcs counts the arcs of the flow networks a plan of in solves on.
+func networkArcs(in Input) int {
+	p := newPlanning(in)
+	p.prepare()
+	p.reserveFixed()
+	p.prepareQuotas()
+	n := 0
+	for _, ws := range p.components() {
+		n += len(p.build(ws).money)
+	}
+	return n
+}
+
+// networkHubs counts the hubs of the flow networks a plan of in solves on.
+func networkHubs(in Input) int {
+	p := newPlanning(in)
+	p.prepare()
+	p.reserveFixed()
+	p.prepareQuotas()
+	n := 0
+	for _, ws := range p.components() {
+		n += len(p.build(ws).hubs)
+	}
+	return n
+}
+
 // One dense component of 1,000 workloads over 10,000 offers, capacity
-// tight everywhere (denseInput).
+// tight everywhere (denseInput). pairs counts the (workload, offer) pairs
+// it may use, arcs the arcs of its network, which shares offers among
+// workloads through hubs (hub.go).
 func BenchmarkSolveDense1000x10000(b *testing.B) {
 	in := denseInput(1000, 10_000, 1)
-	arcs := eligiblePairs(in)
+	pairs, arcs := eligiblePairs(in), networkArcs(in)
 	benchmarkSolve(b, in)
 	// After the loop, which clears what was reported before it.
+	b.ReportMetric(float64(pairs), "pairs")
 	b.ReportMetric(float64(arcs), "arcs")
 }

@@ -61,16 +61,21 @@ func (p *planning) componentBudget(c *component, arcs int) *componentBudget {
 	b := &componentBudget{fleet: fleets[0], actual: make([]int64, arcs), exact: len(fleets) == 1}
 	var limit int64
 	pools := map[reservationKey]map[string]bool{}
+	for _, w := range c.workloads {
+		for _, cand := range w.candidates {
+			if k, ok := p.pool(&p.offers[cand.offer]); ok {
+				if pools[k] == nil {
+					pools[k] = map[string]bool{}
+				}
+				pools[k][w.fleet.Name] = true
+			}
+		}
+	}
+	// The budget's fleet reaches its offers by arcs of its own, not hubs.
 	for _, a := range c.arcs {
 		w := c.workloads[a.workload]
 		cand := w.candidates[a.candidate]
 		o := &p.offers[cand.offer]
-		if k, ok := p.pool(o); ok {
-			if pools[k] == nil {
-				pools[k] = map[string]bool{}
-			}
-			pools[k][w.fleet.Name] = true
-		}
 		if w.fleet.Name != b.fleet {
 			continue
 		}

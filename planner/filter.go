@@ -46,6 +46,7 @@ type filter struct {
 // is most of what eligibility costs.
 type regionMemo struct {
 	spec          *schema.Workload
+	rules         *schema.RegionRules
 	cloud, region string
 	ok, set       bool
 }
@@ -57,8 +58,16 @@ func (p *planning) regionAllowed(w *schema.Workload, cloud, region string) bool 
 	if m.set && m.spec == w && m.cloud == cloud && m.region == region {
 		return m.ok
 	}
-	ok := schema.MatchRegion(cloud, region, w.Placement.Regions.Allow, w.Placement.Regions.Deny)
-	*m = regionMemo{spec: w, cloud: cloud, region: region, ok: ok, set: true}
+	rules := m.rules
+	if !m.set || m.spec != w {
+		rules = p.regionRules[w]
+		if rules == nil {
+			rules = schema.NewRegionRules(w.Placement.Regions.Allow, w.Placement.Regions.Deny)
+			p.regionRules[w] = rules
+		}
+	}
+	ok := rules.Match(cloud, region)
+	*m = regionMemo{spec: w, rules: rules, cloud: cloud, region: region, ok: ok, set: true}
 	return ok
 }
 

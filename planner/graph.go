@@ -40,6 +40,8 @@ type component struct {
 	arcs      []candidateArcs
 	gangs     []*gangArcs
 	refunds   map[reservationKey]mcf.ArcID
+	// hubs are the nodes workloads with the same offers share (hub.go).
+	hubs []*hub
 	// money is every arc's cost in the second phase, by arc id.
 	money []int64
 	// levels are the component's priorities, highest first; level[wi] is
@@ -227,14 +229,13 @@ func (p *planning) build(ws []*workload) *component {
 		from, to  int
 		cap, cost int64
 	}
-	// A workload has an arc or two a candidate and a few of its own; an
-	// offer a few more.
-	estimate := len(p.offers)
-	for _, w := range ws {
-		estimate += len(w.candidates) + 8
-	}
-	arcs := make([]arcSpec, 0, estimate)
-	c.arcs = make([]candidateArcs, 0, estimate-len(p.offers))
+	hubs := p.planHubs(ws)
+	// A workload has an arc or two a candidate it reaches directly, one a
+	// hub it enters and a few of its own; an offer a few more, and so
+	// does a hub.
+	direct := hubs.directArcs(ws)
+	arcs := make([]arcSpec, 0, len(p.offers)+direct+hubs.arcs)
+	c.arcs = make([]candidateArcs, 0, direct)
 	nodes := 2 // source, sink
 	const source, sink = 0, 1
 	newNode := func() int { nodes++; return nodes - 1 }
@@ -303,6 +304,22 @@ func (p *planning) build(ws []*workload) *component {
 		return base(offer)
 	}
 
+	// offerTo is where new nodes on an offer go: its own node, which caps
+	// them at what it has room for, or when it has no limit its target.
+	offerTo := func(offer int) int {
+		o := &p.offers[offer]
+		to := target(offer)
+		if o.Available == Unlimited {
+			return to
+		}
+		n := offerNode[offer]
+		if n == 0 {
+			n = newNode()
+			offerNode[offer] = n
+			addArc(n, to, int64(o.Available), 0)
+		}
+		return n
+	}
 	c.level = make([]int, len(ws))
 	c.entry = make([]mcf.ArcID, len(ws))
 	c.forced = make([]mcf.ArcID, len(ws))
@@ -402,22 +419,25 @@ func (p *planning) build(ws []*workload) *component {
 			}
 			return n
 		}
+		var member *hub // the hub the last candidate went through
 		for ci, cand := range w.candidates {
 			o := &p.offers[cand.offer]
 			from := leaf(o)
 			ca := candidateArcs{workload: wi, candidate: ci, add: noArc, keep: noArc}
-			to := target(cand.offer)
-			if o.Available != Unlimited {
-				n := offerNode[cand.offer]
-				if n == 0 {
-					n = newNode()
-					offerNode[cand.offer] = n
-					addArc(n, to, int64(o.Available), 0)
+			if h := hubs.hubOf(wi, ci); h != nil {
+				if h.node < 0 {
+					h.node = newNode()
+					for i, offer := range h.offers {
+						h.out = append(h.out, addArc(h.node, offerTo(offer), mcf.Inf, h.costs[i]))
+					}
+					c.hubs = append(c.hubs, h)
 				}
-				to = n
-			}
-			if o.Available != 0 && (len(p.blocked) == 0 || !p.blocked[o.OfferKey]) {
-				ca.add = addArc(from, to, mcf.Inf, cand.cost)
+				if member != h {
+					member = h
+					h.members = append(h.members, hubMember{wi, addArc(from, h.node, mcf.Inf, cand.egress)})
+				}
+			} else if p.hasAddArc(cand.offer) {
+				ca.add = addArc(from, offerTo(cand.offer), mcf.Inf, cand.cost)
 				if gang != nil {
 					most := demand
 					if o.Available != Unlimited {
@@ -434,7 +454,9 @@ func (p *planning) build(ws []*workload) *component {
 					gang.addNodes(spec.GangGroup(o.Region, o.Zone), ca.keep, min(demand, int64(cand.running)))
 				}
 			}
-			c.arcs = append(c.arcs, ca)
+			if ca.add != noArc || ca.keep != noArc {
+				c.arcs = append(c.arcs, ca)
+			}
 		}
 		if gang != nil {
 			p.closeSmallRegions(w, gang)

@@ -817,7 +817,7 @@ func TestSolveMatchesAnIntegerProgram(t *testing.T) {
 	}
 	dir := t.TempDir()
 	type outcome struct {
-		optimal, shortfall, gang, zoneGang, budget, reserved, quota, quotaFull bool
+		optimal, shortfall, gang, zoneGang, budget, reserved, quota, quotaFull, hub bool
 	}
 	results := make([]outcome, instances)
 	var wg sync.WaitGroup
@@ -841,7 +841,7 @@ func TestSolveMatchesAnIntegerProgram(t *testing.T) {
 					if plan.Optimal && want.better(got) {
 						t.Fatalf("plan %v marked optimal, the integer program finds %v", got, want)
 					}
-					o := outcome{optimal: plan.Optimal, budget: in.Fleets[0].Budget != nil, quota: len(in.Quotas) > 0, quotaFull: ru.quotaFull(plan)}
+					o := outcome{optimal: plan.Optimal, budget: in.Fleets[0].Budget != nil, quota: len(in.Quotas) > 0, quotaFull: ru.quotaFull(plan), hub: networkHubs(in) > 0}
 					for _, w := range ru.ws {
 						o.gang = o.gang || w.spec.Gang()
 						o.zoneGang = o.zoneGang || w.spec.Placement.Gang == "zone"
@@ -864,21 +864,24 @@ func TestSolveMatchesAnIntegerProgram(t *testing.T) {
 	}
 	close(jobs)
 	wg.Wait()
-	var optimal, shortfall, gang, zoneGang, budget, reserved, quota, quotaFull int
+	var optimal, shortfall, gang, zoneGang, budget, reserved, quota, quotaFull, hub int
 	for _, o := range results {
 		for _, c := range []struct {
 			on bool
 			n  *int
-		}{{o.optimal, &optimal}, {o.shortfall, &shortfall}, {o.gang, &gang}, {o.zoneGang, &zoneGang}, {o.budget, &budget}, {o.reserved, &reserved}, {o.quota, &quota}, {o.quotaFull, &quotaFull}} {
+		}{{o.optimal, &optimal}, {o.shortfall, &shortfall}, {o.gang, &gang}, {o.zoneGang, &zoneGang}, {o.budget, &budget}, {o.reserved, &reserved}, {o.quota, &quota}, {o.quotaFull, &quotaFull}, {o.hub, &hub}} {
 			if c.on {
 				*c.n++
 			}
 		}
 	}
-	t.Logf("%d instances: %d proven optimal, %d with a shortfall, %d with gangs (%d of them zone gangs), %d with budgets, %d using reservations, %d with quotas, %d filling one",
-		instances, optimal, shortfall, gang, zoneGang, budget, reserved, quota, quotaFull)
+	t.Logf("%d instances: %d proven optimal, %d with a shortfall, %d with gangs (%d of them zone gangs), %d with budgets, %d using reservations, %d with quotas, %d filling one, %d sharing offers through hubs",
+		instances, optimal, shortfall, gang, zoneGang, budget, reserved, quota, quotaFull, hub)
 	if optimal < instances*9/10 {
 		t.Errorf("only %d of %d plans proven optimal", optimal, instances)
+	}
+	if hub < instances/10 {
+		t.Errorf("only %d of %d instances share offers through hubs: too few to check them", hub, instances)
 	}
 }
 

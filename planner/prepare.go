@@ -27,9 +27,11 @@ type planning struct {
 	byModel map[string]int
 	// shapeRuns splits each shape's offers into runs of one region.
 	shapeRuns map[shape][]regionRun
-	// lastRegion memoizes regionAllowed.
-	lastRegion regionMemo
-	workloads  []*workload
+	// lastRegion memoizes regionAllowed, and regionRules holds each
+	// workload's rules ready to match.
+	lastRegion  regionMemo
+	regionRules map[*schema.Workload]*schema.RegionRules
+	workloads   []*workload
 	// reserved holds the reservation pools by (cloud, region, type).
 	reserved map[reservationKey]*reservation
 	egress   map[string]catalog.Egress
@@ -133,13 +135,14 @@ func (w *workload) fixedCount() int {
 
 func newPlanning(in Input) *planning {
 	p := &planning{
-		in:       in,
-		offers:   slices.Clone(in.Offers),
-		blocked:  map[OfferKey]bool{},
-		byShape:  map[shape][]int{},
-		byModel:  map[string]int{},
-		reserved: map[reservationKey]*reservation{},
-		egress:   map[string]catalog.Egress{},
+		in:          in,
+		offers:      slices.Clone(in.Offers),
+		blocked:     map[OfferKey]bool{},
+		regionRules: map[*schema.Workload]*schema.RegionRules{},
+		byShape:     map[shape][]int{},
+		byModel:     map[string]int{},
+		reserved:    map[reservationKey]*reservation{},
+		egress:      map[string]catalog.Egress{},
 	}
 	slices.SortStableFunc(p.offers, func(a, b Offer) int { return a.Compare(b.OfferKey) })
 	p.offers = slices.CompactFunc(p.offers, func(a, b Offer) bool { return a.OfferKey == b.OfferKey })

@@ -567,6 +567,7 @@ func (c *component) extract() {
 		fr.count += int(add + keep)
 		fr.kept += int(keep)
 	}
+	c.splitHubs()
 	// A pool's refund arc says how many of its nodes are reserved; which
 	// ones is arbitrary, so take them in workload and offer order.
 	for _, k := range slices.SortedFunc(maps.Keys(c.refunds), compareReservations) {

@@ -29,6 +29,39 @@ func MatchRegion(cloud, region string, allow, deny []string) bool {
 		!slices.ContainsFunc(deny, func(r string) bool { return matchRegion(r, cloud, region) })
 }
 
+// RegionRules are a workload's allow and deny rules made ready to match
+// many regions: a rule that is a plain region name, as most are, is looked
+// up rather than matched as a glob.
+type RegionRules struct {
+	allowNames, denyNames map[string]bool
+	allow, deny           []string
+}
+
+// NewRegionRules prepares allow and deny rules for Match.
+func NewRegionRules(allow, deny []string) *RegionRules {
+	r := &RegionRules{allowNames: map[string]bool{}, denyNames: map[string]bool{}}
+	split := func(rules []string, names map[string]bool) []string {
+		var rest []string
+		for _, rule := range rules {
+			if strings.ContainsAny(rule, `*?[\:`) {
+				rest = append(rest, rule)
+			} else {
+				names[rule] = true
+			}
+		}
+		return rest
+	}
+	r.allow = split(allow, r.allowNames)
+	r.deny = split(deny, r.denyNames)
+	return r
+}
+
+// Match is MatchRegion for the prepared rules.
+func (r *RegionRules) Match(cloud, region string) bool {
+	in := r.allowNames[region] || slices.ContainsFunc(r.allow, func(rule string) bool { return matchRegion(rule, cloud, region) })
+	return in && !r.denyNames[region] && !slices.ContainsFunc(r.deny, func(rule string) bool { return matchRegion(rule, cloud, region) })
+}
+
 func matchRegion(rule, cloud, region string) bool {
 	if geo, ok := strings.CutPrefix(rule, geoRule); ok {
 		country, known := catalog.CountryOf(cloud, region)

@@ -5,6 +5,8 @@ package schema
 import (
 	"strings"
 	"testing"
+
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 // A place rule matches a cloud's regions by their country, whatever the
@@ -38,6 +40,38 @@ func TestRegionRulesMatchByPlace(t *testing.T) {
 	}
 	if !MatchRegion("gcp", "europe-west9", []string{"geo:eu"}, []string{"country:de"}) || MatchRegion("gcp", "europe-west3", []string{"geo:eu"}, []string{"country:de"}) {
 		t.Error("a deny by country does not take a region out of an allowed geography")
+	}
+}
+
+// Rules prepared once match every region of every cloud as MatchRegion
+// does, whatever mix of names, globs and places they hold.
+func TestPreparedRegionRulesMatchAsMatchRegionDoes(t *testing.T) {
+	rules := [][2][]string{
+		{{"us-east-1", "eu-west-3"}, nil},
+		{{"us-*"}, {"us-east-1"}},
+		{{"geo:eu", "us-west-2"}, {"country:de", "europe-west9"}},
+		{{"europe-west?", "[a-c]*"}, {"eastus"}},
+		{{`us\-east-1`}, nil},
+		{{"*"}, {"geo:eea", "westus2"}},
+		{nil, nil},
+	}
+	matched := 0
+	for _, r := range rules {
+		prepared := NewRegionRules(r[0], r[1])
+		for _, cloud := range []string{catalog.AWS, catalog.Azure, catalog.GCP} {
+			for _, region := range append(catalog.RegionNames(cloud), "made-up-1") {
+				want := MatchRegion(cloud, region, r[0], r[1])
+				if got := prepared.Match(cloud, region); got != want {
+					t.Errorf("allow %q deny %q on %s %s: %v, want %v", r[0], r[1], cloud, region, got, want)
+				}
+				if want {
+					matched++
+				}
+			}
+		}
+	}
+	if matched == 0 {
+		t.Fatal("no rule matched any region: the comparison says nothing")
 	}
 }
 
