@@ -5,6 +5,7 @@ package planner
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/gpufleet/gpufleet/schema"
@@ -248,4 +249,68 @@ func BenchmarkSolveDense1000x10000(b *testing.B) {
 	// After the loop, which clears what was reported before it.
 	b.ReportMetric(float64(pairs), "pairs")
 	b.ReportMetric(float64(arcs), "arcs")
+}
+
+// startOf is where a plan puts each workload's nodes, as Input.Start
+// takes them.
+func startOf(plan *Plan) map[string][]Placement {
+	start := map[string][]Placement{}
+	for _, f := range plan.Fleets {
+		for _, w := range f.Workloads {
+			start[f.Name+"/"+w.Name] = w.Placements
+		}
+	}
+	return start
+}
+
+// movePrices returns in with one offer in every hundred repriced by up to
+// 5 % either way, as a catalog refresh moves a few prices.
+func movePrices(in Input, seed uint64) Input {
+	r := rand.New(rand.NewPCG(seed, 99))
+	in.Offers = slices.Clone(in.Offers)
+	for _, i := range r.Perm(len(in.Offers))[:len(in.Offers)/100] {
+		o := &in.Offers[i]
+		o.PriceMicros += o.PriceMicros * int64(r.IntN(11)-5) / 100
+	}
+	return in
+}
+
+// The dense component again after 1 % of its prices moved: solved from
+// nothing (cold), and from the placements of the plan before the move
+// (warm), which must reach the same optimum. started counts the solves
+// that began from a start, pivots the network simplex's pivots.
+func BenchmarkSolveDenseAfterPriceMoves(b *testing.B) {
+	before := denseInput(1000, 10_000, 1)
+	first, err := Solve(before)
+	if err != nil {
+		b.Fatal(err)
+	}
+	after := movePrices(before, 1)
+	cold, err := Solve(after)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, start := range []bool{false, true} {
+		in := after
+		name := "cold"
+		if start {
+			in.Start = startOf(first)
+			name = "warm"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			var plan *Plan
+			var p *planning
+			for b.Loop() {
+				if plan, p, err = solvePlanning(in); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if plan.CostMicros != cold.CostMicros || !plan.Optimal {
+				b.Fatalf("from the start the plan costs %d (optimal %v), from nothing %d", plan.CostMicros, plan.Optimal, cold.CostMicros)
+			}
+			b.ReportMetric(float64(p.started), "started")
+			b.ReportMetric(float64(p.pivots), "pivots")
+		})
+	}
 }

@@ -41,7 +41,23 @@ type component struct {
 	gangs     []*gangArcs
 	refunds   map[reservationKey]mcf.ArcID
 	// hubs are the nodes workloads with the same offers share (hub.go).
-	hubs []*hub
+	hubs    []*hub
+	hubPlan hubPlan
+	// start is the flow below the workloads' nodes that Input.Start gives,
+	// and startPlaced the nodes it places of each, until the first phase
+	// has started from them; warm says the last first phase did, and
+	// routeFrom is a flow for route to start from.
+	start, startPlaced, routeFrom []int64
+	warm                          bool
+	// wNode is each workload's node. up is, by node, the arc into a node
+	// of the cloud, region or zone layers from the one above; down the arc
+	// on towards the sink from an offer's node, a quota class's or a
+	// pool's (its refund arc, and poolRest the arc for the rest). Both are
+	// noLink elsewhere. They lead a placement's nodes from the workload to
+	// the sink (start.go).
+	wNode    []int
+	up, down []link
+	poolRest map[int]mcf.ArcID
 	// money is every arc's cost in the second phase, by arc id.
 	money []int64
 	// levels are the component's priorities, highest first; level[wi] is
@@ -104,13 +120,24 @@ type quotaClass struct {
 	arc   mcf.ArcID
 }
 
-// candidateArcs are the arcs that carry one workload's nodes to one offer.
+// candidateArcs are the arcs that carry one workload's nodes to one offer:
+// from the workload's node or a layer below it, to the offer's node (add)
+// or, for nodes that already run there, on past it (keep).
 type candidateArcs struct {
 	workload, candidate int
 	add, keep           mcf.ArcID
+	from, addTo, keepTo int
 }
 
 const noArc mcf.ArcID = -1
+
+// link is an arc and the node at its far end.
+type link struct {
+	arc  mcf.ArcID
+	node int
+}
+
+var noLink = link{noArc, -1}
 
 // gangArcs are the handles branch and bound turns to confine a gang to one
 // region: the arcs into each region node.
@@ -230,6 +257,7 @@ func (p *planning) build(ws []*workload) *component {
 		cap, cost int64
 	}
 	hubs := p.planHubs(ws)
+	c.hubPlan = hubs
 	// A workload has an arc or two a candidate it reaches directly, one a
 	// hub it enters and a few of its own; an offer a few more, and so
 	// does a hub.
@@ -238,7 +266,12 @@ func (p *planning) build(ws []*workload) *component {
 	c.arcs = make([]candidateArcs, 0, direct)
 	nodes := 2 // source, sink
 	const source, sink = 0, 1
-	newNode := func() int { nodes++; return nodes - 1 }
+	c.up, c.down = []link{noLink, noLink}, []link{noLink, noLink}
+	newNode := func() int {
+		c.up, c.down = append(c.up, noLink), append(c.down, noLink)
+		nodes++
+		return nodes - 1
+	}
 	// mcf numbers arcs densely in the order they are added, so an arc's id
 	// is its place in this list.
 	addArc := func(from, to int, capacity, cost int64) mcf.ArcID {
@@ -282,6 +315,7 @@ func (p *planning) build(ws []*workload) *component {
 		next := class(chain[1:])
 		qc := quotaClass{quota: chain[0].quota, per: chain[0].per, node: n}
 		qc.arc = addArc(n, next, 0, 0)
+		c.down[n] = link{qc.arc, next}
 		c.classes = append(c.classes, qc)
 		return n
 	}
@@ -316,11 +350,13 @@ func (p *planning) build(ws []*workload) *component {
 		if n == 0 {
 			n = newNode()
 			offerNode[offer] = n
-			addArc(n, to, int64(o.Available), 0)
+			c.down[n] = link{addArc(n, to, int64(o.Available), 0), to}
 		}
 		return n
 	}
 	c.level = make([]int, len(ws))
+	c.wNode = make([]int, len(ws))
+	c.poolRest = map[int]mcf.ArcID{}
 	c.entry = make([]mcf.ArcID, len(ws))
 	c.forced = make([]mcf.ArcID, len(ws))
 	c.unplaced = make([]mcf.ArcID, len(ws))
@@ -334,6 +370,7 @@ func (p *planning) build(ws []*workload) *component {
 		c.level[wi] = slices.Index(c.levels, spec.Priority)
 		c.decision[wi] = undecided
 		wNode := newNode()
+		c.wNode[wi] = wNode
 		c.entry[wi] = addArc(levelNode[c.level[wi]], wNode, demand, 0)
 		c.forced[wi] = addArc(source, wNode, 0, 0)
 		c.unplaced[wi] = addArc(wNode, sink, demand, 0)
@@ -380,7 +417,7 @@ func (p *planning) build(ws []*workload) *component {
 				if !ok {
 					n = newNode()
 					cloudNode[o.Cloud] = n
-					addArc(wNode, n, cloudCap(o.Cloud), 0)
+					c.up[n] = link{addArc(wNode, n, cloudCap(o.Cloud), 0), wNode}
 				}
 				from = n
 			}
@@ -396,6 +433,7 @@ func (p *planning) build(ws []*workload) *component {
 				// only a region's spread limit is ever asked for here.
 				capacity := regionCap(group)
 				arc := addArc(from, n, capacity, 0)
+				c.up[n] = link{arc, from}
 				if gang != nil {
 					gang.regions = append(gang.regions, group)
 					gang.capacity = append(gang.capacity, capacity)
@@ -415,7 +453,7 @@ func (p *planning) build(ws []*workload) *component {
 			if !ok {
 				n = newNode()
 				zoneNode[zone] = n
-				addArc(from, n, zoneCap(zone), 0)
+				c.up[n] = link{addArc(from, n, zoneCap(zone), 0), from}
 			}
 			return n
 		}
@@ -423,21 +461,23 @@ func (p *planning) build(ws []*workload) *component {
 		for ci, cand := range w.candidates {
 			o := &p.offers[cand.offer]
 			from := leaf(o)
-			ca := candidateArcs{workload: wi, candidate: ci, add: noArc, keep: noArc}
+			ca := candidateArcs{workload: wi, candidate: ci, add: noArc, keep: noArc, from: from}
 			if h := hubs.hubOf(wi, ci); h != nil {
 				if h.node < 0 {
 					h.node = newNode()
 					for i, offer := range h.offers {
-						h.out = append(h.out, addArc(h.node, offerTo(offer), mcf.Inf, h.costs[i]))
+						to := offerTo(offer)
+						h.out = append(h.out, link{addArc(h.node, to, mcf.Inf, h.costs[i]), to})
 					}
 					c.hubs = append(c.hubs, h)
 				}
 				if member != h {
 					member = h
-					h.members = append(h.members, hubMember{wi, addArc(from, h.node, mcf.Inf, cand.egress)})
+					h.members = append(h.members, hubMember{wi, addArc(from, h.node, mcf.Inf, cand.egress), from})
 				}
 			} else if p.hasAddArc(cand.offer) {
-				ca.add = addArc(from, offerTo(cand.offer), mcf.Inf, cand.cost)
+				ca.addTo = offerTo(cand.offer)
+				ca.add = addArc(from, ca.addTo, mcf.Inf, cand.cost)
 				if gang != nil {
 					most := demand
 					if o.Available != Unlimited {
@@ -449,7 +489,8 @@ func (p *planning) build(ws []*workload) *component {
 			if cand.running > 0 && spec.Movable {
 				// Keeping a running node needs no new capacity, so the arc
 				// skips the offer's node.
-				ca.keep = addArc(from, target(cand.offer), int64(cand.running), cand.keepCost)
+				ca.keepTo = target(cand.offer)
+				ca.keep = addArc(from, ca.keepTo, int64(cand.running), cand.keepCost)
 				if gang != nil {
 					gang.addNodes(spec.GangGroup(o.Region, o.Zone), ca.keep, min(demand, int64(cand.running)))
 				}
@@ -465,7 +506,8 @@ func (p *planning) build(ws []*workload) *component {
 	for _, k := range slices.SortedFunc(maps.Keys(poolNode), compareReservations) {
 		res := p.reserved[k]
 		c.refunds[k] = addArc(poolNode[k], poolBase[k], int64(res.count), -res.refund)
-		addArc(poolNode[k], poolBase[k], mcf.Inf, 0)
+		c.down[poolNode[k]] = link{c.refunds[k], poolBase[k]}
+		c.poolRest[poolNode[k]] = addArc(poolNode[k], poolBase[k], mcf.Inf, 0)
 	}
 
 	c.g = mcf.New(nodes)

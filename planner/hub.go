@@ -39,7 +39,7 @@ type hub struct {
 	// each and its cost: the same for every member.
 	offers []int
 	costs  []int64
-	out    []mcf.ArcID
+	out    []link
 	// uses counts the workloads whose candidates give this set.
 	uses int
 }
@@ -47,6 +47,7 @@ type hub struct {
 type hubMember struct {
 	workload int
 	arc      mcf.ArcID
+	from     int
 }
 
 // hubPlan says which candidates reach their offer through a hub.
@@ -174,7 +175,7 @@ func (c *component) splitHubs() {
 		oi := 0
 		left := int64(0)
 		if len(h.out) > 0 {
-			left = c.g.Flow(h.out[0])
+			left = c.g.Flow(h.out[0].arc)
 		}
 		for _, m := range h.members {
 			w := c.workloads[m.workload]
@@ -182,7 +183,7 @@ func (c *component) splitHubs() {
 			for need > 0 {
 				for left == 0 {
 					oi++
-					left = c.g.Flow(h.out[oi])
+					left = c.g.Flow(h.out[oi].arc)
 				}
 				n := min(need, left)
 				fr := w.flows[h.offers[oi]]

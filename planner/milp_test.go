@@ -817,7 +817,7 @@ func TestSolveMatchesAnIntegerProgram(t *testing.T) {
 	}
 	dir := t.TempDir()
 	type outcome struct {
-		optimal, shortfall, gang, zoneGang, budget, reserved, quota, quotaFull, hub bool
+		optimal, shortfall, gang, zoneGang, budget, reserved, quota, quotaFull, hub, warm bool
 	}
 	results := make([]outcome, instances)
 	var wg sync.WaitGroup
@@ -841,7 +841,8 @@ func TestSolveMatchesAnIntegerProgram(t *testing.T) {
 					if plan.Optimal && want.better(got) {
 						t.Fatalf("plan %v marked optimal, the integer program finds %v", got, want)
 					}
-					o := outcome{optimal: plan.Optimal, budget: in.Fleets[0].Budget != nil, quota: len(in.Quotas) > 0, quotaFull: ru.quotaFull(plan), hub: networkHubs(in) > 0}
+					warmed := checkWarm(t, in, plan, ru, want, uint64(i))
+					o := outcome{optimal: plan.Optimal, budget: in.Fleets[0].Budget != nil, quota: len(in.Quotas) > 0, quotaFull: ru.quotaFull(plan), hub: networkHubs(in) > 0, warm: warmed}
 					for _, w := range ru.ws {
 						o.gang = o.gang || w.spec.Gang()
 						o.zoneGang = o.zoneGang || w.spec.Placement.Gang == "zone"
@@ -864,25 +865,72 @@ func TestSolveMatchesAnIntegerProgram(t *testing.T) {
 	}
 	close(jobs)
 	wg.Wait()
-	var optimal, shortfall, gang, zoneGang, budget, reserved, quota, quotaFull, hub int
+	var optimal, shortfall, gang, zoneGang, budget, reserved, quota, quotaFull, hub, warm int
 	for _, o := range results {
 		for _, c := range []struct {
 			on bool
 			n  *int
-		}{{o.optimal, &optimal}, {o.shortfall, &shortfall}, {o.gang, &gang}, {o.zoneGang, &zoneGang}, {o.budget, &budget}, {o.reserved, &reserved}, {o.quota, &quota}, {o.quotaFull, &quotaFull}, {o.hub, &hub}} {
+		}{{o.optimal, &optimal}, {o.shortfall, &shortfall}, {o.gang, &gang}, {o.zoneGang, &zoneGang}, {o.budget, &budget}, {o.reserved, &reserved}, {o.quota, &quota}, {o.quotaFull, &quotaFull}, {o.hub, &hub}, {o.warm, &warm}} {
 			if c.on {
 				*c.n++
 			}
 		}
 	}
-	t.Logf("%d instances: %d proven optimal, %d with a shortfall, %d with gangs (%d of them zone gangs), %d with budgets, %d using reservations, %d with quotas, %d filling one, %d sharing offers through hubs",
-		instances, optimal, shortfall, gang, zoneGang, budget, reserved, quota, quotaFull, hub)
+	t.Logf("%d instances: %d proven optimal, %d with a shortfall, %d with gangs (%d of them zone gangs), %d with budgets, %d using reservations, %d with quotas, %d filling one, %d sharing offers through hubs, %d started warm",
+		instances, optimal, shortfall, gang, zoneGang, budget, reserved, quota, quotaFull, hub, warm)
 	if optimal < instances*9/10 {
 		t.Errorf("only %d of %d plans proven optimal", optimal, instances)
+	}
+	if warm < instances/2 {
+		t.Errorf("only %d of %d instances started warm: too few to check the warm path", warm, instances)
 	}
 	if hub < instances/10 {
 		t.Errorf("only %d of %d instances share offers through hubs: too few to check them", hub, instances)
 	}
+}
+
+// checkWarm solves an instance again from its own plan's placements, which
+// must be worth what the integer program finds (want) just as the cold
+// plan must, and then after a fifth of its prices moved, from the same
+// placements and from nothing, which must be worth the same. It reports
+// whether a solve started from the placements.
+func checkWarm(t *testing.T, in Input, plan *Plan, ru *rules, want bruteValue, seed uint64) bool {
+	t.Helper()
+	in.Start = startOf(plan)
+	again, p, err := solvePlanning(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ru.valueOf(t, again)
+	if got.better(want) || again.Optimal && want.better(got) {
+		t.Fatalf("from its own placements the plan is worth %v (optimal %v), the integer program %v", got, again.Optimal, want)
+	}
+	started := p.started > 0
+
+	moved := in
+	moved.Offers = slices.Clone(in.Offers)
+	r := rand.New(rand.NewPCG(seed, 47))
+	for i := range moved.Offers {
+		if r.IntN(5) == 0 {
+			moved.Offers[i].PriceMicros = int64(1+r.IntN(40)) * 250_000
+		}
+	}
+	warm, p, err := solvePlanning(moved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	started = started || p.started > 0
+	moved.Start = nil
+	cold, err := Solve(moved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mru := newRules(moved)
+	w, c := mru.valueOf(t, warm), mru.valueOf(t, cold)
+	if w.better(c) && cold.Optimal || c.better(w) && warm.Optimal {
+		t.Fatalf("after prices moved, from the placements %v (optimal %v), from nothing %v (optimal %v)", w, warm.Optimal, c, cold.Optimal)
+	}
+	return started
 }
 
 // TestMixedGangsAgainstCBC gives BenchmarkSolveMixedGangs200x5000's

@@ -447,3 +447,36 @@ func TestConvergedFixtureMatchesThePlan(t *testing.T) {
 		t.Errorf("the converged fixture is stale (rerun with GPUFLEET_UPDATE_GOLDEN=1): %v", changes.Actions)
 	}
 }
+
+// A start that no longer fits (an offer gone from the catalog, one the
+// workload may not use, more nodes than it asks for, a workload that is
+// gone) is left out where it does not fit: the plan is worth what the plan
+// from nothing is, and a start from that plan finds it again.
+func TestStartThatNoLongerFitsChangesNothing(t *testing.T) {
+	in := exampleInput(t)
+	cold := solve(t, in)
+	start := startOf(cold)
+	var any OfferKey
+	for key, placements := range start {
+		placements = slices.Clone(placements)
+		any = placements[0].Offer
+		placements[0].Count += 50
+		gone := placements[0]
+		gone.Offer.Region = "gone-1"
+		start[key] = append(placements, gone)
+	}
+	start["nofleet/noworkload"] = []Placement{{Offer: any, Count: 3}}
+	for name, s := range map[string]map[string][]Placement{"the plan's own": startOf(cold), "one that no longer fits": start} {
+		in.Start = s
+		warm, p, err := solvePlanning(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if warm.CostMicros != cold.CostMicros || warm.Optimal != cold.Optimal || warm.GapMicros != cold.GapMicros {
+			t.Errorf("from %s placements: cost %d optimal %v, from nothing %d %v", name, warm.CostMicros, warm.Optimal, cold.CostMicros, cold.Optimal)
+		}
+		if p.started == 0 {
+			t.Errorf("from %s placements no solve started from them", name)
+		}
+	}
+}

@@ -45,6 +45,9 @@ type planning struct {
 	quotaFull     []bool
 	quotaRelevant []bool
 	solves        int
+	// started counts the solves that started from a given flow, and
+	// pivots the simplex's pivots, for benchmarks.
+	started, pivots int
 	// gangBudget is the work, in solves times arcs, each component's branch
 	// and bound may spend.
 	gangBudget int

@@ -16,6 +16,12 @@ import (
 // every constraint, with explanations. The same input always gives the same
 // plan.
 func Solve(in Input) (*Plan, error) {
+	plan, _, err := solvePlanning(in)
+	return plan, err
+}
+
+// solvePlanning is Solve, returning the planning too for what benchmarks count.
+func solvePlanning(in Input) (*Plan, *planning, error) {
 	p := newPlanning(in)
 	p.prepare()
 	p.reserveFixed()
@@ -43,7 +49,7 @@ func Solve(in Input) (*Plan, error) {
 	var unfinished []int
 	for i := range comps {
 		if err := solve(i, share); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		left -= results[i].work
 		if results[i].outOfWork {
@@ -55,12 +61,12 @@ func Solve(in Input) (*Plan, error) {
 	if left > 0 {
 		for _, i := range unfinished {
 			if err := solve(i, share+left/len(unfinished)); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
 	if err := p.enforceBudgets(comps, results); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	p.quotaUse()
 	total := componentResult{optimal: true}
@@ -73,7 +79,7 @@ func Solve(in Input) (*Plan, error) {
 	if len(p.quotas) > 0 {
 		plan.Quotas = p.reportQuotas(plan)
 	}
-	return plan, nil
+	return plan, p, nil
 }
 
 // reserveFixed lets nodes that must stay where they run use reservations
@@ -125,6 +131,7 @@ func (p *planning) solveComponent(ws []*workload, budgets bool) (componentResult
 	if !budgets {
 		c.budget = nil
 	}
+	c.start, c.startPlaced = c.startFlow()
 	hasGang := slices.ContainsFunc(c.gangs, func(g *gangArcs) bool { return g != nil })
 	var res componentResult
 	if !hasGang && !c.needsQuotaSearch() {
@@ -218,6 +225,11 @@ func (c *component) solveFrom(hint []int64) error {
 	if placed == nil {
 		if placed, err = c.lexMax(nil, len(c.levels)); err != nil {
 			return err
+		}
+		if c.warm {
+			// From the start's placements, not from nothing: a cold
+			// route starts better from its own shortest paths.
+			c.routeFrom = c.routeStart()
 		}
 		if cost, err = c.route(placed, c.money); err != nil {
 			// Phase one just placed these nodes.
@@ -349,7 +361,15 @@ func (c *component) lexMax(fixed []int64, upTo int) ([]int64, error) {
 	for wi := range c.workloads {
 		g.SetCost(c.unplaced[wi], int64(len(c.levels)-c.level[wi]))
 	}
-	if _, err := g.Solve(0, 1, demand); errors.Is(err, mcf.ErrInfeasible) {
+	var start []int64
+	if fixed == nil {
+		start = c.lexMaxStart(levelCap)
+		c.start = nil
+	}
+	res, err := g.SolveFrom(0, 1, demand, start)
+	c.warm = res.FromFlow
+	c.p.count(res)
+	if errors.Is(err, mcf.ErrInfeasible) {
 		// A gang told to run whole in a region does not fit there.
 		return nil, errNoFit
 	} else if err != nil {
@@ -408,7 +428,9 @@ func (c *component) route(counts []int64, costs []int64) (int64, error) {
 	if priced {
 		forced = c.priceDecided(costs, m)
 	}
-	res, err := g.Solve(0, 1, total)
+	res, err := g.SolveFrom(0, 1, total, c.routeFrom)
+	c.routeFrom = nil
+	c.p.count(res)
 	if err != nil {
 		return 0, err
 	}

@@ -54,6 +54,10 @@ type Result struct {
 	Flow int64
 	// Cost is the sum over arcs of flow times cost.
 	Cost int64
+	// FromFlow says SolveFrom started from the flow it was given.
+	FromFlow bool
+	// Pivots counts the simplex's pivots, a measure of the work done.
+	Pivots int
 }
 
 // Graph is a directed graph with capacities and costs on its arcs, and the
@@ -78,8 +82,9 @@ type Graph struct {
 	// basis is the network simplex's working state, kept between Solves so
 	// that solving again allocates nothing.
 	basis simplex
-	// pot holds the potentials checkCycles finds, for the starting tree.
-	pot []int64
+	// pot holds the potentials checkCycles finds, for the starting tree,
+	// and balance each node's net inflow, to check a starting flow.
+	pot, balance []int64
 }
 
 // request is what a Solve was asked for.

@@ -381,7 +381,7 @@ func TestSolve(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Solve() error = %v", err)
 			}
-			if res != (Result{Flow: tt.demand, Cost: tt.wantCost}) {
+			if res.Flow != tt.demand || res.Cost != tt.wantCost || res.FromFlow {
 				t.Errorf("Solve() = %+v, want flow %d cost %d", res, tt.demand, tt.wantCost)
 			}
 			got := flows(g, ids)

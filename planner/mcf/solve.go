@@ -38,6 +38,11 @@ import (
 // for every three to ten arcs. Solve allocates only when the graph has grown
 // since the last Solve.
 func (g *Graph) Solve(source, sink int, demand int64) (Result, error) {
+	return g.solve(source, sink, demand, nil)
+}
+
+// solve is Solve, from flow when that is a feasible start (SolveFrom).
+func (g *Graph) solve(source, sink int, demand int64, flow []int64) (Result, error) {
 	g.solved = false
 	costSum, err := g.check(source, sink, demand)
 	if err != nil {
@@ -49,9 +54,13 @@ func (g *Graph) Solve(source, sink int, demand int64) (Result, error) {
 	// Costlier than any path of real arcs, so that flow stays on an
 	// artificial arc only when no real route is left.
 	req := request{source, sink, demand}
-	if g.warm && g.last == req {
+	fromFlow := flow != nil && g.feasible(source, sink, demand, flow)
+	switch {
+	case fromFlow:
+		g.basis.initFrom(g, demand, costSum+1, flow)
+	case g.warm && g.last == req:
 		g.basis.reprice(g, costSum+1)
-	} else {
+	default:
 		g.basis.init(g, int32(source), int32(sink), demand, costSum+1, g.pot)
 	}
 	g.warm = false
@@ -69,7 +78,7 @@ func (g *Graph) Solve(source, sink int, demand int64) (Result, error) {
 		return Result{}, err
 	}
 	g.solved, g.warm, g.last = true, true, req
-	return Result{Flow: demand, Cost: cost}, nil
+	return Result{Flow: demand, Cost: cost, FromFlow: fromFlow, Pivots: g.basis.pivots}, nil
 }
 
 // check validates the problem and returns the sum of |cost| over arcs that
