@@ -59,7 +59,7 @@ func (p *planning) assemble(result componentResult, components int) *Plan {
 		GapMicros: result.gapMicros,
 		GapNodes:  result.gapNodes,
 		Fleets:    []FleetPlan{},
-		Stats:     SolveStats{Workloads: len(p.workloads), Offers: len(p.offers), Components: components, Solves: p.solves},
+		Stats:     SolveStats{Workloads: len(p.workloads), Offers: len(p.offers), Components: components, Solves: p.solves, Warm: p.started},
 	}
 	var fleet *FleetPlan
 	for _, w := range p.workloads {
@@ -199,20 +199,27 @@ func (p *planning) explain(w *workload) WorkloadPlan {
 		wp.Rejected = maps.Clone(w.rejected)
 	}
 	wp.Unfit = w.unfit
-	used := map[OfferKey]bool{}
 	for _, pl := range wp.Placements {
 		wp.Placed += pl.Count
 		wp.CostMicros += pl.Cost()
 		wp.EgressMicros += int64(pl.Count) * pl.EgressMicros
-		used[pl.Offer] = true
 	}
 	wp.NowMicros = p.nowCost(w, wp.Placements)
 	wp.Leaving = p.leaving(w, wp.Placements)
+	// The offers placed on, by index in order, as the candidates are:
+	// held nodes run on offers that are not candidates.
+	used := slices.Collect(maps.Keys(w.flows))
+	for _, f := range w.fixed {
+		used = append(used, f.offer)
+	}
+	slices.Sort(used)
 	var runnerUp *candidate
 	for i := range w.candidates {
 		c := &w.candidates[i]
-		o := &p.offers[c.offer]
-		if used[o.OfferKey] || p.blocked[o.OfferKey] || o.Available == 0 {
+		for len(used) > 0 && used[0] < c.offer {
+			used = used[1:]
+		}
+		if len(used) > 0 && used[0] == c.offer || !p.hasAddArc(c.offer) {
 			continue
 		}
 		if runnerUp == nil || c.cost < runnerUp.cost {

@@ -462,6 +462,10 @@ func (p *planning) build(ws []*workload) *component {
 			o := &p.offers[cand.offer]
 			from := leaf(o)
 			ca := candidateArcs{workload: wi, candidate: ci, add: noArc, keep: noArc, from: from}
+			// The offer's node comes first, even where no arc will reach
+			// it: nodes numbered in this order keep ties broken as they
+			// always were.
+			offerTo(cand.offer)
 			if h := hubs.hubOf(wi, ci); h != nil {
 				if h.node < 0 {
 					h.node = newNode()

@@ -94,6 +94,9 @@ type SolveStats struct {
 	Offers     int `json:"offers"`
 	Components int `json:"components"`
 	Solves     int `json:"solves"`
+	// Warm counts the solves that started from the last plan's
+	// placements (Input.Start) rather than from nothing.
+	Warm int `json:"warm,omitempty"`
 }
 
 // FleetPlan is one fleet's share of a plan.

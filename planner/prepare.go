@@ -29,7 +29,10 @@ type planning struct {
 	shapeRuns map[shape][]regionRun
 	// lastRegion memoizes regionAllowed, and regionRules holds each
 	// workload's rules ready to match.
-	lastRegion  regionMemo
+	lastRegion regionMemo
+	// offerOK says, by offer, that it passes the checks of the offer
+	// alone (offersOK).
+	offerOK     []bool
 	regionRules map[*schema.Workload]*schema.RegionRules
 	workloads   []*workload
 	// reserved holds the reservation pools by (cloud, region, type).
@@ -139,7 +142,7 @@ func (w *workload) fixedCount() int {
 func newPlanning(in Input) *planning {
 	p := &planning{
 		in:          in,
-		offers:      slices.Clone(in.Offers),
+		offers:      sortedOffers(in.Offers),
 		blocked:     map[OfferKey]bool{},
 		regionRules: map[*schema.Workload]*schema.RegionRules{},
 		byShape:     map[shape][]int{},
@@ -147,7 +150,6 @@ func newPlanning(in Input) *planning {
 		reserved:    map[reservationKey]*reservation{},
 		egress:      map[string]catalog.Egress{},
 	}
-	slices.SortStableFunc(p.offers, func(a, b Offer) int { return a.Compare(b.OfferKey) })
 	p.offers = slices.CompactFunc(p.offers, func(a, b Offer) bool { return a.OfferKey == b.OfferKey })
 	for i, o := range p.offers {
 		s := shape{o.GPUModel, o.GPUs}
@@ -203,6 +205,22 @@ func newPlanning(in Input) *planning {
 	return p
 }
 
+// sortedOffers returns a copy of offers in key order, equal keys in the
+// order given. It sorts indices, not the offers themselves, which are big
+// to move.
+func sortedOffers(offers []Offer) []Offer {
+	order := make([]int32, len(offers))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return offers[a].Compare(offers[b].OfferKey) })
+	out := make([]Offer, len(offers))
+	for i, j := range order {
+		out[i] = offers[j]
+	}
+	return out
+}
+
 func (p *planning) prepare() {
 	movable := map[string]bool{}
 	for _, f := range p.in.Fleets {
@@ -238,6 +256,7 @@ func (p *planning) prepare() {
 	fleets := slices.Clone(p.in.Fleets)
 	slices.SortFunc(fleets, func(a, b schema.Fleet) int { return cmp.Compare(a.Name, b.Name) })
 	filters := p.filters()
+	p.offerOK = p.offersOK()
 	for fi := range fleets {
 		f := &fleets[fi]
 		workloads := slices.Clone(f.Workloads)
@@ -298,19 +317,25 @@ func (p *planning) eligible(w *workload, filters []filter, running map[OfferKey]
 // workload's candidates.
 func (p *planning) eligibleIn(w *workload, group []int, filters []filter, running map[OfferKey]int, riskPremium, threshold float64) {
 	spec := w.spec
+	maxPrice := int64(math.MaxInt64)
+	if spec.MaxPricePerNodeHour != nil {
+		maxPrice = catalog.Micros(*spec.MaxPricePerNodeHour)
+	}
 	for _, i := range group {
 		o := &p.offers[i]
 		r := running[o.OfferKey]
-		ok := true
-		for _, f := range filters {
-			if !f.ok(spec, o, r > 0) {
-				w.rejected[f.reason]++
-				ok = false
-				break
+		// Most offers pass every filter: the checks of the offer alone
+		// were made once, and the workload's are inlined here. Only an
+		// offer that fails one goes through the filters in order, for the
+		// reason to count.
+		pass := p.offerOK[i] && o.PriceMicros <= maxPrice && marketAllowed(spec.Capacity, o.Market) &&
+			(len(spec.Placement.Zones) == 0 || slices.Contains(spec.Placement.Zones, o.Zone)) &&
+			(!spec.EFA || o.Cloud != catalog.AWS || catalog.EFAInterfaces(o.InstanceType) > 0)
+		if !pass {
+			if reason, failed := failing(filters, spec, o, r > 0); failed {
+				w.rejected[reason]++
+				continue
 			}
-		}
-		if !ok {
-			continue
 		}
 		egress := p.egressCost(spec, o)
 		cost := o.PriceMicros + egress
@@ -325,6 +350,28 @@ func (p *planning) eligibleIn(w *workload, group []int, filters []filter, runnin
 			keepCost: keepCostOf(cost, threshold),
 		})
 	}
+}
+
+// failing returns the first filter an offer fails for a workload, if any.
+func failing(filters []filter, spec *schema.Workload, o *Offer, running bool) (Reason, bool) {
+	for _, f := range filters {
+		if !f.ok(spec, o, running) {
+			return f.reason, true
+		}
+	}
+	return "", false
+}
+
+// offersOK says, by offer, whether it passes the filters that look at the
+// offer alone, running nodes or not: offered in its zone, at a valid
+// price, not blocklisted, with room.
+func (p *planning) offersOK() []bool {
+	ok := make([]bool, len(p.offers))
+	for i := range p.offers {
+		o := &p.offers[i]
+		ok[i] = !o.NotOffered && ValidPrice(*o) && !p.blocked[o.OfferKey] && o.Available != 0
+	}
+	return ok
 }
 
 // regionRun is a run of a shape's offers (from, to index its list) in one

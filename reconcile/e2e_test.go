@@ -154,6 +154,11 @@ func TestConvergeFromNothingThenNothingToDo(t *testing.T) {
 	if len(second.Applied) != 0 {
 		t.Errorf("the second run applied %v", second.Applied)
 	}
+	// The second run planned from the placements the first committed.
+	if first.Report.Plan.Stats.Warm != 0 || second.Report.Plan.Stats.Warm == 0 {
+		t.Errorf("solves started from the last placements: first run %d, second %d, want none and some",
+			first.Report.Plan.Stats.Warm, second.Report.Plan.Stats.Warm)
+	}
 }
 
 func TestSpecChangeMakesTheMinimalActions(t *testing.T) {

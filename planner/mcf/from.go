@@ -58,7 +58,7 @@ func (g *Graph) feasible(source, sink int, demand int64, flow []int64) bool {
 // that can move either way, so hanging each of its trees from the root by
 // an artificial arc with no flow, pointing up, makes a tree in which every
 // node can send a unit to the root: strongly feasible.
-func (s *simplex) initFrom(g *Graph, demand, artificialCost int64, flow []int64) {
+func (s *simplex) initFrom(g *Graph, sink int32, artificialCost int64, flow []int64) {
 	n, m := g.n, len(g.arcs)
 	total := m + n
 	s.n, s.m = n, m
@@ -103,6 +103,7 @@ func (s *simplex) initFrom(g *Graph, demand, artificialCost int64, flow []int64)
 			s.addFree(e)
 		}
 	}
+	s.attach(sink)
 	for v := range int32(n) {
 		if s.parent[v] < 0 {
 			e := int32(m) + v
@@ -116,6 +117,46 @@ func (s *simplex) initFrom(g *Graph, demand, artificialCost int64, flow []int64)
 	s.block = max(10, int(math.Sqrt(float64(total))))
 	s.next = 0
 	s.pivots = 0
+}
+
+// attach joins the forest's trees into the sink's by arcs at a bound,
+// pointing the way that lets each node send flow towards the sink: an
+// empty arc from the tree joining to the tree it joins, a full one the
+// other way. Every tree joined this way needs no artificial arc, whose
+// cost would set its potentials far from those of the rest, each a
+// degenerate pivot to undo. Passes over the arcs repeat while one joins
+// a tree; what none can join hangs from the root.
+func (s *simplex) attach(sink int32) {
+	n := s.n
+	// comp is each node's tree, by its top; joined marks the trees in the
+	// sink's.
+	comp := s.size[:n] // free until the tree is threaded
+	for v := range int32(n) {
+		comp[v] = s.top(v)
+	}
+	joined := s.settled[:n]
+	clear(joined)
+	joined[comp[sink]] = true
+	for changed := true; changed; {
+		changed = false
+		for e := range int32(s.m) {
+			if s.free(e) || s.capacity[e] == 0 {
+				continue
+			}
+			child, parent := s.tail[e], s.head[e]
+			if s.flow[e] > 0 {
+				child, parent = parent, child
+			}
+			if joined[comp[child]] || !joined[comp[parent]] {
+				continue
+			}
+			joined[comp[child]] = true
+			s.reroot(child)
+			s.parent[child], s.pred[child], s.upward[child] = parent, e, s.tail[e] == child
+			changed = true
+		}
+	}
+	clear(joined)
 }
 
 // free reports whether arc e can carry more flow and less.

@@ -57,7 +57,7 @@ func (g *Graph) solve(source, sink int, demand int64, flow []int64) (Result, err
 	fromFlow := flow != nil && g.feasible(source, sink, demand, flow)
 	switch {
 	case fromFlow:
-		g.basis.initFrom(g, demand, costSum+1, flow)
+		g.basis.initFrom(g, int32(sink), costSum+1, flow)
 	case g.warm && g.last == req:
 		g.basis.reprice(g, costSum+1)
 	default:
