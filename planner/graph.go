@@ -241,7 +241,7 @@ func (p *planning) poolIndex() map[reservationKey]int {
 
 // pool returns the reservation an offer draws on, if any.
 func (p *planning) pool(o *Offer) (reservationKey, bool) {
-	if o.Market != catalog.OnDemand {
+	if o.Market != catalog.OnDemand || len(p.reserved) == 0 {
 		return reservationKey{}, false
 	}
 	k := reservationKey{o.Cloud, o.Region, o.InstanceType}
@@ -443,7 +443,7 @@ func (p *planning) build(ws []*workload) *component {
 			}
 			return n
 		}
-		leaf := func(o *Offer) int {
+		placeLeaf := func(o *Offer) int {
 			from := regionLeaf(o)
 			if !zoneLayer {
 				return from
@@ -456,6 +456,17 @@ func (p *planning) build(ws []*workload) *component {
 				c.up[n] = link{addArc(from, n, zoneCap(zone), 0), from}
 			}
 			return n
+		}
+		// The candidates come in key order, so one leaf serves a run of
+		// them: the last is remembered by its place.
+		var lastLeaf *Offer
+		leafNode := 0
+		leaf := func(o *Offer) int {
+			if lastLeaf != nil && o.Cloud == lastLeaf.Cloud && o.Region == lastLeaf.Region && o.Zone == lastLeaf.Zone {
+				return leafNode
+			}
+			lastLeaf, leafNode = o, placeLeaf(o)
+			return leafNode
 		}
 		var member *hub // the hub the last candidate went through
 		for ci, cand := range w.candidates {
