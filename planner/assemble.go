@@ -395,11 +395,15 @@ func (p *planning) baseline(f *FleetPlan) (int64, string) {
 	for _, wp := range f.Workloads {
 		placed[wp.Name] = wp.Placed
 	}
+	cheapest := make([]map[string]int64, len(ws))
+	for i, w := range ws {
+		cheapest[i] = p.cheapestOnDemand(w.spec)
+	}
 	best, bestCloud := int64(math.MaxInt64), ""
 	for _, cloud := range catalog.Clouds {
 		total, ok := int64(0), true
-		for _, w := range ws {
-			price, found := p.cheapestOnDemand(w.spec, cloud)
+		for i, w := range ws {
+			price, found := cheapest[i][cloud]
 			if !found && placed[w.spec.Name] > 0 {
 				ok = false
 				break
@@ -414,32 +418,31 @@ func (p *planning) baseline(f *FleetPlan) (int64, string) {
 		return best, bestCloud
 	}
 	total := int64(0)
-	for _, w := range ws {
-		cheapest := int64(math.MaxInt64)
+	for i, w := range ws {
+		least := int64(math.MaxInt64)
 		for _, cloud := range catalog.Clouds {
-			if price, ok := p.cheapestOnDemand(w.spec, cloud); ok {
-				cheapest = min(cheapest, price)
+			if price, ok := cheapest[i][cloud]; ok {
+				least = min(least, price)
 			}
 		}
-		if cheapest != math.MaxInt64 {
-			total += int64(placed[w.spec.Name]) * cheapest
+		if least != math.MaxInt64 {
+			total += int64(placed[w.spec.Name]) * least
 		}
 	}
 	return total, ""
 }
 
-// cheapestOnDemand is the lowest on-demand price per node a cloud asks for
-// a workload's nodes where the spec allows them.
-func (p *planning) cheapestOnDemand(w *schema.Workload, cloud string) (int64, bool) {
-	if !slices.Contains(w.Placement.Clouds, cloud) {
-		return 0, false
-	}
-	best, found := int64(math.MaxInt64), false
+// cheapestOnDemand is, by cloud, the lowest on-demand price per node the
+// cloud asks for a workload's nodes where the spec allows them; a cloud
+// that cannot serve them is absent.
+func (p *planning) cheapestOnDemand(w *schema.Workload) map[string]int64 {
+	best := map[string]int64{}
 	s := shape{w.GPU.Model, w.GPU.PerNode}
 	shaped := p.byShape[s]
 	for _, run := range p.shapeRuns[s] {
 		group := shaped[run.from:run.to]
-		if first := &p.offers[group[0]]; first.Cloud != cloud || !p.regionAllowed(w, first.Cloud, first.Region) {
+		first := &p.offers[group[0]]
+		if !slices.Contains(w.Placement.Clouds, first.Cloud) || !p.regionAllowed(w, first.Cloud, first.Region) {
 			continue
 		}
 		for _, i := range group {
@@ -450,12 +453,13 @@ func (p *planning) cheapestOnDemand(w *schema.Workload, cloud string) (int64, bo
 			if len(w.Placement.Zones) > 0 && !slices.Contains(w.Placement.Zones, o.Zone) {
 				continue
 			}
-			if cost := o.PriceMicros + p.egressCost(w, o); cost < best {
-				best, found = cost, true
+			cost := o.PriceMicros + p.egressCost(w, o)
+			if b, ok := best[o.Cloud]; !ok || cost < b {
+				best[o.Cloud] = cost
 			}
 		}
 	}
-	return best, found
+	return best
 }
 
 // derivedWarning says, once for the plan, which of the places it uses are

@@ -459,19 +459,17 @@ func (p *planning) build(ws []*workload) *component {
 		}
 		// The candidates come in key order, so one leaf serves a run of
 		// them: the last is remembered by its place.
-		var lastLeaf *Offer
-		leafNode := 0
-		leaf := func(o *Offer) int {
-			if lastLeaf != nil && o.Cloud == lastLeaf.Cloud && o.Region == lastLeaf.Region && o.Zone == lastLeaf.Zone {
-				return leafNode
+		lastZone, leafNode := int32(-1), 0
+		leaf := func(offer int) int {
+			if p.zoneID[offer] != lastZone {
+				lastZone, leafNode = p.zoneID[offer], placeLeaf(&p.offers[offer])
 			}
-			lastLeaf, leafNode = o, placeLeaf(o)
 			return leafNode
 		}
 		var member *hub // the hub the last candidate went through
 		for ci, cand := range w.candidates {
 			o := &p.offers[cand.offer]
-			from := leaf(o)
+			from := leaf(cand.offer)
 			ca := candidateArcs{workload: wi, candidate: ci, add: noArc, keep: noArc, from: from}
 			// The offer's node comes first, even where no arc will reach
 			// it: nodes numbered in this order keep ties broken as they

@@ -3,7 +3,7 @@
 package planner
 
 import (
-	"encoding/binary"
+	"slices"
 
 	"github.com/gpufleet/gpufleet/planner/mcf"
 )
@@ -66,8 +66,11 @@ type hubPlan struct {
 // a hub for each.
 func (p *planning) planHubs(ws []*workload) hubPlan {
 	plan := hubPlan{of: make([][]int32, len(ws))}
-	index := map[string]int32{}
-	var key []byte
+	// Hubs by a hash of their offers and costs; equal hashes are told
+	// apart by comparing the two.
+	index := map[uint64][]int32{}
+	var offers []int
+	var costs []int64
 	for wi, w := range ws {
 		if w.spec.Gang() || w.fleet.Budget != nil {
 			continue
@@ -77,38 +80,41 @@ func (p *planning) planHubs(ws []*workload) hubPlan {
 		zoneLayer := w.spec.Spread.MaxPerZone > 0
 		for from := 0; from < len(w.candidates); {
 			// A group is a run of candidates in one region, or one zone.
-			first := &p.offers[w.candidates[from].offer]
+			place := p.regionID
+			if zoneLayer {
+				place = p.zoneID
+			}
+			first := place[w.candidates[from].offer]
 			to := from + 1
-			for to < len(w.candidates) {
-				o := &p.offers[w.candidates[to].offer]
-				if o.Cloud != first.Cloud || o.Region != first.Region || (zoneLayer && o.Zone != first.Zone) {
-					break
-				}
+			for to < len(w.candidates) && place[w.candidates[to].offer] == first {
 				to++
 			}
-			key = key[:0]
+			offers, costs = offers[:0], costs[:0]
+			hash := uint64(14695981039346656037) // FNV-1a
 			for ci := from; ci < to; ci++ {
 				of[ci] = -1
 				cand := &w.candidates[ci]
 				if !p.hasAddArc(cand.offer) {
 					continue
 				}
-				key = binary.LittleEndian.AppendUint32(key, uint32(cand.offer))
-				key = binary.LittleEndian.AppendUint64(key, uint64(cand.cost-cand.egress))
+				offers = append(offers, cand.offer)
+				costs = append(costs, cand.cost-cand.egress)
+				for _, v := range [2]uint64{uint64(cand.offer), uint64(cand.cost - cand.egress)} {
+					hash = (hash ^ v) * 1099511628211
+				}
 			}
-			if len(key) > 0 {
-				h, ok := index[string(key)]
-				if !ok {
-					h = int32(len(plan.hubs))
-					index[string(key)] = h
-					nh := &hub{node: -1}
-					for ci := from; ci < to; ci++ {
-						if cand := &w.candidates[ci]; p.hasAddArc(cand.offer) {
-							nh.offers = append(nh.offers, cand.offer)
-							nh.costs = append(nh.costs, cand.cost-cand.egress)
-						}
+			if len(offers) > 0 {
+				h := int32(-1)
+				for _, i := range index[hash] {
+					if slices.Equal(plan.hubs[i].offers, offers) && slices.Equal(plan.hubs[i].costs, costs) {
+						h = i
+						break
 					}
-					plan.hubs = append(plan.hubs, nh)
+				}
+				if h < 0 {
+					h = int32(len(plan.hubs))
+					index[hash] = append(index[hash], h)
+					plan.hubs = append(plan.hubs, &hub{node: -1, offers: slices.Clone(offers), costs: slices.Clone(costs)})
 				}
 				plan.hubs[h].uses++
 				for ci := from; ci < to; ci++ {

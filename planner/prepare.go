@@ -30,6 +30,9 @@ type planning struct {
 	// lastRegion memoizes regionAllowed, and regionRules holds each
 	// workload's rules ready to match.
 	lastRegion regionMemo
+	// regionID and zoneID number, by offer, its cloud's region and its
+	// zone in key order, so that runs of one place compare numbers.
+	regionID, zoneID []int32
 	// offerOK says, by offer, that it passes the checks of the offer
 	// alone (offersOK).
 	offerOK     []bool
@@ -156,6 +159,7 @@ func newPlanning(in Input) *planning {
 		p.byShape[s] = append(p.byShape[s], i)
 		p.byModel[o.GPUModel]++
 	}
+	p.regionID, p.zoneID = placeIDs(p.offers)
 	p.shapeRuns = make(map[shape][]regionRun, len(p.byShape))
 	for s, shaped := range p.byShape {
 		p.shapeRuns[s] = regionRuns(p.offers, shaped)
@@ -379,6 +383,25 @@ func (p *planning) offersOK() []bool {
 // consecutive.
 type regionRun struct {
 	from, to int
+}
+
+// placeIDs numbers the regions and zones of offers in key order.
+func placeIDs(offers []Offer) (regions, zones []int32) {
+	regions, zones = make([]int32, len(offers)), make([]int32, len(offers))
+	for i := range offers {
+		if i == 0 {
+			continue
+		}
+		a, b := &offers[i-1], &offers[i]
+		regions[i], zones[i] = regions[i-1], zones[i-1]
+		if a.Cloud != b.Cloud || a.Region != b.Region {
+			regions[i]++
+		}
+		if regions[i] != regions[i-1] || a.Zone != b.Zone {
+			zones[i]++
+		}
+	}
+	return regions, zones
 }
 
 // regionRuns splits a shape's offers, in key order, into runs of one
