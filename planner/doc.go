@@ -15,6 +15,10 @@
 // counts in that order (budget.go), and gangs by branch and bound whose
 // bounds and solutions compare as such objectives (search.go).
 //
+// The network is kept small where workloads share offers (hub.go), and a
+// solve may start from the last plan's placements (start.go); neither
+// changes what a plan is worth.
+//
 // A plan is marked optimal only when that is proven; otherwise it carries
 // the gap between it and the best bound. The flow itself is package mcf.
 package planner
