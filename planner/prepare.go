@@ -213,6 +213,9 @@ func newPlanning(in Input) *planning {
 // order given. It sorts indices, not the offers themselves, which are big
 // to move.
 func sortedOffers(offers []Offer) []Offer {
+	if slices.IsSortedFunc(offers, func(a, b Offer) int { return a.Compare(b.OfferKey) }) {
+		return slices.Clone(offers)
+	}
 	order := make([]int32, len(offers))
 	for i := range order {
 		order[i] = int32(i)
@@ -307,8 +310,16 @@ func (p *planning) eligible(w *workload, filters []filter, running map[OfferKey]
 		}
 	}
 	w.candidates = make([]candidate, 0, room)
+	// Rejections are counted by filter, and only then by reason: a map
+	// update per offer would cost more than the check.
+	rejected := make([]int, len(filters)-4)
 	for _, run := range allowed {
-		p.eligibleIn(w, shaped[run.from:run.to], filters[4:], running, defaults.SpotRiskPremium, threshold)
+		p.eligibleIn(w, shaped[run.from:run.to], filters[4:], rejected, running, defaults.SpotRiskPremium, threshold)
+	}
+	for i, n := range rejected {
+		if n > 0 {
+			w.rejected[filters[4+i].reason] += n
+		}
 	}
 	w.demand = spec.Nodes
 	if !spec.Movable {
@@ -319,7 +330,7 @@ func (p *planning) eligible(w *workload, filters []filter, running map[OfferKey]
 
 // eligibleIn adds the offers of one region run that pass the filters to a
 // workload's candidates.
-func (p *planning) eligibleIn(w *workload, group []int, filters []filter, running map[OfferKey]int, riskPremium, threshold float64) {
+func (p *planning) eligibleIn(w *workload, group []int, filters []filter, rejected []int, running map[OfferKey]int, riskPremium, threshold float64) {
 	spec := w.spec
 	maxPrice := int64(math.MaxInt64)
 	if spec.MaxPricePerNodeHour != nil {
@@ -336,8 +347,8 @@ func (p *planning) eligibleIn(w *workload, group []int, filters []filter, runnin
 			(len(spec.Placement.Zones) == 0 || slices.Contains(spec.Placement.Zones, o.Zone)) &&
 			(!spec.EFA || o.Cloud != catalog.AWS || catalog.EFAInterfaces(o.InstanceType) > 0)
 		if !pass {
-			if reason, failed := failing(filters, spec, o, r > 0); failed {
-				w.rejected[reason]++
+			if f := failing(filters, spec, o, r > 0); f >= 0 {
+				rejected[f]++
 				continue
 			}
 		}
@@ -356,14 +367,15 @@ func (p *planning) eligibleIn(w *workload, group []int, filters []filter, runnin
 	}
 }
 
-// failing returns the first filter an offer fails for a workload, if any.
-func failing(filters []filter, spec *schema.Workload, o *Offer, running bool) (Reason, bool) {
-	for _, f := range filters {
+// failing returns the index of the first filter an offer fails for a
+// workload, or -1.
+func failing(filters []filter, spec *schema.Workload, o *Offer, running bool) int {
+	for i, f := range filters {
 		if !f.ok(spec, o, running) {
-			return f.reason, true
+			return i
 		}
 	}
-	return "", false
+	return -1
 }
 
 // offersOK says, by offer, whether it passes the filters that look at the
