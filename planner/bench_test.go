@@ -212,30 +212,19 @@ func eligiblePairs(in Input) int {
 	return n
 }
 
-// networkArcs counts the arcs of the flow networks a plan of in solves on.
-func networkArcs(in Input) int {
+// network counts the arcs and the hubs of the flow networks a plan of in
+// solves on.
+func network(in Input) (arcs, hubs int) {
 	p := newPlanning(in)
 	p.prepare()
 	p.reserveFixed()
 	p.prepareQuotas()
-	n := 0
 	for _, ws := range p.components() {
-		n += len(p.build(ws).money)
+		c := p.build(ws)
+		arcs += len(c.money)
+		hubs += len(c.hubs)
 	}
-	return n
-}
-
-// networkHubs counts the hubs of the flow networks a plan of in solves on.
-func networkHubs(in Input) int {
-	p := newPlanning(in)
-	p.prepare()
-	p.reserveFixed()
-	p.prepareQuotas()
-	n := 0
-	for _, ws := range p.components() {
-		n += len(p.build(ws).hubs)
-	}
-	return n
+	return arcs, hubs
 }
 
 // One dense component of 1,000 workloads over 10,000 offers, capacity
@@ -244,7 +233,8 @@ func networkHubs(in Input) int {
 // workloads through hubs (hub.go).
 func BenchmarkSolveDense1000x10000(b *testing.B) {
 	in := denseInput(1000, 10_000, 1)
-	pairs, arcs := eligiblePairs(in), networkArcs(in)
+	pairs := eligiblePairs(in)
+	arcs, _ := network(in)
 	benchmarkSolve(b, in)
 	// After the loop, which clears what was reported before it.
 	b.ReportMetric(float64(pairs), "pairs")

@@ -842,7 +842,7 @@ func TestSolveMatchesAnIntegerProgram(t *testing.T) {
 						t.Fatalf("plan %v marked optimal, the integer program finds %v", got, want)
 					}
 					warmed := checkWarm(t, in, plan, ru, want, uint64(i))
-					o := outcome{optimal: plan.Optimal, budget: in.Fleets[0].Budget != nil, quota: len(in.Quotas) > 0, quotaFull: ru.quotaFull(plan), hub: networkHubs(in) > 0, warm: warmed}
+					o := outcome{optimal: plan.Optimal, budget: in.Fleets[0].Budget != nil, quota: len(in.Quotas) > 0, quotaFull: ru.quotaFull(plan), hub: hubsOf(in) > 0, warm: warmed}
 					for _, w := range ru.ws {
 						o.gang = o.gang || w.spec.Gang()
 						o.zoneGang = o.zoneGang || w.spec.Placement.Gang == "zone"
@@ -887,6 +887,11 @@ func TestSolveMatchesAnIntegerProgram(t *testing.T) {
 	if hub < instances/10 {
 		t.Errorf("only %d of %d instances share offers through hubs: too few to check them", hub, instances)
 	}
+}
+
+func hubsOf(in Input) int {
+	_, hubs := network(in)
+	return hubs
 }
 
 // checkWarm solves an instance again from its own plan's placements, which

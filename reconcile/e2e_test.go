@@ -456,22 +456,7 @@ func TestOverGitDaemon(t *testing.T) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	daemon := exec.Command(gitBin, "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack",
-		"--base-path="+e.Dir, "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), e.Dir)
-	if err := daemon.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { daemon.Process.Kill(); daemon.Wait() })
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err == nil {
-			conn.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("git daemon did not come up: %v", err)
-		}
-	}
+	testenv.GitDaemon(t, gitBin, e.Dir, port)
 	e.URL = fmt.Sprintf("git://127.0.0.1:%d/origin.git", port)
 	res := e.mustRun(nil)
 	checkConverged(t, e)

@@ -4,12 +4,13 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gpufleet/gpufleet/reconcile/testenv"
 )
 
 // leaseNodes is the size of the fleet the killed replica was launching.
@@ -68,19 +69,7 @@ func TestAKilledServeReplicaResumesItsRepositoryWithinAMinute(t *testing.T) {
 	git("remote", "add", "origin", bare)
 	git("push", "-q", "origin", "main")
 	gitPort := freeTCPPort(t)
-	daemon := exec.Command(gitBin, "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack",
-		"--base-path="+serveDir, "--listen=127.0.0.1", fmt.Sprintf("--port=%d", gitPort), serveDir)
-	if err := daemon.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { daemon.Process.Kill(); daemon.Wait() })
-	waitUntil(t, 10*time.Second, "the git daemon", func() bool {
-		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", gitPort))
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
+	testenv.GitDaemon(t, gitBin, serveDir, gitPort)
 	url := fmt.Sprintf("git://127.0.0.1:%d/fleets.git", gitPort)
 
 	// No --lock-ttl: the default lease is under test. The interval is far

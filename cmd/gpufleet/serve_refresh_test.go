@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/providers/sim/emulator"
+	"github.com/gpufleet/gpufleet/reconcile/testenv"
 	"github.com/gpufleet/gpufleet/schema/catalog"
 	"github.com/gpufleet/gpufleet/schema/catalog/history"
 )
@@ -252,19 +252,7 @@ func TestServeRefreshesPricesAndMovesNodes(t *testing.T) {
 	git("remote", "add", "origin", bare)
 	git("push", "-q", "origin", "main")
 	port := freeTCPPort(t)
-	daemon := exec.Command(gitBin, "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack",
-		"--base-path="+serveDir, "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), serveDir)
-	if err := daemon.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { daemon.Process.Kill(); daemon.Wait() })
-	waitUntil(t, 10*time.Second, "the git daemon", func() bool {
-		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
+	testenv.GitDaemon(t, gitBin, serveDir, port)
 
 	addr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
 	serve := exec.Command(bin, "serve", "--repo", fmt.Sprintf("git://127.0.0.1:%d/fleet.git", port), "--listen", addr,

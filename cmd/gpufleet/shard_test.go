@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gpufleet/gpufleet/reconcile/agent"
+	"github.com/gpufleet/gpufleet/reconcile/testenv"
 )
 
 const shardRepos = 9
@@ -74,19 +75,7 @@ func TestThreeReplicasShareNineRepositories(t *testing.T) {
 		git("remote", "add", "origin", bare)
 		git("push", "-q", "origin", "main")
 	}
-	daemon := exec.Command(gitBin, "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack",
-		"--base-path="+serveDir, "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), serveDir)
-	if err := daemon.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { daemon.Process.Kill(); daemon.Wait() })
-	waitUntil(t, 10*time.Second, "the git daemon", func() bool {
-		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
+	testenv.GitDaemon(t, gitBin, serveDir, port)
 
 	replicas := make([]*replica, 3)
 	start := func(ordinal int) {

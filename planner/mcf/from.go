@@ -2,8 +2,6 @@
 
 package mcf
 
-import "math"
-
 // SolveFrom is Solve starting from a given flow rather than from zero: a
 // warm start when the flow is close to optimal, as the last run's placements
 // are after a few prices moved. flow is indexed by ArcID. If it is not a
@@ -59,64 +57,24 @@ func (g *Graph) feasible(source, sink int, demand int64, flow []int64) bool {
 // an artificial arc with no flow, pointing up, makes a tree in which every
 // node can send a unit to the root: strongly feasible.
 func (s *simplex) initFrom(g *Graph, sink int32, artificialCost int64, flow []int64) {
-	n, m := g.n, len(g.arcs)
-	total := m + n
-	s.n, s.m = n, m
-	s.tail = grow(s.tail, total)
-	s.head = grow(s.head, total)
-	s.cost = grow(s.cost, total)
-	s.capacity = grow(s.capacity, total)
-	s.flow = grow(s.flow, total)
-	s.state = grow(s.state, total)
-	for i, a := range g.arcs {
-		s.tail[i], s.head[i] = a.from, a.to
-		s.cost[i], s.capacity[i] = a.cost, a.capacity
+	s.load(g, artificialCost)
+	for i := range g.arcs {
 		s.flow[i] = flow[i]
-		s.state[i] = atLower
-		if flow[i] > 0 && flow[i] == a.capacity {
-			s.state[i] = atUpper
-		}
+		s.setBound(int32(i))
 	}
-	root := int32(n)
-	for v := range int32(n) {
-		e := int32(m) + v
-		s.tail[e], s.head[e] = v, root
-		s.cost[e], s.capacity[e] = artificialCost, math.MaxInt64
-		s.flow[e], s.state[e] = 0, atLower
-	}
-
-	s.potential = grow(s.potential, n+1)
-	s.parent = grow(s.parent, n+1)
-	s.pred = grow(s.pred, n+1)
-	s.upward = grow(s.upward, n+1)
-	s.thread = grow(s.thread, n+1)
-	s.revThread = grow(s.revThread, n+1)
-	s.size = grow(s.size, n+1)
-	s.last = grow(s.last, n+1)
+	n := s.n
 	s.settled = grow(s.settled, n+1)
 	clear(s.settled)
 	for v := range n + 1 {
 		s.parent[v], s.pred[v] = -1, -1
 	}
-	for e := range int32(m) {
-		if f := s.flow[e]; f > 0 && f < s.capacity[e] {
+	for e := range int32(s.m) {
+		if s.free(e) {
 			s.addFree(e)
 		}
 	}
 	s.attach(sink)
-	for v := range int32(n) {
-		if s.parent[v] < 0 {
-			e := int32(m) + v
-			s.parent[v], s.pred[v], s.upward[v] = root, e, true
-		}
-		s.state[s.pred[v]] = inTree
-	}
-	s.parent[root], s.pred[root] = -1, -1
-	s.layout()
-
-	s.block = max(10, int(math.Sqrt(float64(total))))
-	s.next = 0
-	s.pivots = 0
+	s.hangRest()
 }
 
 // attach joins the forest's trees into the sink's by arcs at a bound,

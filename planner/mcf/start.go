@@ -16,6 +16,20 @@ import "math"
 // lead to the sink cut the pivots on planner-shaped graphs three- to
 // sevenfold against hanging every node from the root.
 func (s *simplex) init(g *Graph, source, sink int32, demand, artificialCost int64, pot []int64) {
+	s.load(g, artificialCost)
+	m := int32(s.m)
+	s.flow[m+source] = demand
+	if demand > 0 {
+		e := m + sink
+		s.tail[e], s.head[e], s.flow[e] = int32(s.n), sink, demand
+	}
+	s.hangOnSink(source, sink, pot)
+	s.hangRest()
+}
+
+// load sizes the basis for g and copies its arcs in, with no flow, and
+// the artificial arc of each node, from it to the root at artificialCost.
+func (s *simplex) load(g *Graph, artificialCost int64) {
 	n, m := g.n, len(g.arcs)
 	total := m + n
 	s.n, s.m = n, m
@@ -37,12 +51,6 @@ func (s *simplex) init(g *Graph, source, sink int32, demand, artificialCost int6
 		s.cost[e], s.capacity[e] = artificialCost, math.MaxInt64
 		s.flow[e], s.state[e] = 0, atLower
 	}
-	s.flow[int32(m)+source] = demand
-	if demand > 0 {
-		e := int32(m) + sink
-		s.tail[e], s.head[e], s.flow[e] = root, sink, demand
-	}
-
 	s.potential = grow(s.potential, n+1)
 	s.parent = grow(s.parent, n+1)
 	s.pred = grow(s.pred, n+1)
@@ -51,20 +59,24 @@ func (s *simplex) init(g *Graph, source, sink int32, demand, artificialCost int6
 	s.revThread = grow(s.revThread, n+1)
 	s.size = grow(s.size, n+1)
 	s.last = grow(s.last, n+1)
-	s.hangOnSink(source, sink, pot)
-	for v := range int32(n) {
+	s.block = max(10, int(math.Sqrt(float64(total))))
+	s.next = 0
+	s.pivots = 0
+}
+
+// hangRest hangs every node without a tree arc from the root by its
+// artificial arc, pointing up, and lays the tree out.
+func (s *simplex) hangRest() {
+	root := int32(s.n)
+	for v := range int32(s.n) {
 		if s.pred[v] < 0 {
-			e := int32(m) + v
+			e := int32(s.m) + v
 			s.parent[v], s.pred[v], s.upward[v] = root, e, s.tail[e] == v
 		}
 		s.state[s.pred[v]] = inTree
 	}
 	s.parent[root], s.pred[root] = -1, -1
 	s.layout()
-
-	s.block = max(10, int(math.Sqrt(float64(total))))
-	s.next = 0
-	s.pivots = 0
 }
 
 // hangOnSink runs Dijkstra backwards from the sink over arcs with capacity,
