@@ -39,7 +39,7 @@ func PlanOffline(in OfflineInput) (*planner.Report, error) {
 	}
 	pin.Observed = in.Observed
 	if s := in.Status; s != nil {
-		pin.Blocked, pin.Learned, pin.Quotas = s.Blocked, s.Learned, s.Quotas
+		pin.Blocked, pin.Learned, pin.Quotas, pin.Start = s.Blocked, s.Learned, s.Quotas, s.Start
 		opts.Retired = s.Retired
 	}
 	if err := planner.CheckPrices(pin.Offers, in.Repo.Config.Clouds.Enabled(), in.Catalog.Source); err != nil {

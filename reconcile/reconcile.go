@@ -569,7 +569,7 @@ func (r *run) replan() error {
 	in.Blocked = r.state.Active(r.now)
 	in.Learned = r.state.Learned(r.now)
 	in.Quotas = r.quotas
-	in.Start = startOf(r.previous)
+	in.Start = status.Placements(r.previous)
 	plan, err := planner.Solve(in)
 	if err != nil {
 		return err

@@ -5,7 +5,6 @@ package reconcile
 import (
 	"errors"
 
-	"github.com/gpufleet/gpufleet/planner"
 	"github.com/gpufleet/gpufleet/reconcile/status"
 )
 
@@ -37,19 +36,4 @@ func (r *run) readStatus() error {
 	state.Prune(r.now)
 	r.state = state
 	return nil
-}
-
-// startOf is where the last run's status put each workload's nodes, keyed
-// "fleet/workload", for the planner to start from (planner.Input.Start):
-// after a few prices moved, the optimum is near.
-func startOf(previous map[string]*status.FleetStatus) map[string][]planner.Placement {
-	start := map[string][]planner.Placement{}
-	for name, st := range previous {
-		for _, w := range st.Workloads {
-			if len(w.Placed) > 0 {
-				start[name+"/"+w.Name] = w.Placed
-			}
-		}
-	}
-	return start
 }

@@ -519,7 +519,23 @@ func ReadObserved(repoDir, statusDir string, now time.Time) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Snapshot{Observed: observed, ObservedAt: observedAt, Blocked: state.Active(now), Learned: state.Learned(now), Quotas: state.Quotas, Retired: state.RetiredTokens(now), Blocklist: blocklist}, nil
+	return &Snapshot{Observed: observed, ObservedAt: observedAt, Blocked: state.Active(now), Learned: state.Learned(now), Quotas: state.Quotas,
+		Retired: state.RetiredTokens(now), Blocklist: blocklist, Start: Placements(statuses)}, nil
+}
+
+// Placements is where the statuses' last plans put each workload's nodes,
+// keyed "fleet/workload", for the next plan to start from
+// (planner.Input.Start).
+func Placements(statuses map[string]*FleetStatus) map[string][]planner.Placement {
+	start := map[string][]planner.Placement{}
+	for _, st := range statuses {
+		for _, w := range st.Workloads {
+			if len(w.Placed) > 0 {
+				start[st.Fleet+"/"+w.Name] = w.Placed
+			}
+		}
+	}
+	return start
 }
 
 // Snapshot is what the status in a repository says of the clouds: what
@@ -536,6 +552,9 @@ type Snapshot struct {
 	// Blocklist is, by fleet, the entries in force that the last run
 	// found bear on the fleet's offers, with when each ends.
 	Blocklist map[string][]planner.BlockedOffer
+	// Start is where the last plans put each workload's nodes
+	// (Placements).
+	Start map[string][]planner.Placement
 
 	// ObservedAt is when the oldest of the fleets' statuses was observed;
 	// zero when there is none.
