@@ -83,9 +83,10 @@ type WebhookNotification struct {
 
 // Clouds holds the per-cloud settings; a nil entry is a cloud not configured.
 type Clouds struct {
-	AWS   *AWS   `json:"aws,omitempty"`
-	Azure *Azure `json:"azure,omitempty"`
-	GCP   *GCP   `json:"gcp,omitempty"`
+	AWS    *AWS    `json:"aws,omitempty"`
+	Azure  *Azure  `json:"azure,omitempty"`
+	GCP    *GCP    `json:"gcp,omitempty"`
+	Lambda *Lambda `json:"lambda,omitempty"`
 }
 
 // Enabled lists the configured and enabled clouds in canonical order.
@@ -99,6 +100,9 @@ func (c Clouds) Enabled() []string {
 	}
 	if c.GCP != nil && c.GCP.Enabled {
 		out = append(out, "gcp")
+	}
+	if c.Lambda != nil && c.Lambda.Enabled {
+		out = append(out, "lambda")
 	}
 	return out
 }
@@ -119,6 +123,10 @@ func (c Clouds) Regions(cloud string) []string {
 	case "gcp":
 		if c.GCP != nil {
 			return c.GCP.Regions
+		}
+	case "lambda":
+		if c.Lambda != nil {
+			return c.Lambda.Regions
 		}
 	}
 	return nil
@@ -292,6 +300,22 @@ type GCP struct {
 		ServiceAccount string            `json:"serviceAccount"`
 		Scopes         []string          `json:"scopes"`
 		ExternalIP     bool              `json:"externalIP"`
+	} `json:"launch"`
+}
+
+// Lambda is Lambda Cloud, a GPU cloud without zones, spot market, tags or
+// idempotency tokens: its API key is read from LAMBDA_API_KEY, never from
+// the repository.
+type Lambda struct {
+	Enabled bool     `json:"enabled"`
+	Regions []string `json:"regions"`
+	Launch  struct {
+		Launch
+		// SSHKeyName names the account's SSH key every node gets: Lambda
+		// launches take exactly one.
+		SSHKeyName string `json:"sshKeyName"`
+		// Image is the image family to boot, "" for Lambda's default.
+		Image string `json:"image"`
 	} `json:"launch"`
 }
 

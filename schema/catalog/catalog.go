@@ -17,9 +17,10 @@ const (
 
 // Cloud names, as they appear in specs, offers and tags.
 const (
-	AWS   = "aws"
-	Azure = "azure"
-	GCP   = "gcp"
+	AWS    = "aws"
+	Azure  = "azure"
+	GCP    = "gcp"
+	Lambda = "lambda"
 )
 
 // Clouds lists the supported clouds in their canonical order.
