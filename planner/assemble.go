@@ -253,7 +253,7 @@ func (p *planning) shortfall(w *workload, missing int) *Shortfall {
 		for _, cloud := range slices.Sorted(maps.Keys(roomByCloud)) {
 			inCloud := 0
 			for region, n := range roomByRegion {
-				if p.regionCloud(region) == cloud {
+				if strings.HasPrefix(region, cloud+"/") {
 					inCloud += min(n, perRegion)
 				}
 			}
@@ -311,8 +311,9 @@ func (p *planning) roomByGroup(w *workload) (total int, byCloud, byRegion, byGro
 	add := func(o *Offer, n int) {
 		total = satAdd(total, n)
 		byCloud[o.Cloud] = satAdd(byCloud[o.Cloud], n)
-		byRegion[o.Region] = satAdd(byRegion[o.Region], n)
-		g := w.spec.GangGroup(o.Region, o.Zone)
+		region := schema.RegionKey(o.Cloud, o.Region)
+		byRegion[region] = satAdd(byRegion[region], n)
+		g := w.spec.GangGroup(o.Cloud, o.Region, o.Zone)
 		byGroup[g] = satAdd(byGroup[g], n)
 	}
 	for _, c := range w.candidates {
@@ -350,15 +351,6 @@ func (p *planning) roomByZone(w *workload) map[string]int {
 
 func satAdd(a, b int) int { return int(min(int64(a)+int64(b), math.MaxInt32)) }
 
-func (p *planning) regionCloud(region string) string {
-	for _, o := range p.offers {
-		if o.Region == region {
-			return o.Cloud
-		}
-	}
-	return ""
-}
-
 func (p *planning) blockedCandidates(w *workload) int {
 	n := 0
 	for _, c := range w.candidates {
@@ -380,10 +372,12 @@ func reasonSummary(rejected map[Reason]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// baseline prices a fleet's placed nodes on the cheapest single cloud,
-// on-demand, ignoring capacity, spread and the blocklist: what a team
-// without gpufleet would most likely pay. When no one cloud can serve every
-// workload, each workload takes its own cheapest cloud and the cloud is "".
+// baseline prices a fleet's placed nodes on the cheapest single
+// hyperscaler (catalog.Hyperscalers), on-demand, ignoring capacity, spread
+// and the blocklist: what a team without gpufleet would most likely pay, so
+// that nodes on a GPU cloud show what they save against the hyperscalers.
+// When no one hyperscaler can serve every workload, each workload takes its
+// own cheapest cloud of all, GPU clouds included, and the cloud is "".
 func (p *planning) baseline(f *FleetPlan) (int64, string) {
 	var ws []*workload
 	for _, w := range p.workloads {
@@ -400,7 +394,7 @@ func (p *planning) baseline(f *FleetPlan) (int64, string) {
 		cheapest[i] = p.cheapestOnDemand(w.spec)
 	}
 	best, bestCloud := int64(math.MaxInt64), ""
-	for _, cloud := range catalog.Clouds {
+	for _, cloud := range catalog.Hyperscalers {
 		total, ok := int64(0), true
 		for i, w := range ws {
 			price, found := cheapest[i][cloud]

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/gpufleet/gpufleet/planner/mcf"
+	"github.com/gpufleet/gpufleet/schema"
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
@@ -378,12 +379,12 @@ func (p *planning) build(ws []*workload) *component {
 		fixedCloud, fixedRegion, fixedZone := map[string]int{}, map[string]int{}, map[string]int{}
 		for _, f := range w.fixed {
 			fixedCloud[p.offers[f.offer].Cloud] += f.count
-			fixedRegion[p.offers[f.offer].Region] += f.count
+			fixedRegion[schema.RegionKey(p.offers[f.offer].Cloud, p.offers[f.offer].Region)] += f.count
 			fixedZone[zoneOf(p.offers[f.offer].OfferKey)] += f.count
 		}
 		for _, h := range w.held {
 			fixedCloud[h.offer.Cloud] += h.count
-			fixedRegion[h.offer.Region] += h.count
+			fixedRegion[schema.RegionKey(h.offer.Cloud, h.offer.Region)] += h.count
 			fixedZone[zoneOf(h.offer)] += h.count
 		}
 		cloudLayer := spec.Spread.MaxPerCloud < 1
@@ -424,7 +425,7 @@ func (p *planning) build(ws []*workload) *component {
 			if !regionLayer {
 				return from
 			}
-			group := spec.GangGroup(o.Region, o.Zone)
+			group := spec.GangGroup(o.Cloud, o.Region, o.Zone)
 			n, ok := regionNode[group]
 			if !ok {
 				n = newNode()
@@ -496,7 +497,7 @@ func (p *planning) build(ws []*workload) *component {
 					if o.Available != Unlimited {
 						most = min(most, int64(o.Available))
 					}
-					gang.addNodes(spec.GangGroup(o.Region, o.Zone), ca.add, most)
+					gang.addNodes(spec.GangGroup(o.Cloud, o.Region, o.Zone), ca.add, most)
 				}
 			}
 			if cand.running > 0 && spec.Movable {
@@ -505,7 +506,7 @@ func (p *planning) build(ws []*workload) *component {
 				ca.keepTo = target(cand.offer)
 				ca.keep = addArc(from, ca.keepTo, int64(cand.running), cand.keepCost)
 				if gang != nil {
-					gang.addNodes(spec.GangGroup(o.Region, o.Zone), ca.keep, min(demand, int64(cand.running)))
+					gang.addNodes(spec.GangGroup(o.Cloud, o.Region, o.Zone), ca.keep, min(demand, int64(cand.running)))
 				}
 			}
 			if ca.add != noArc || ca.keep != noArc {
@@ -570,7 +571,7 @@ func (p *planning) closeSmallRegions(w *workload, g *gangArcs) {
 				n += int64(o.Available)
 			}
 		}
-		group := w.spec.GangGroup(o.Region, o.Zone)
+		group := w.spec.GangGroup(o.Cloud, o.Region, o.Zone)
 		room[group] = min(mcf.Inf, room[group]+min(n, mcf.Inf-room[group]))
 	}
 	for r, region := range g.regions {

@@ -30,11 +30,14 @@ import (
 // planner's exactly, and a plan the planner calls optimal must never be
 // beaten.
 
-// milpInstance is a random planning problem of one of four kinds.
+// milpInstance is a random planning problem of one of four kinds, over
+// two hyperscalers and a GPU cloud of regions without zones, spot market,
+// quotas or egress charges, as Lambda Cloud is.
 func milpInstance(r *rand.Rand, kind int) Input {
 	zones := []struct{ cloud, region, zone string }{
 		{"aws", "us-east-1", "us-east-1a"}, {"aws", "us-east-1", "us-east-1b"}, {"aws", "eu-west-1", "eu-west-1a"},
 		{"gcp", "us-central1", "us-central1-a"}, {"gcp", "us-central1", "us-central1-b"}, {"gcp", "europe-west4", "europe-west4-a"},
+		{"lambda", "us-east-1", "us-east-1"}, {"lambda", "europe-central-1", "europe-central-1"},
 	}
 	types := []struct {
 		name, model string
@@ -43,6 +46,7 @@ func milpInstance(r *rand.Rand, kind int) Input {
 	in := Input{Egress: []catalog.Egress{
 		{Cloud: "aws", InterRegionMicrosPerGB: 20_000, InternetMicrosPerGB: 90_000},
 		{Cloud: "gcp", InterRegionMicrosPerGB: 20_000, InternetMicrosPerGB: 120_000},
+		{Cloud: "lambda"},
 	}}
 	in.Defaults = schema.Defaults{
 		MigrationThreshold: []float64{0, 0.1, 0.3}[r.IntN(3)],
@@ -66,6 +70,9 @@ func milpInstance(r *rand.Rand, kind int) Input {
 			t = types[1]
 		}
 		market := []catalog.Market{catalog.OnDemand, catalog.Spot}[r.IntN(2)]
+		if z.cloud == "lambda" {
+			market = catalog.OnDemand
+		}
 		k := OfferKey{z.cloud, z.region, z.zone, t.name, market}
 		if seen[k] {
 			continue
@@ -110,7 +117,7 @@ func milpInstance(r *rand.Rand, kind int) Input {
 		w := workloadSpec(fmt.Sprintf("w%d", i), t.model, t.gpus, 1+r.IntN(4))
 		w.Priority = r.IntN(3) * 10
 		w.Capacity = []string{schema.CapacityOnDemand, schema.CapacitySpot, schema.CapacitySpotFallback}[r.IntN(3)]
-		w.Placement.Clouds = [][]string{{"aws", "gcp"}, {"aws", "gcp"}, {"aws"}, {"gcp"}}[r.IntN(4)]
+		w.Placement.Clouds = [][]string{{"aws", "gcp", "lambda"}, {"aws", "gcp"}, {"aws"}, {"gcp"}, {"lambda"}, {"gcp", "lambda"}}[r.IntN(6)]
 		w.Placement.Regions.Allow = [][]string{{"*"}, {"*"}, {"us-*"}, {"*-1", "europe-*"}}[r.IntN(4)]
 		roll := r.IntN(4)
 		if kind == 3 && roll != 1 {
@@ -157,6 +164,9 @@ func addQuotas(r *rand.Rand, in *Input) {
 	gpus := map[string]int64{"big": 8, "mid": 4}
 	for i := range in.Offers {
 		o := &in.Offers[i]
+		if o.Cloud == "lambda" {
+			continue // no quota API
+		}
 		name := "od-vcpus"
 		if o.Market == catalog.Spot {
 			name = "spot-vcpus"
@@ -171,6 +181,9 @@ func addQuotas(r *rand.Rand, in *Input) {
 	}
 	seen := map[string]bool{}
 	for _, o := range in.Offers {
+		if o.Cloud == "lambda" {
+			continue
+		}
 		for _, name := range []string{"od-vcpus", "spot-vcpus"} {
 			if seen[o.Cloud+o.Region+name] || r.IntN(4) == 0 {
 				seen[o.Cloud+o.Region+name] = true
@@ -455,10 +468,12 @@ func (ru *rules) lp(level int, counts []int64) string {
 			}
 			byZone[zone] = append(byZone[zone], fmt.Sprintf("a_%d_%d", wi, j), fmt.Sprintf("k_%d_%d", wi, j))
 			byCloud[o.Cloud] = append(byCloud[o.Cloud], fmt.Sprintf("a_%d_%d", wi, j), fmt.Sprintf("k_%d_%d", wi, j))
-			if _, ok := byRegion[o.Region]; !ok {
-				regions = append(regions, o.Region)
+			// Regions are the cloud's: Lambda's us-east-1 is not AWS's.
+			region := o.Cloud + "/" + o.Region
+			if _, ok := byRegion[region]; !ok {
+				regions = append(regions, region)
 			}
-			byRegion[o.Region] = append(byRegion[o.Region], fmt.Sprintf("a_%d_%d", wi, j), fmt.Sprintf("k_%d_%d", wi, j))
+			byRegion[region] = append(byRegion[region], fmt.Sprintf("a_%d_%d", wi, j), fmt.Sprintf("k_%d_%d", wi, j))
 			g := milpGangGroup(spec, o)
 			if _, ok := byGroup[g]; !ok {
 				groups = append(groups, g)
@@ -817,7 +832,7 @@ func TestSolveMatchesAnIntegerProgram(t *testing.T) {
 	}
 	dir := t.TempDir()
 	type outcome struct {
-		optimal, shortfall, gang, zoneGang, budget, reserved, quota, quotaFull, hub, warm bool
+		optimal, shortfall, gang, zoneGang, budget, reserved, quota, quotaFull, hub, warm, gpuCloud bool
 	}
 	results := make([]outcome, instances)
 	var wg sync.WaitGroup
@@ -852,6 +867,7 @@ func TestSolveMatchesAnIntegerProgram(t *testing.T) {
 							o.shortfall = o.shortfall || w.Shortfall != nil
 							for _, pl := range w.Placements {
 								o.reserved = o.reserved || pl.Reserved > 0
+								o.gpuCloud = o.gpuCloud || pl.Offer.Cloud == "lambda"
 							}
 						}
 					}
@@ -865,24 +881,27 @@ func TestSolveMatchesAnIntegerProgram(t *testing.T) {
 	}
 	close(jobs)
 	wg.Wait()
-	var optimal, shortfall, gang, zoneGang, budget, reserved, quota, quotaFull, hub, warm int
+	var optimal, shortfall, gang, zoneGang, budget, reserved, quota, quotaFull, hub, warm, gpuCloud int
 	for _, o := range results {
 		for _, c := range []struct {
 			on bool
 			n  *int
-		}{{o.optimal, &optimal}, {o.shortfall, &shortfall}, {o.gang, &gang}, {o.zoneGang, &zoneGang}, {o.budget, &budget}, {o.reserved, &reserved}, {o.quota, &quota}, {o.quotaFull, &quotaFull}, {o.hub, &hub}, {o.warm, &warm}} {
+		}{{o.optimal, &optimal}, {o.shortfall, &shortfall}, {o.gang, &gang}, {o.zoneGang, &zoneGang}, {o.budget, &budget}, {o.reserved, &reserved}, {o.quota, &quota}, {o.quotaFull, &quotaFull}, {o.hub, &hub}, {o.warm, &warm}, {o.gpuCloud, &gpuCloud}} {
 			if c.on {
 				*c.n++
 			}
 		}
 	}
-	t.Logf("%d instances: %d proven optimal, %d with a shortfall, %d with gangs (%d of them zone gangs), %d with budgets, %d using reservations, %d with quotas, %d filling one, %d sharing offers through hubs, %d started warm",
-		instances, optimal, shortfall, gang, zoneGang, budget, reserved, quota, quotaFull, hub, warm)
+	t.Logf("%d instances: %d proven optimal, %d with a shortfall, %d with gangs (%d of them zone gangs), %d with budgets, %d using reservations, %d with quotas, %d filling one, %d sharing offers through hubs, %d started warm, %d placing nodes on the GPU cloud",
+		instances, optimal, shortfall, gang, zoneGang, budget, reserved, quota, quotaFull, hub, warm, gpuCloud)
 	if optimal < instances*9/10 {
 		t.Errorf("only %d of %d plans proven optimal", optimal, instances)
 	}
 	if warm < instances/2 {
 		t.Errorf("only %d of %d instances started warm: too few to check the warm path", warm, instances)
+	}
+	if gpuCloud < instances/5 {
+		t.Errorf("only %d of %d plans place nodes on the GPU cloud: too few to check it", gpuCloud, instances)
 	}
 	if hub < instances/10 {
 		t.Errorf("only %d of %d instances share offers through hubs: too few to check them", hub, instances)
@@ -1023,10 +1042,11 @@ func TestMixedGangsAgainstCBC(t *testing.T) {
 }
 
 // milpGangGroup is, from the rules alone, what a gang's nodes must all
-// share on an offer: its zone for a zone gang, its region otherwise.
+// share on an offer: its zone for a zone gang, its region otherwise, each
+// of its cloud (a region or zone name may be another cloud's too).
 func milpGangGroup(spec schema.Workload, o Offer) string {
 	if spec.Placement.Gang == "zone" {
-		return o.Zone
+		return o.Cloud + "/" + o.Region + "/" + o.Zone
 	}
-	return o.Region
+	return o.Cloud + "/" + o.Region
 }

@@ -75,9 +75,8 @@ type Plan struct {
 	// lets go costs its offer's price and its workload's egress; an
 	// instance of no workload in the specs, its price.
 	NowMicros int64 `json:"nowMicros"`
-	// BaselineMicros is the cheapest single-cloud on-demand placement of the
-	// same nodes, ignoring capacity; zero when no single cloud can serve
-	// every workload.
+	// BaselineMicros is the cheapest single-hyperscaler on-demand placement
+	// of the same nodes, ignoring capacity (FleetPlan.BaselineMicros, summed).
 	BaselineMicros int64       `json:"baselineMicros"`
 	Fleets         []FleetPlan `json:"fleets"`
 	// Quotas are the cloud quotas the plan uses or finds full, and what it

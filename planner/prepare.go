@@ -471,7 +471,7 @@ func (p *planning) hold(w *workload, filters []filter, running map[OfferKey]int)
 	if w.spec.Gang() {
 		perRegion := map[string]int{}
 		for _, h := range unpriced {
-			perRegion[w.spec.GangGroup(h.offer.Region, h.offer.Zone)] += h.count
+			perRegion[w.spec.GangGroup(h.offer.Cloud, h.offer.Region, h.offer.Zone)] += h.count
 		}
 		best := 0
 		for _, r := range slices.Sorted(maps.Keys(perRegion)) {
@@ -481,11 +481,11 @@ func (p *planning) hold(w *workload, filters []filter, running map[OfferKey]int)
 		}
 		if len(w.fixed) > 0 {
 			o := p.offers[w.fixed[0].offer]
-			region = w.spec.GangGroup(o.Region, o.Zone)
+			region = w.spec.GangGroup(o.Cloud, o.Region, o.Zone)
 		}
 	}
 	for _, h := range unpriced {
-		if w.demand == 0 || (region != "" && w.spec.GangGroup(h.offer.Region, h.offer.Zone) != region) {
+		if w.demand == 0 || (region != "" && w.spec.GangGroup(h.offer.Cloud, h.offer.Region, h.offer.Zone) != region) {
 			continue
 		}
 		n := min(h.count, w.demand)
@@ -528,7 +528,7 @@ func (p *planning) fix(w *workload) {
 		perRegion := map[string]int{}
 		for _, c := range w.candidates {
 			o := p.offers[c.offer]
-			perRegion[w.spec.GangGroup(o.Region, o.Zone)] += c.running
+			perRegion[w.spec.GangGroup(o.Cloud, o.Region, o.Zone)] += c.running
 		}
 		best := 0
 		for _, r := range slices.Sorted(maps.Keys(perRegion)) {
@@ -538,7 +538,7 @@ func (p *planning) fix(w *workload) {
 		}
 	}
 	for _, c := range w.candidates {
-		if c.running == 0 || left == 0 || (region != "" && w.spec.GangGroup(p.offers[c.offer].Region, p.offers[c.offer].Zone) != region) {
+		if c.running == 0 || left == 0 || (region != "" && w.spec.GangGroup(p.offers[c.offer].Cloud, p.offers[c.offer].Region, p.offers[c.offer].Zone) != region) {
 			continue
 		}
 		n := min(c.running, left)

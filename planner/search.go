@@ -637,9 +637,9 @@ func (c *component) forceFixedGangs() {
 		var region string
 		if len(w.fixed) > 0 {
 			o := c.p.offers[w.fixed[0].offer]
-			region = w.spec.GangGroup(o.Region, o.Zone)
+			region = w.spec.GangGroup(o.Cloud, o.Region, o.Zone)
 		} else {
-			region = w.spec.GangGroup(w.held[0].offer.Region, w.held[0].offer.Zone)
+			region = w.spec.GangGroup(w.held[0].offer.Cloud, w.held[0].offer.Region, w.held[0].offer.Zone)
 		}
 		for r := range g.regions {
 			if g.regions[r] != region {

@@ -89,7 +89,7 @@ func TestGangsWhoseNamesJoinAlikeGetGroupsOfTheirOwn(t *testing.T) {
 		return fmt.Sprintf(`{gpu: {model: "H100", perNode: 8}, nodes: 2, placement: {clouds: [%q], gang: "zone"}}`, cloud)
 	}
 	var inner []string
-	for _, cloud := range catalog.Clouds {
+	for _, cloud := range groupClouds {
 		fmt.Fprintf(&fleets, "fleets: \"p-%s\": {owner: \"research\", workloads: g: %s}\n", cloud, gang(cloud))
 		inner = append(inner, fmt.Sprintf("\"%s-g\": %s", cloud, gang(cloud)))
 	}
@@ -104,7 +104,7 @@ func TestGangsWhoseNamesJoinAlikeGetGroupsOfTheirOwn(t *testing.T) {
 	}
 	groups := e.placementGroups(t)
 	nodes := liveGangNodes(e)
-	for _, cloud := range catalog.Clouds {
+	for _, cloud := range groupClouds {
 		gangs := [][2]string{{"p-" + cloud, "g"}, {"p", cloud + "-g"}}
 		var zones []string
 		for _, inst := range nodes {
@@ -168,7 +168,7 @@ func TestAGroupOfAnOlderNameStaysItsGangsUntilTheGangEnds(t *testing.T) {
 	defer closer()
 	legacy := func(workload, zone string) string { return "gf-train-" + workload + "-" + strings.ToLower(zone) }
 	made := 0
-	for _, cloud := range catalog.Clouds {
+	for _, cloud := range groupClouds {
 		region, _ := catalog.Default().Region(cloud, gangRegion[cloud])
 		for _, zone := range region.Zones {
 			g := providers.PlacementGroup{Name: legacy("on"+cloud, zone), Region: region.Name, Zone: zone, Fleet: "train", Workload: "on" + cloud}
@@ -188,7 +188,7 @@ func TestAGroupOfAnOlderNameStaysItsGangsUntilTheGangEnds(t *testing.T) {
 		t.Fatalf("the run did not converge: %v", res.NotConverged)
 	}
 	groups := e.placementGroups(t)
-	for _, cloud := range catalog.Clouds {
+	for _, cloud := range groupClouds {
 		var zone string
 		for _, inst := range liveGangNodes(e) {
 			if inst.Cloud == cloud {
@@ -212,3 +212,7 @@ func TestAGroupOfAnOlderNameStaysItsGangsUntilTheGangEnds(t *testing.T) {
 		t.Errorf("placement groups left after the gangs ended: %+v", got)
 	}
 }
+
+// groupClouds are the clouds gpufleet keeps placement groups in: Lambda
+// Cloud has none.
+var groupClouds = catalog.Hyperscalers

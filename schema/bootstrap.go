@@ -23,11 +23,14 @@ import (
 
 // MaxBootstrap is, per cloud, the most a node's bootstrap may hold, as the
 // cloud counts it: EC2 user data 16 KB before base64, Azure custom data
-// 64 KB, a GCE metadata value 256 KB.
+// 64 KB, a GCE metadata value 256 KB. Lambda documents no limit for its
+// user data; gpufleet holds it to Azure's 64 KB, so a file that fits one
+// cloud's launch is not refused by another's at launch time.
 var MaxBootstrap = map[string]int{
-	catalog.AWS:   16 << 10,
-	catalog.Azure: 64 << 10,
-	catalog.GCP:   256 << 10,
+	catalog.AWS:    16 << 10,
+	catalog.Azure:  64 << 10,
+	catalog.GCP:    256 << 10,
+	catalog.Lambda: 64 << 10,
 }
 
 // SecretEnvPrefix is how a bootstrap's secrets are found in the
@@ -68,6 +71,8 @@ func (c *Config) cloudBootstrap(cloud string) *Bootstrap {
 		return c.Clouds.Azure.Launch.Bootstrap
 	case catalog.GCP:
 		return c.Clouds.GCP.Launch.Bootstrap
+	case catalog.Lambda:
+		return c.Clouds.Lambda.Launch.Bootstrap
 	}
 	return nil
 }

@@ -64,7 +64,7 @@ func (l *loader) checkConfig(v cue.Value, cfg *Config) bool {
 
 	enabled := cfg.Clouds.Enabled()
 	if len(enabled) == 0 {
-		fail("clouds", "no cloud is enabled: configure at least one of aws, azure, gcp")
+		fail("clouds", "no cloud is enabled: configure at least one of aws, azure, gcp, lambda")
 	}
 	for _, cloud := range enabled {
 		regions := cloudRegions(cfg, cloud)
@@ -115,8 +115,10 @@ func cloudRegions(cfg *Config, cloud string) *[]string {
 		return &cfg.Clouds.AWS.Regions
 	case catalog.Azure:
 		return &cfg.Clouds.Azure.Regions
-	default:
+	case catalog.GCP:
 		return &cfg.Clouds.GCP.Regions
+	default:
+		return &cfg.Clouds.Lambda.Regions
 	}
 }
 

@@ -13,9 +13,10 @@ import (
 // Pricing is gpufleet.cue's pricing: what the account pays each cloud
 // where it is not the list price. A nil entry is a cloud at list price.
 type Pricing struct {
-	AWS   *CloudPricing `json:"aws,omitempty"`
-	Azure *CloudPricing `json:"azure,omitempty"`
-	GCP   *CloudPricing `json:"gcp,omitempty"`
+	AWS    *CloudPricing `json:"aws,omitempty"`
+	Azure  *CloudPricing `json:"azure,omitempty"`
+	GCP    *CloudPricing `json:"gcp,omitempty"`
+	Lambda *CloudPricing `json:"lambda,omitempty"`
 }
 
 // CloudPricing is one cloud's account prices. For a node-hour of a type
@@ -54,6 +55,8 @@ func (p Pricing) Cloud(cloud string) *CloudPricing {
 		return p.Azure
 	case catalog.GCP:
 		return p.GCP
+	case catalog.Lambda:
+		return p.Lambda
 	}
 	return nil
 }

@@ -387,13 +387,18 @@ type Workload struct {
 func (w *Workload) Gang() bool { return w.Placement.Gang != "" }
 
 // GangGroup is what all of a gang's nodes share: the region, or for a zone
-// gang the zone, of an offer.
-func (w *Workload) GangGroup(region, zone string) string {
+// gang the zone, of an offer, named with its cloud ("aws/us-east-1"), as a
+// region's or zone's name alone may be another cloud's too: Lambda's
+// us-east-1 is not AWS's.
+func (w *Workload) GangGroup(cloud, region, zone string) string {
 	if w.Placement.Gang == "zone" {
-		return zone
+		return cloud + "/" + region + "/" + zone
 	}
-	return region
+	return RegionKey(cloud, region)
 }
+
+// RegionKey names a cloud's region: "aws/us-east-1".
+func RegionKey(cloud, region string) string { return cloud + "/" + region }
 
 // Data is where a workload's data lives.
 type Data struct {

@@ -345,7 +345,7 @@ func (s catalogSummary) writeText(w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "MODEL\tAWS\tAZURE\tGCP\tCHEAPEST PER GPU-HOUR")
+	fmt.Fprintf(tw, "MODEL\t%s\tCHEAPEST PER GPU-HOUR\n", strings.ToUpper(strings.Join(catalog.Clouds, "\t")))
 	for _, m := range s.Models {
 		cheapest := "-"
 		if o := m.Cheapest; o != nil {
@@ -356,7 +356,11 @@ func (s catalogSummary) writeText(w io.Writer) error {
 			}
 			cheapest = fmt.Sprintf("%s/GPU-h: %s at %s/h for %s", catalog.Money(m.PerGPUMicros), where, catalog.Money(o.PriceMicros), gpus)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\n", m.Model, m.Offers[catalog.AWS], m.Offers[catalog.Azure], m.Offers[catalog.GCP], cheapest)
+		fmt.Fprintf(tw, "%s\t", m.Model)
+		for _, c := range catalog.Clouds {
+			fmt.Fprintf(tw, "%d\t", m.Offers[c])
+		}
+		fmt.Fprintf(tw, "%s\n", cheapest)
 	}
 	return tw.Flush()
 }

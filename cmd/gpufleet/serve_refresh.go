@@ -52,6 +52,7 @@ func servePriceSources(emu *catalogs.Endpoints, getenv func(string) string) pric
 		EC2:         getenv("GPUFLEET_AWS_ENDPOINT"),
 		AzurePrices: getenv("GPUFLEET_AZURE_PRICES_ENDPOINT"),
 		GCPBilling:  getenv("GPUFLEET_GCP_BILLING_ENDPOINT"),
+		Lambda:      getenv("GPUFLEET_LAMBDA_ENDPOINT"),
 	}
 	compute := clouds.Endpoints{AWS: getenv("GPUFLEET_AWS_ENDPOINT"), Azure: getenv("GPUFLEET_AZURE_ENDPOINT"), GCP: getenv("GPUFLEET_GCP_ENDPOINT")}
 	s := priceSources{endpoints: ep}
@@ -81,6 +82,13 @@ func servePriceSources(emu *catalogs.Endpoints, getenv func(string) string) pric
 		gcpMissing = "the Cloud Billing Catalog needs an API key in " + prices.GCPAPIKeyEnv
 	}
 	add(catalog.GCP, "GPUFLEET_GCP_BILLING_ENDPOINT", ep.GCPBilling, compute.GCP, gcpMissing == "" || getenv("GOOGLE_APPLICATION_CREDENTIALS") != "", gcpMissing)
+	// Lambda's prices are in the same API as its instances, behind the
+	// same key.
+	lambdaMissing := ""
+	if getenv(prices.LambdaAPIKeyEnv) == "" {
+		lambdaMissing = "its instance types need an API key in " + prices.LambdaAPIKeyEnv
+	}
+	add(catalog.Lambda, "GPUFLEET_LAMBDA_ENDPOINT", ep.Lambda, "", lambdaMissing == "", lambdaMissing)
 	return s
 }
 

@@ -104,11 +104,20 @@ func (e *attemptsError) Unwrap() error { return e.err }
 // other than 200 that retrying cannot help is an error quoting the
 // body's message.
 func getJSON(ctx context.Context, c *retryablehttp.Client, u *url.URL, v any) error {
+	return getJSONAs(ctx, c, u, "", v)
+}
+
+// getJSONAs is getJSON with an Authorization header, when authorization
+// is not empty. The header's value appears in no error.
+func getJSONAs(ctx context.Context, c *retryablehttp.Client, u *url.URL, authorization string, v any) error {
 	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return fmt.Errorf("GET %s, %w", redact(u), err)
 	}
 	req.Header.Set("Accept", "application/json")
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
+	}
 	resp, err := c.Do(req)
 	if err != nil {
 		return fmt.Errorf("GET %s, %w", redact(u), err)

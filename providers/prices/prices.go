@@ -20,7 +20,7 @@ import (
 
 // Loader reads one cloud's prices.
 type Loader interface {
-	// Cloud is the cloud whose prices Load reads: "aws", "azure" or "gcp".
+	// Cloud is the cloud whose prices Load reads: one of catalog.Clouds.
 	Cloud() string
 	// Load returns a catalog whose Source is the cloud, whose Regions are
 	// the regions it found prices in, and whose offers are every GPU

@@ -19,6 +19,8 @@ var regionShapes = map[string]*regexp.Regexp{
 	catalog.AWS:   regexp.MustCompile(`^[a-z]{2}(-gov|-iso[a-z]?)?-(central|north|south|east|west|northeast|northwest|southeast|southwest)-[0-9]+$`),
 	catalog.Azure: regexp.MustCompile(`^[a-z]+[0-9]*$`),
 	catalog.GCP:   regexp.MustCompile(`^[a-z]+-[a-z]+[0-9]+$`),
+	// Lambda's are "us-east-1", "europe-central-1", "us-midwest-1".
+	catalog.Lambda: regexp.MustCompile(`^[a-z]+-[a-z]+-[0-9]+$`),
 }
 
 // otherPartition reports an AWS region outside the commercial partition

@@ -52,6 +52,11 @@ func TestLoadersFindRegionsTheCatalogLacks(t *testing.T) {
 	world := catalog.Default()
 	added := map[string]catalog.Region{}
 	for _, cloud := range catalog.Clouds {
+		if cloud == catalog.Lambda {
+			// Lambda's API lists only the regions with room now: its
+			// loader prices the regions the catalog knows, and finds none.
+			continue
+		}
 		var name string
 		for _, n := range catalog.RegionNames(cloud) {
 			if _, ok := known.Region(cloud, n); !ok && !otherPartition(cloud, n) {

@@ -19,17 +19,20 @@ type Endpoints struct {
 	EC2         string
 	AzurePrices string
 	GCPBilling  string
+	// Lambda is Lambda Cloud's API, whose instance types carry the prices.
+	Lambda string
 }
 
 // EndpointsFromEnv reads GPUFLEET_AWS_PRICING_ENDPOINT, GPUFLEET_AWS_ENDPOINT
-// (EC2, for spot prices), GPUFLEET_AZURE_PRICES_ENDPOINT and
-// GPUFLEET_GCP_BILLING_ENDPOINT.
+// (EC2, for spot prices), GPUFLEET_AZURE_PRICES_ENDPOINT,
+// GPUFLEET_GCP_BILLING_ENDPOINT and GPUFLEET_LAMBDA_ENDPOINT.
 func EndpointsFromEnv() Endpoints {
 	return Endpoints{
 		AWSPricing:  os.Getenv("GPUFLEET_AWS_PRICING_ENDPOINT"),
 		EC2:         os.Getenv("GPUFLEET_AWS_ENDPOINT"),
 		AzurePrices: os.Getenv("GPUFLEET_AZURE_PRICES_ENDPOINT"),
 		GCPBilling:  os.Getenv("GPUFLEET_GCP_BILLING_ENDPOINT"),
+		Lambda:      os.Getenv("GPUFLEET_LAMBDA_ENDPOINT"),
 	}
 }
 

@@ -23,8 +23,9 @@ import (
 	"github.com/gpufleet/gpufleet/schema/catalog/history"
 )
 
-// emulatorAPIKey is what the GCP loader sends the emulator, which takes
-// any key: the real one, from GPUFLEET_GCP_API_KEY, never goes there.
+// emulatorAPIKey is what the GCP and Lambda loaders send the emulator,
+// which takes any key: the real ones, from GPUFLEET_GCP_API_KEY and
+// LAMBDA_API_KEY, never go there.
 const emulatorAPIKey = "gpufleet-emulator"
 
 // Options say what a refresh reads and where it writes.
@@ -259,6 +260,16 @@ func NewLoaders(ctx context.Context, clouds []string, regions map[string][]strin
 				gcpOpts.APIKey = emulatorAPIKey
 			}
 			l, err = prices.NewGCP(gcpOpts)
+		case catalog.Lambda:
+			o.Endpoint = ep.Lambda
+			lambdaOpts := prices.LambdaOptions{Options: o}
+			if Loopback(ep.Lambda) {
+				lambdaOpts.Retry = EmulatorRetry
+				lambdaOpts.APIKey = emulatorAPIKey
+			}
+			l, err = prices.NewLambda(lambdaOpts)
+		default:
+			return nil, fmt.Errorf("refreshing prices, cloud %q has no price loader", c)
 		}
 		if err != nil {
 			return nil, err

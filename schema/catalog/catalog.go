@@ -24,7 +24,12 @@ const (
 )
 
 // Clouds lists the supported clouds in their canonical order.
-var Clouds = []string{AWS, Azure, GCP}
+var Clouds = []string{AWS, Azure, GCP, Lambda}
+
+// Hyperscalers are the clouds a team without gpufleet would most likely
+// run its whole fleet on: a plan's baseline, and the saving it states, is
+// priced on the cheapest of them. The rest of Clouds are GPU clouds.
+var Hyperscalers = []string{AWS, Azure, GCP}
 
 // emulatedPrefix marks the Source of prices read from gpufleet's emulator.
 const emulatedPrefix = "emulator: "

@@ -57,6 +57,17 @@ var regionCountries = map[string]map[string]string{
 		"asia-southeast2": "ID", "australia-southeast1": "AU", "australia-southeast2": "AU",
 		"me-central1": "QA", "me-central2": "SA", "me-west1": "IL", "africa-south1": "ZA",
 	},
+	// Lambda Cloud's regions, by the locations Lambda publishes for them.
+	// The data also lists europe-south-1 and asia-northeast-2, whose
+	// location Lambda does not publish: they are left out, not guessed,
+	// since residency rules are written in countries.
+	Lambda: {
+		"us-east-1": "US", "us-east-2": "US", "us-east-3": "US", "us-midwest-1": "US",
+		"us-south-1": "US", "us-south-2": "US", "us-south-3": "US",
+		"us-west-1": "US", "us-west-2": "US", "us-west-3": "US",
+		"europe-central-1": "DE", "asia-northeast-1": "JP", "asia-south-1": "IN",
+		"australia-east-1": "AU", "me-west-1": "IL",
+	},
 }
 
 // CountryOf is the country a cloud's region is in, as an ISO 3166-1

@@ -45,6 +45,7 @@ var sources = []struct {
 	{catalog.AWS, "public-aws", "data/aws-gpu.csv", "AWS on-demand and spot prices per availability zone (zone ids), public GPU catalog skypilot-catalog catalogs/v7/aws/vms.csv at 001367d22a0033fac286a8c71aeac7109e431bcb"},
 	{catalog.Azure, "public-azure", "data/azure-gpu.csv", "Azure on-demand and spot prices per region, public GPU catalog skypilot-catalog catalogs/v6/azure/vms.csv at 098741e70562f65d7af1cceb81e33b284f742604"},
 	{catalog.GCP, "public-gcp", "data/gcp-gpu.csv", "GCP on-demand and spot prices per zone, machine and accelerators apart, public GPU catalog skypilot-catalog catalogs/v7/gcp/vms.csv at 017e2502fb63c7a28757acd94002b2d6099d3e3d"},
+	{catalog.Lambda, "public-lambda", "data/lambda.csv", "Lambda Cloud on-demand prices per region, public GPU catalog skypilot-catalog catalogs/v7/lambda/vms.csv at 11580132cea293395776b033c8533714d42abb4e"},
 }
 
 // egress is in US$ per GB; the AWS internet rate is its first 10 TB tier,
@@ -56,6 +57,8 @@ var egress = []struct {
 	{catalog.AWS, 0.02, 0.09},
 	{catalog.Azure, 0.02, 0.087},
 	{catalog.GCP, 0.02, 0.12},
+	// Lambda charges nothing for data transfer.
+	{catalog.Lambda, 0, 0},
 }
 
 func main() {
@@ -143,6 +146,8 @@ func (b *builder) build() (*catalog.Catalog, error) {
 			err = b.azure(s.id, rows)
 		case catalog.GCP:
 			err = b.gcp(s.id, rows)
+		case catalog.Lambda:
+			err = b.lambda(s.id, rows)
 		}
 		if err != nil {
 			return nil, err
@@ -624,6 +629,54 @@ func (b *builder) gcp(source string, rows []row) error {
 			b.skip(catalog.GCP, fmt.Sprintf("%s GPUs priced in a zone or a count no machine type of the data has there", k.name))
 		default:
 			b.skip(catalog.GCP, fmt.Sprintf("%s GPUs, whose host machine types are not in the data", k.name))
+		}
+	}
+	return nil
+}
+
+// lambda reads region-level rows. Lambda Cloud has no zones and no spot
+// market: each region is its own single zone, named as the region, and an
+// instance type is sold on demand only. The rows list every type in every
+// region; which have room right now only the API says
+// (regions_with_capacity_available), and the provider reads it.
+func (b *builder) lambda(source string, rows []row) error {
+	seen := make(map[string]int)
+	for _, r := range rows {
+		accel := r.get("AcceleratorName")
+		if accel == "" {
+			b.skip(catalog.Lambda, "no accelerator named (a CPU-only type)")
+			continue
+		}
+		region := r.get("Region")
+		if _, ok := catalog.CountryOf(catalog.Lambda, region); !ok {
+			b.skip(catalog.Lambda, "a region Lambda publishes no location for")
+			continue
+		}
+		o, err := shape(r, catalog.Lambda, accel)
+		if err != nil {
+			return err
+		}
+		o.Region, o.Zone, o.Source = region, region, source
+		key := o.Region + " " + o.InstanceType
+		if line, ok := seen[key]; ok {
+			return r.errorf("%s is listed again (first at line %d)", key, line)
+		}
+		seen[key] = r.line
+		if r.get("SpotPrice") != "" {
+			return r.errorf("Lambda has no spot market, but the row lists a spot price")
+		}
+		b.zone(catalog.Lambda, o.Region, o.Zone, "")
+		p, ok, err := r.price("Price")
+		if err != nil {
+			return err
+		}
+		if !ok {
+			b.skip(catalog.Lambda, "no on-demand price listed")
+			continue
+		}
+		o.Market, o.PriceMicros = catalog.OnDemand, p
+		if err := b.add(r, o); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -24,7 +24,13 @@ var gpuModels = []struct {
 	// (see ambiguousGPUs).
 	{"A100-40GB", []string{"A100 40GB", "A100 SXM4 40GB", "A100 PCIe 40GB", "nvidia-tesla-a100"}},
 	{"A100-80GB", []string{"A100 80GB", "A100 SXM4 80GB", "A100 PCIe 80GB", "nvidia-a100-80gb"}},
+	// Grace Hopper: an H100 with a Grace CPU on one module, 96GB.
+	{"GH200", []string{"GH200 96GB", "nvidia-gh200"}},
 	{"L40S", []string{"L40S 48GB", "nvidia-l40s"}},
+	// Workstation cards GPU clouds rent: the Ampere RTX A6000 (48GB) and
+	// the Turing Quadro RTX 6000 (24GB).
+	{"A6000", []string{"RTX A6000", "A6000 48GB", "RTX A6000 48GB"}},
+	{"RTX6000", []string{"Quadro RTX 6000", "RTX 6000", "RTX6000 24GB"}},
 	{"L4", []string{"L4 24GB", "nvidia-l4"}},
 	// Azure sells the AWS A10G's sibling as "A10"; for placement they are
 	// the same 24GB Ampere card.

@@ -70,7 +70,7 @@ func TestNormalizeGPUAcceptsEveryModel(t *testing.T) {
 }
 
 func TestModels(t *testing.T) {
-	want := []string{"H100", "H200", "A100-40GB", "A100-80GB", "L40S", "L4", "A10G", "T4",
+	want := []string{"H100", "H200", "A100-40GB", "A100-80GB", "GH200", "L40S", "A6000", "RTX6000", "L4", "A10G", "T4",
 		"V100-32GB", "V100", "P100", "P4", "M60", "K80", "T4g", "V520", "MI25",
 		"Trainium", "Inferentia2", "Inferentia", "Gaudi", "AI100", "VU47P", "VU9P"}
 	got := Models()

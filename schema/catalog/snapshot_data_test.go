@@ -88,6 +88,7 @@ func TestEverySnapshotOfferIsARowOfThePublicData(t *testing.T) {
 	aws := readData(t, "data/aws-gpu.csv")
 	azure := readData(t, "data/azure-gpu.csv")
 	gcp := readData(t, "data/gcp-gpu.csv")
+	lambda := readData(t, "data/lambda.csv")
 	corrected := make(map[string]int)
 	for _, r := range readData(t, "data/corrections.csv") {
 		corrected[r["cloud"]+" "+r["instanceType"]] = r.whole(t, "gpus")
@@ -145,6 +146,15 @@ func TestEverySnapshotOfferIsARowOfThePublicData(t *testing.T) {
 					break
 				}
 			}
+		case o.Cloud == Lambda:
+			// Lambda has no zones: the offer's zone is its region.
+			for _, r := range lambda {
+				if r["InstanceType"] == o.InstanceType && r["Region"] == o.Region && o.Zone == o.Region && o.Market == OnDemand &&
+					r.micros(t, "Price") == o.PriceMicros && shapeMatches(o, r) {
+					found = true
+					break
+				}
+			}
 		case o.Cloud == GCP:
 			// A GCP offer is a machine row and a row pricing as many GPUs
 			// in the same zone.
@@ -168,7 +178,7 @@ func TestEverySnapshotOfferIsARowOfThePublicData(t *testing.T) {
 			t.Errorf("%s at %s: no row of the public data gives it", describeOffer(o), FormatMicros(o.PriceMicros))
 		}
 	}
-	t.Logf("offers: aws %d, azure %d (%d derived), gcp %d (%d derived)", counts[AWS], counts[Azure], counts[Azure+" derived"], counts[GCP], counts[GCP+" derived"])
+	t.Logf("offers: aws %d, azure %d (%d derived), gcp %d (%d derived), lambda %d", counts[AWS], counts[Azure], counts[Azure+" derived"], counts[GCP], counts[GCP+" derived"], counts[Lambda])
 }
 
 func TestEveryPricedRowOfThePublicDataIsAnOffer(t *testing.T) {
@@ -203,6 +213,13 @@ func TestEveryPricedRowOfThePublicDataIsAnOffer(t *testing.T) {
 	for _, r := range readData(t, "data/azure-gpu.csv") {
 		if !leftOut[r["InstanceType"]] {
 			check(Azure, r, "")
+		}
+	}
+	for _, r := range readData(t, "data/lambda.csv") {
+		// CPU-only types, and regions whose country Lambda does not
+		// publish (country.go), are left out.
+		if _, located := CountryOf(Lambda, r["Region"]); r["AcceleratorName"] != "" && located {
+			check(Lambda, r, r["Region"])
 		}
 	}
 	gcp := readData(t, "data/gcp-gpu.csv")
@@ -270,13 +287,14 @@ func gpusOfGCPMachine(name string) (string, int) {
 // regions and instance types it lists are the data's, not a chosen few.
 func TestSnapshotCoverage(t *testing.T) {
 	c := Default()
-	files := map[string]string{AWS: "data/aws-gpu.csv", Azure: "data/azure-gpu.csv", GCP: "data/gcp-gpu.csv"}
+	files := map[string]string{AWS: "data/aws-gpu.csv", Azure: "data/azure-gpu.csv", GCP: "data/gcp-gpu.csv", Lambda: "data/lambda.csv"}
 	for _, cloud := range Clouds {
 		t.Run(cloud, func(t *testing.T) {
 			dataTypes, dataRegions := make(map[string]bool), make(map[string]bool)
 			leftOut := leftOutTypes(t)
 			for _, r := range readData(t, files[cloud]) {
-				if r["InstanceType"] != "" && (cloud != AWS || r["AcceleratorName"] != "") && !leftOut[r["InstanceType"]] {
+				_, located := CountryOf(cloud, r["Region"])
+				if r["InstanceType"] != "" && (cloud != AWS && cloud != Lambda || r["AcceleratorName"] != "") && !leftOut[r["InstanceType"]] && (cloud != Lambda || located) {
 					dataTypes[r["InstanceType"]] = true
 					dataRegions[r["Region"]] = true
 				}
