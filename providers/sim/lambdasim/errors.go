@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gpufleet/gpufleet/providers/sim"
@@ -124,7 +125,7 @@ func errCapacity() *apiError {
 func errQuota(detail string) *apiError {
 	msg := "Quota exceeded."
 	if detail != "" {
-		msg += " " + detail
+		msg += " " + strings.TrimSuffix(detail, ".") + "."
 	}
 	return &apiError{Status: http.StatusBadRequest, Code: CodeQuotaExceeded, Message: msg,
 		Suggestion: "Contact Support to increase your quota."}
