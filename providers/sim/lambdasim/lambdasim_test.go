@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -542,5 +543,33 @@ func TestRoutes(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("a path outside /api/v1 answered %d", resp.StatusCode)
+	}
+}
+
+// TestRestart: the account's keys and instances outlive a restart of the
+// emulator, and its state file never holds a launch's user data.
+func TestRestart(t *testing.T) {
+	path := t.TempDir() + "/world.json"
+	f := newFront(t, sim.Config{StatePath: path}, Options{})
+	body := launchBody("us-east-1", a10, "kept")
+	body["user_data"] = "#cloud-config\nsecret: hunter2\n"
+	ids := f.launch(body)
+	if err := f.world.Save(); err != nil {
+		t.Fatal(err)
+	}
+	state, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(state), "hunter2") {
+		t.Fatal("the state file holds a launch's user data")
+	}
+	again := newFront(t, sim.Config{StatePath: path}, Options{})
+	listed := decode[[]instance](t, again.call("GET", "instances", nil))
+	if len(listed) != 1 || listed[0].ID != ids[0] || *listed[0].Name != "kept" || listed[0].SSHKeyNames[0] != testSSHKey {
+		t.Fatalf("after a restart the account lists %+v", listed)
+	}
+	if keys := decode[[]sshKey](t, again.call("GET", "ssh-keys", nil)); len(keys) != 1 {
+		t.Fatalf("after a restart the account has keys %+v, want the one, not added twice", keys)
 	}
 }
