@@ -40,6 +40,17 @@ type Harness struct {
 	// Gaps are cases the backend is known to get wrong, with why: the case
 	// runs, and is reported as a known gap, not a pass.
 	Gaps map[string]string
+	// NoSpot says the cloud has no spot market (Lambda Cloud): Spot is
+	// unused, and the preemption case, which needs a spot instance to take
+	// back, is skipped as not applying rather than passed.
+	NoSpot bool
+	// TokenOf reads the create token a World instance was launched with,
+	// and whether it has one: how the cloud marks what gpufleet owns. nil
+	// reads the gpufleet-token tag. A cloud without tags (Lambda Cloud)
+	// marks its nodes by name, and reads the token from that; the cases
+	// that check a failed create left nothing behind, and that Foreign's
+	// instance is not gpufleet's, use it.
+	TokenOf func(*sim.Instance) (string, bool)
 }
 
 // Run runs the suite.
@@ -47,24 +58,29 @@ func Run(t *testing.T, h Harness) {
 	cases := []struct {
 		name  string
 		world bool
-		run   func(*suite)
+		// spot says the case needs a spot offer.
+		spot bool
+		run  func(*suite)
 	}{
-		{"create list delete", false, (*suite).createListDelete},
-		{"repeated create returns the same instance", false, (*suite).repeatedCreate},
-		{"stock-out is a capacity error", true, (*suite).stockOut},
-		{"exceeded quota is a quota error", true, (*suite).quota},
-		{"throttling is survived", true, (*suite).throttling},
-		{"preempted instance is listed as preempted", true, (*suite).preempted},
-		{"paging over 1,000 instances", false, (*suite).paging},
-		{"instance without our tags is never listed or deleted", false, (*suite).foreign},
-		{"unowned instance is adopted, then listed as owned", false, (*suite).adopted},
-		{"delete is idempotent", false, (*suite).deleteTwice},
-		{"one mutating call per create and per delete", true, (*suite).callCounts},
+		{"create list delete", false, false, (*suite).createListDelete},
+		{"repeated create returns the same instance", false, false, (*suite).repeatedCreate},
+		{"stock-out is a capacity error", true, false, (*suite).stockOut},
+		{"exceeded quota is a quota error", true, false, (*suite).quota},
+		{"throttling is survived", true, false, (*suite).throttling},
+		{"preempted instance is listed as preempted", true, true, (*suite).preempted},
+		{"paging over 1,000 instances", false, false, (*suite).paging},
+		{"instance without our tags is never listed or deleted", false, false, (*suite).foreign},
+		{"unowned instance is adopted, then listed as owned", false, false, (*suite).adopted},
+		{"delete is idempotent", false, false, (*suite).deleteTwice},
+		{"one mutating call per create and per delete", true, false, (*suite).callCounts},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if c.world && h.World == nil {
 				t.Skip("this backend cannot inject faults or count calls")
+			}
+			if c.spot && h.NoSpot {
+				t.Skip("the cloud has no spot market, so no spot instance to preempt")
 			}
 			s := &suite{h: h, t: t}
 			why, gap := h.Gaps[c.name]
@@ -195,7 +211,35 @@ func (s *suite) worldInstances(token string) []*sim.Instance {
 	if s.h.World == nil {
 		return nil
 	}
-	return s.h.World.List(s.h.Provider.Name(), func(i *sim.Instance) bool { return i.Tags[providers.TagToken] == token })
+	return s.h.World.List(s.h.Provider.Name(), func(i *sim.Instance) bool {
+		t, ok := s.tokenOf(i)
+		return ok && t == token
+	})
+}
+
+// tokenOf is the token a World instance carries, by the cloud's way of
+// marking what gpufleet owns.
+func (s *suite) tokenOf(i *sim.Instance) (string, bool) {
+	if s.h.TokenOf != nil {
+		return s.h.TokenOf(i)
+	}
+	t := i.Tags[providers.TagToken]
+	return t, t != ""
+}
+
+// owned counts the World's instances of the cloud that carry a token, and
+// all of them; -1 and -1 without a World.
+func (s *suite) owned() (owned, all int) {
+	if s.h.World == nil {
+		return -1, -1
+	}
+	for _, i := range s.h.World.List(s.h.Provider.Name(), nil) {
+		if _, ok := s.tokenOf(i); ok {
+			owned++
+		}
+		all++
+	}
+	return owned, all
 }
 
 func (s *suite) stockOut() {
@@ -256,8 +300,15 @@ func (s *suite) paging() {
 }
 
 func (s *suite) foreign() {
+	ownedBefore, allBefore := s.owned()
 	id, err := s.h.Foreign(s.ctx())
 	s.check(err == nil, "launching a foreign instance: %v", err)
+	if ownedAfter, allAfter := s.owned(); allAfter >= 0 {
+		// Foreign's instance must be foreign by the cloud's own mark, or
+		// the case proves nothing.
+		s.check(allAfter == allBefore+1 && ownedAfter == ownedBefore, "Foreign launched %d instances, %d of them marked as gpufleet's; want one, unmarked",
+			allAfter-allBefore, ownedAfter-ownedBefore)
+	}
 	all, err := s.h.Provider.List(s.ctx(), providers.Selector{})
 	s.check(err == nil, "List: %v", err)
 	_, listed := find(all, id)

@@ -77,7 +77,7 @@ func (f *Fault) validate() error {
 	if !slices.Contains(faultKinds, f.Kind) {
 		return fmt.Errorf("unknown kind %q (want one of %s)", f.Kind, strings.Join(faultKinds, ", "))
 	}
-	if f.Cloud != "" && f.Cloud != "aws" && f.Cloud != "azure" && f.Cloud != "gcp" {
+	if f.Cloud != "" && !emulated(f.Cloud) {
 		return fmt.Errorf("unknown cloud %q", f.Cloud)
 	}
 	if f.Times < 0 || f.Rate < 0 || f.Rate > 1 {

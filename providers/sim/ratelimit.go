@@ -24,7 +24,8 @@ import (
 // EC2 documents its buckets per class, e.g. non-mutating (Describe*)
 // actions at a bucket of 100 tokens refilled at 20 a second; ARM per
 // subscription for reads and writes; Compute Engine as per-minute quotas,
-// which are a Rate of the quota over 60 and a Burst of the quota. (EC2 now
+// which are a Rate of the quota over 60 and a Burst of the quota; Lambda
+// Cloud per API key, launches apart from every other request. (EC2 now
 // gives each action a bucket of its own, sized by its class; one bucket
 // for the whole class, as its older documentation has it, is the stricter
 // of the two.)
@@ -32,7 +33,8 @@ type RateLimit struct {
 	Cloud string `json:"cloud"`
 	// Class is the kind of request the bucket meters, in the cloud's
 	// terms: ClassMutating or ClassNonMutating on EC2, ClassRead or
-	// ClassWrite on ARM and Compute Engine.
+	// ClassWrite on ARM and Compute Engine, ClassLaunch or ClassGeneral on
+	// Lambda Cloud.
 	Class string `json:"class"`
 	// Rate is how many tokens a second the bucket gains back.
 	Rate float64 `json:"rate"`
@@ -42,18 +44,31 @@ type RateLimit struct {
 }
 
 // Request classes. EC2 meters the actions that change something apart
-// from the rest; ARM and Compute Engine meter reads apart from writes.
+// from the rest; ARM and Compute Engine meter reads apart from writes;
+// Lambda Cloud meters launches apart from every other request.
 const (
 	ClassMutating    = "mutating"
 	ClassNonMutating = "non-mutating"
 	ClassRead        = "read"
 	ClassWrite       = "write"
+	ClassLaunch      = "launch"
+	ClassGeneral     = "general"
 )
 
+// rateClasses are the request classes of each cloud the world has a front
+// for; its keys are those clouds.
 var rateClasses = map[string][]string{
-	catalog.AWS:   {ClassMutating, ClassNonMutating},
-	catalog.Azure: {ClassRead, ClassWrite},
-	catalog.GCP:   {ClassRead, ClassWrite},
+	catalog.AWS:    {ClassMutating, ClassNonMutating},
+	catalog.Azure:  {ClassRead, ClassWrite},
+	catalog.GCP:    {ClassRead, ClassWrite},
+	catalog.Lambda: {ClassLaunch, ClassGeneral},
+}
+
+// emulated reports whether the world has a front for a cloud, which rules
+// (rate limits, faults) may name.
+func emulated(cloud string) bool {
+	_, ok := rateClasses[cloud]
+	return ok
 }
 
 // maxFill bounds how long an empty bucket may take to fill, which keeps
@@ -63,7 +78,7 @@ const maxFill = 365 * 24 * time.Hour
 func (l RateLimit) validate() error {
 	classes, ok := rateClasses[l.Cloud]
 	if !ok {
-		return fmt.Errorf("unknown cloud %q (want aws, azure or gcp)", l.Cloud)
+		return fmt.Errorf("unknown cloud %q (want aws, azure, gcp or lambda)", l.Cloud)
 	}
 	if !slices.Contains(classes, l.Class) {
 		return fmt.Errorf("%s has no request class %q (want %s)", l.Cloud, l.Class, strings.Join(classes, " or "))

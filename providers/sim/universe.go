@@ -3,6 +3,7 @@
 package sim
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/gpufleet/gpufleet/schema/catalog"
@@ -16,6 +17,9 @@ import (
 // is built: a full catalog has thousands of offers, and fronts ask about
 // a type in a zone on every call.
 type universe struct {
+	// clouds are the clouds the catalog has regions or offers of, in
+	// catalog.Clouds order, any others after them by name.
+	clouds []string
 	// types holds every type of each cloud, described by the first of its
 	// offers in catalog order.
 	types map[typeKey]InstanceType
@@ -55,13 +59,22 @@ func newUniverse(cat *catalog.Catalog) universe {
 		zoneTypes:  map[zoneMarketKey][]string{},
 	}
 	zonesOf := map[typeKey][]string{}
+	seen := map[string]bool{}
+	addCloud := func(c string) {
+		if !seen[c] {
+			seen[c] = true
+			u.clouds = append(u.clouds, c)
+		}
+	}
 	for _, r := range cat.Regions {
+		addCloud(r.Cloud)
 		zonesOf[typeKey{r.Cloud, r.Name}] = r.Zones
 		for _, z := range r.Zones {
 			u.zoneRegion[zoneKey{r.Cloud, z}] = r.Name
 		}
 	}
 	for _, o := range cat.Offers {
+		addCloud(o.Cloud)
 		k := typeKey{o.Cloud, o.InstanceType}
 		if _, ok := u.types[k]; !ok {
 			u.types[k] = InstanceType{Name: o.InstanceType, GPUModel: o.GPUModel, GPUs: o.GPUs, VCPUs: o.VCPUs, MemoryGiB: o.MemoryGiB, GPU: GPUFacts(o.GPUModel)}
@@ -84,6 +97,18 @@ func newUniverse(cat *catalog.Catalog) universe {
 			}
 		}
 	}
+	slices.SortFunc(u.clouds, func(a, b string) int {
+		ia, ib := slices.Index(catalog.Clouds, a), slices.Index(catalog.Clouds, b)
+		switch {
+		case ia >= 0 && ib >= 0:
+			return cmp.Compare(ia, ib)
+		case ia >= 0:
+			return -1
+		case ib >= 0:
+			return 1
+		}
+		return cmp.Compare(a, b)
+	})
 	for _, names := range u.names {
 		slices.Sort(names)
 	}

@@ -37,8 +37,8 @@ type Config struct {
 	// PendingFor is how long a new instance stays pending before running.
 	PendingFor time.Duration
 	// OperationTime is how long a long-running operation (GCE, ARM) takes,
-	// and how long an EC2 instance is shutting down. (Latency says both;
-	// SetLatency changes them.)
+	// and how long an EC2 instance is shutting down or a Lambda Cloud one
+	// terminating. (Latency says both; SetLatency changes them.)
 	OperationTime time.Duration
 	// PreemptedVisibleFor is how long a preempted GCE or Azure instance is
 	// still listed before it is gone. Zero means 10 minutes. (EC2 lists
@@ -46,7 +46,7 @@ type Config struct {
 	PreemptedVisibleFor time.Duration
 }
 
-// World is the simulated state of the three clouds behind the emulator's
+// World is the simulated state of the clouds behind the emulator's
 // fronts. All methods are safe for concurrent use.
 type World struct {
 	mu    sync.Mutex
@@ -504,13 +504,28 @@ func (w *World) List(cloud string, keep func(*Instance) bool) []*Instance {
 	return out
 }
 
-// Instances returns every visible instance of every cloud, for inspection.
+// Instances returns every visible instance of every cloud the catalog
+// has, for inspection.
 func (w *World) Instances() []*Instance {
 	var out []*Instance
-	for _, c := range catalog.Clouds {
+	for _, c := range w.uni.clouds {
 		out = append(out, w.List(c, nil)...)
 	}
 	return out
+}
+
+// Room is how many more instances of a type and market a zone can hold
+// now: its capacity less those pending or running there, never below 0.
+// Quotas are not counted: a cloud that reports where it has room (Lambda
+// Cloud's instance types) reports its stock, not the caller's limits.
+func (w *World) Room(cloud, zone, instanceType string, market catalog.Market) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.expire(w.clock.Now())
+	if _, ok := w.typeIn(cloud, zone, instanceType, market); !ok {
+		return 0
+	}
+	return max(0, w.capacityOf(cloud, zone, instanceType, market)-w.used(cloud, zone, instanceType, market))
 }
 
 // Terminate starts the end of an instance. For EC2 it becomes
@@ -715,6 +730,9 @@ func (w *World) newID(cloud string) string {
 	case catalog.GCP:
 		// GCE ids are unsigned 64-bit decimals.
 		return fmt.Sprintf("%d", w.rng.Uint64()>>1|1<<61)
+	case catalog.Lambda:
+		// Lambda Cloud's ids are 32 hex digits.
+		return fmt.Sprintf("%016x%016x", w.rng.Uint64(), w.rng.Uint64())
 	default:
 		b := make([]byte, 16)
 		for i := range b {

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package lambda
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gpufleet/gpufleet/planner"
+)
+
+func TestNodeName(t *testing.T) {
+	token := planner.Token("research", "train", testOffer, "rev", 3)
+	name, err := NodeName("research", "train", token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "gf.research.train." + strings.TrimPrefix(token, "gf2-"); name != want {
+		t.Fatalf("NodeName is %q, want %q", name, want)
+	}
+	fleet, workload, back, ok := parseNodeName(name)
+	if !ok || fleet != "research" || workload != "train" || back != token {
+		t.Fatalf("%s reads back as %q %q %q (%v)", name, fleet, workload, back, ok)
+	}
+	// Each token planner.Token makes is one TokenSlot reads.
+	for _, slot := range []int{0, 9, 10, 12345} {
+		token := planner.Token("f", "w", testOffer, "rev", slot)
+		name, err := NodeName("f", "w", token)
+		if err != nil {
+			t.Fatalf("slot %d: %v", slot, err)
+		}
+		if _, _, back, ok := parseNodeName(name); !ok || back != token {
+			t.Errorf("slot %d: %s reads back as %q (%v)", slot, name, back, ok)
+		}
+		if _, got, ok := planner.TokenSlot(token); !ok || got != slot {
+			t.Errorf("slot %d: the planner reads slot %d (%v)", slot, got, ok)
+		}
+	}
+}
+
+func TestNodeNameLimit(t *testing.T) {
+	token := planner.Token("f", "w", testOffer, "rev", 7)
+	// gf. . . and the 26 characters of the token's hex and slot: 31, so
+	// fleet and workload share 33.
+	fits, err := NodeName(strings.Repeat("f", 16), strings.Repeat("w", 17), token)
+	if err != nil || len(fits) != MaxNameLength {
+		t.Fatalf("a name of exactly %d: %q, %v", MaxNameLength, fits, err)
+	}
+	_, err = NodeName(strings.Repeat("f", 17), strings.Repeat("w", 17), token)
+	if err == nil || !strings.Contains(err.Error(), "by 1") {
+		t.Fatalf("a name of %d: %v, want a refusal saying by how much", MaxNameLength+1, err)
+	}
+}
+
+func TestNodeNameRefuses(t *testing.T) {
+	good := planner.Token("f", "w", testOffer, "rev", 0)
+	for _, c := range []struct{ name, fleet, workload, token string }{
+		{"no fleet", "", "w", good},
+		{"no workload", "f", "", good},
+		{"a dot in the fleet", "f.g", "w", good},
+		{"a dot in the workload", "f", "w.x", good},
+		{"an older token", "f", "w", "gf-0123456789abcdef"},
+		{"a slot with a leading zero", "f", "w", good[:len(good)-1] + "01"},
+		{"upper-case hex", "f", "w", strings.ToUpper(good[:28]) + good[28:]},
+		{"no slot", "f", "w", good[:len(good)-2]},
+	} {
+		if name, err := NodeName(c.fleet, c.workload, c.token); err == nil {
+			t.Errorf("%s: NodeName gave %q", c.name, name)
+		}
+	}
+}
+
+func TestForeignNames(t *testing.T) {
+	good, _ := NodeName("f", "w", planner.Token("f", "w", testOffer, "rev", 0))
+	for _, name := range []string{
+		"", "notebook", "gf.f.w", "gf.f.w.x.y", "gf..w." + good[len("gf.f.w."):], "gf.f.w.0123-1",
+		"gf-f-w-0123456789ab-0", good + "x", strings.ToUpper(good), "gf.f.w." + strings.Repeat("a", 24) + "-" + strings.Repeat("1", 40),
+	} {
+		if f, w, token, ok := parseNodeName(name); ok {
+			t.Errorf("%q reads as a node of %s/%s with token %s", name, f, w, token)
+		}
+	}
+}
