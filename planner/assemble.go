@@ -230,10 +230,34 @@ func (p *planning) explain(w *workload) WorkloadPlan {
 		o := &p.offers[runnerUp.offer]
 		wp.RunnerUp = &Alternative{Offer: o.OfferKey, PriceMicros: o.PriceMicros, AccountTerms: o.AccountTerms, EgressMicros: runnerUp.egress}
 	}
+	if slices.ContainsFunc(wp.Placements, func(pl Placement) bool { return !slices.Contains(catalog.Hyperscalers, pl.Offer.Cloud) }) {
+		wp.Hyperscaler = p.cheapestHyperscaler(w)
+	}
 	if missing := wp.Desired - wp.Placed; missing > 0 {
 		wp.Shortfall = p.shortfall(w, missing)
 	}
 	return wp
+}
+
+// cheapestHyperscaler is the cheapest on-demand offer of a hyperscaler a
+// workload may use, egress included; nil when it may use none.
+func (p *planning) cheapestHyperscaler(w *workload) *Alternative {
+	var best *candidate
+	for i := range w.candidates {
+		c := &w.candidates[i]
+		o := &p.offers[c.offer]
+		if o.Market != catalog.OnDemand || !slices.Contains(catalog.Hyperscalers, o.Cloud) {
+			continue
+		}
+		if best == nil || o.PriceMicros+c.egress < p.offers[best.offer].PriceMicros+best.egress {
+			best = c
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	o := &p.offers[best.offer]
+	return &Alternative{Offer: o.OfferKey, PriceMicros: o.PriceMicros, AccountTerms: o.AccountTerms, EgressMicros: best.egress}
 }
 
 // shortfall names the first cause, in order, that explains missing nodes.

@@ -45,6 +45,9 @@ func Bootstraps(cfg *schema.Config, fleets []schema.Fleet) map[string][]Bootstra
 // outdated reports whether a node was launched with another bootstrap than
 // its workload's nodes on its cloud now run.
 func outdated(inst Instance, boots []Bootstrap) bool {
+	if inst.Bootstrap == BootstrapUnknown {
+		return false
+	}
 	want := ""
 	for _, b := range boots {
 		if b.Cloud == inst.Cloud {

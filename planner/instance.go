@@ -42,7 +42,8 @@ type Instance struct {
 	// Token is the idempotency token the instance was created with.
 	Token string `json:"token,omitempty"`
 	// Bootstrap is the digest of the first-boot file it was launched
-	// with (Bootstrap.Tag), "" for none.
+	// with (Bootstrap.Tag), "" for none, BootstrapUnknown where the cloud
+	// cannot say.
 	Bootstrap  string    `json:"bootstrap,omitempty"`
 	State      State     `json:"state"`
 	LaunchedAt time.Time `json:"launchedAt,omitzero"`
@@ -56,3 +57,10 @@ func CompareInstances(a, b Instance) int {
 	}
 	return strings.Compare(a.ID, b.ID)
 }
+
+// BootstrapUnknown is the Bootstrap of a node whose cloud cannot say which
+// first-boot file it was launched with: Lambda Cloud keeps no tags, returns
+// no user data, and its names have no room for a digest. Such a node is
+// never replaced for its bootstrap, since nothing says it is outdated; a
+// changed bootstrap reaches the nodes launched after the change.
+const BootstrapUnknown = "unknown"

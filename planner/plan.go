@@ -130,6 +130,11 @@ type WorkloadPlan struct {
 	Shortfall *Shortfall `json:"shortfall,omitempty"`
 	// RunnerUp is the best offer not chosen, for the explanation.
 	RunnerUp *Alternative `json:"runnerUp,omitempty"`
+	// Hyperscaler is, when some of the workload's nodes run on a GPU cloud
+	// (a cloud not in catalog.Hyperscalers), the cheapest on-demand offer
+	// of a hyperscaler the workload may use: what those nodes save
+	// against it.
+	Hyperscaler *Alternative `json:"hyperscaler,omitempty"`
 	// Rejected counts offers that cannot serve the workload, by reason.
 	Rejected map[Reason]int `json:"rejected,omitempty"`
 	// Unfit lists offers the workload has nodes on that its spec no longer

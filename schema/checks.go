@@ -152,6 +152,7 @@ func (l *loader) checkFleet(cfg *Config, fleet *Fleet, v cue.Value) {
 		w := &fleet.Workloads[i]
 		wv := v.LookupPath(cue.MakePath(cue.Str("workloads"), cue.Str(w.Name)))
 		l.checkWorkload(cfg, w, wv, base+".workloads."+pathString([]string{w.Name}))
+		l.checkLambdaName(fleet.Name, w, base+".workloads."+pathString([]string{w.Name}))
 	}
 }
 

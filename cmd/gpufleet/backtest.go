@@ -37,7 +37,7 @@ records it: at each step it plans with the prices of then against the nodes
 the step before left running, applies the diff with the repository's rules
 (migrationThreshold, the disruption budget, movable, budgets), preempts spot nodes at
 the --preempt-rate per hour, seeded, and charges what runs. It reports the
-total cost, the cheapest single-cloud on-demand baseline and the cost with
+total cost, the cheapest on-demand baseline on one hyperscaler and the cost with
 migrations off, and the same for each --set variant, side by side.
 
 --from and --to default to the history's first and last point.`,

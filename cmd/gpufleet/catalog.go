@@ -131,7 +131,7 @@ func (a *app) refreshCatalog(ctx context.Context, f refreshFlags) error {
 
 // emulatorPrices are the price endpoints of an emulator.
 func emulatorPrices(emu *emulator.Emulator) catalogs.Endpoints {
-	return catalogs.Endpoints{AWSPricing: emu.Endpoints.AWSPricing, EC2: emu.Endpoints.EC2, AzurePrices: emu.Endpoints.AzurePrices, GCPBilling: emu.Endpoints.GCPBilling}
+	return catalogs.Endpoints{AWSPricing: emu.Endpoints.AWSPricing, EC2: emu.Endpoints.EC2, AzurePrices: emu.Endpoints.AzurePrices, GCPBilling: emu.Endpoints.GCPBilling, Lambda: emu.Endpoints.Lambda}
 }
 
 // writeRefreshSummary says what a refresh read of each cloud, what it

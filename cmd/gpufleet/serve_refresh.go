@@ -54,7 +54,7 @@ func servePriceSources(emu *catalogs.Endpoints, getenv func(string) string) pric
 		GCPBilling:  getenv("GPUFLEET_GCP_BILLING_ENDPOINT"),
 		Lambda:      getenv("GPUFLEET_LAMBDA_ENDPOINT"),
 	}
-	compute := clouds.Endpoints{AWS: getenv("GPUFLEET_AWS_ENDPOINT"), Azure: getenv("GPUFLEET_AZURE_ENDPOINT"), GCP: getenv("GPUFLEET_GCP_ENDPOINT")}
+	compute := clouds.Endpoints{AWS: getenv("GPUFLEET_AWS_ENDPOINT"), Azure: getenv("GPUFLEET_AZURE_ENDPOINT"), GCP: getenv("GPUFLEET_GCP_ENDPOINT"), Lambda: getenv("GPUFLEET_LAMBDA_ENDPOINT")}
 	s := priceSources{endpoints: ep}
 	add := func(cloud, priceEnv, priceEndpoint, computeEndpoint string, credentialed bool, missing string) {
 		switch {

@@ -77,7 +77,7 @@ type Run struct {
 	// CostMicros is what the nodes that ran cost over the whole period,
 	// at the prices of each step; nodes on reserved capacity cost nothing.
 	CostMicros int64 `json:"costMicros"`
-	// BaselineMicros is what the cheapest single-cloud on-demand placement
+	// BaselineMicros is what the cheapest on-demand placement on one hyperscaler
 	// of the same nodes would have cost over the period (the plans'
 	// baseline); zero when no single cloud could serve every workload.
 	BaselineMicros int64 `json:"baselineMicros"`

@@ -146,7 +146,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	for _, s := range r.Summary() {
 		fmt.Fprintf(w, "- %s\n", s)
 	}
-	fmt.Fprintf(w, "\n| run | cost | vs repository | single-cloud baseline | vs baseline | migrations | preemptions |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(w, "\n| run | cost | vs repository | hyperscaler baseline | vs baseline | migrations | preemptions |\n|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, run := range r.Runs {
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d | %d |\n", strings.ReplaceAll(run.label(), "|", "\\|"), dollars(run.CostMicros), signed(run.CostMicros-r.Runs[0].CostMicros),
 			dollars(run.BaselineMicros), versusBaseline(run.CostMicros, run.BaselineMicros), run.Migrations, run.Preemptions)

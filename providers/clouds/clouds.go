@@ -20,6 +20,7 @@ import (
 	"github.com/gpufleet/gpufleet/providers/aws"
 	"github.com/gpufleet/gpufleet/providers/azure"
 	"github.com/gpufleet/gpufleet/providers/gcp"
+	"github.com/gpufleet/gpufleet/providers/lambda"
 	"github.com/gpufleet/gpufleet/providers/outbound"
 	"github.com/gpufleet/gpufleet/schema"
 	"github.com/gpufleet/gpufleet/schema/catalog"
@@ -27,19 +28,20 @@ import (
 
 // Endpoints override the clouds' APIs; an empty field means the real one.
 type Endpoints struct {
-	AWS, Azure, GCP string
+	AWS, Azure, GCP, Lambda string
 	// AllowHTTP lets an endpoint beyond loopback be plain http.
 	AllowHTTP bool
 }
 
-// EndpointsFromEnv reads GPUFLEET_AWS_ENDPOINT, GPUFLEET_AZURE_ENDPOINT and
-// GPUFLEET_GCP_ENDPOINT, as `gpufleet sim serve` prints them, and
-// outbound.AllowHTTPEnv.
+// EndpointsFromEnv reads GPUFLEET_AWS_ENDPOINT, GPUFLEET_AZURE_ENDPOINT,
+// GPUFLEET_GCP_ENDPOINT and GPUFLEET_LAMBDA_ENDPOINT, as `gpufleet sim
+// serve` prints them, and outbound.AllowHTTPEnv.
 func EndpointsFromEnv() Endpoints {
 	return Endpoints{
 		AWS:       os.Getenv("GPUFLEET_AWS_ENDPOINT"),
 		Azure:     os.Getenv("GPUFLEET_AZURE_ENDPOINT"),
 		GCP:       os.Getenv("GPUFLEET_GCP_ENDPOINT"),
+		Lambda:    os.Getenv("GPUFLEET_LAMBDA_ENDPOINT"),
 		AllowHTTP: outbound.AllowHTTP(os.Getenv),
 	}
 }
@@ -64,7 +66,7 @@ func (s *Set) Close() error {
 // demo needs no account, and real credentials never reach it.
 func New(ctx context.Context, cfg schema.Config, cat *catalog.Catalog, ep Endpoints) (*Set, error) {
 	set := &Set{Providers: map[string]providers.Provider{}}
-	named := map[string]string{catalog.AWS: ep.AWS, catalog.Azure: ep.Azure, catalog.GCP: ep.GCP}
+	named := map[string]string{catalog.AWS: ep.AWS, catalog.Azure: ep.Azure, catalog.GCP: ep.GCP, catalog.Lambda: ep.Lambda}
 	for _, cloud := range cfg.Clouds.Enabled() {
 		// Beyond loopback the real credentials go with every call.
 		if e := named[cloud]; e != "" {
@@ -102,6 +104,15 @@ func New(ctx context.Context, cfg schema.Config, cat *catalog.Catalog, ep Endpoi
 				opts.RetryBase, opts.RetryMax, opts.OperationPoll = emulatorBackoff/4, emulatorBackoff, emulatorBackoff/4
 			}
 			p, err = gcp.New(ctx, cfg.Clouds.GCP, cat, opts)
+		case catalog.Lambda:
+			opts := lambda.Options{Endpoint: ep.Lambda, AllowHTTP: ep.AllowHTTP}
+			if loopback(ep.Lambda) {
+				opts.APIKey = emulatorAPIKey
+				opts.RetryWaitMin, opts.RetryWaitMax = emulatorBackoff/4, emulatorBackoff
+			}
+			p, err = lambda.New(ctx, cfg.Clouds.Lambda, cat, opts)
+		default:
+			err = fmt.Errorf("gpufleet has no provider for cloud %q", cloud)
 		}
 		if err != nil {
 			set.Close()
@@ -114,6 +125,10 @@ func New(ctx context.Context, cfg schema.Config, cat *catalog.Catalog, ep Endpoi
 	}
 	return set, nil
 }
+
+// emulatorAPIKey is the Lambda API key the emulator gets, which takes any:
+// the real one, from LAMBDA_API_KEY, never goes there.
+const emulatorAPIKey = "gpufleet-emulator"
 
 // emulatorBackoff caps retry waits against the emulator, which needs no
 // real backing off: demos and tests stay quick under injected faults.

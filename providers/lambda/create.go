@@ -76,12 +76,13 @@ func (p *Provider) Create(ctx context.Context, req providers.CreateRequest) (pro
 	// The launch answers ids alone; the instance is booting, as a read
 	// would say, and reading it would spend a request of a tight limit.
 	return providers.Instance{
-		ID:       launched.IDs[0],
-		OfferKey: planner.OfferKey{Cloud: Name, Region: o.Region, Zone: o.Zone, InstanceType: o.InstanceType, Market: catalog.OnDemand},
-		Fleet:    req.Fleet,
-		Workload: req.Workload,
-		Token:    req.Token,
-		State:    planner.StatePending,
+		ID:        launched.IDs[0],
+		OfferKey:  planner.OfferKey{Cloud: Name, Region: o.Region, Zone: o.Zone, InstanceType: o.InstanceType, Market: catalog.OnDemand},
+		Fleet:     req.Fleet,
+		Workload:  req.Workload,
+		Token:     req.Token,
+		State:     planner.StatePending,
+		Bootstrap: planner.BootstrapUnknown,
 	}, nil
 }
 

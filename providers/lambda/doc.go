@@ -34,7 +34,8 @@
 // A node boots with its bootstrap as user_data, which goes to the API and
 // nowhere else. The API does not return user data and the name has no
 // room for the bootstrap's digest, so a node's bootstrap is not known
-// when it is listed. Launches name the configured SSH key, which the
+// (planner.BootstrapUnknown): a node is never replaced for its bootstrap,
+// and a changed bootstrap reaches only the nodes launched after it. Launches name the configured SSH key, which the
 // account must have: an unset or unknown key fails them as invalid,
 // naming clouds.lambda.launch.sshKeyName.
 package lambda

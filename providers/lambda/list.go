@@ -66,10 +66,11 @@ func (p *Provider) toInstance(in apiInstance) (providers.Instance, bool) {
 			InstanceType: in.InstanceType.Name,
 			Market:       catalog.OnDemand,
 		},
-		Fleet:    fleet,
-		Workload: workload,
-		Token:    token,
-		State:    state,
+		Fleet:     fleet,
+		Workload:  workload,
+		Token:     token,
+		State:     state,
+		Bootstrap: planner.BootstrapUnknown,
 	}, true
 }
 

@@ -3,10 +3,12 @@
 package lambda
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/gpufleet/gpufleet/planner"
+	"github.com/gpufleet/gpufleet/schema"
 )
 
 func TestNodeName(t *testing.T) {
@@ -79,5 +81,46 @@ func TestForeignNames(t *testing.T) {
 		if f, w, token, ok := parseNodeName(name); ok {
 			t.Errorf("%q reads as a node of %s/%s with token %s", name, f, w, token)
 		}
+	}
+}
+
+// The schema refuses at validate exactly the workloads whose nodes NodeName
+// could not name, with a token of the largest slot it checks for: the
+// two count the name apart, and must agree.
+func TestTheSchemaRefusesTheNamesNodeNameCannotGive(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	slot := 1
+	for range schema.LambdaSlotDigits - 1 {
+		slot *= 10
+	}
+	slot = slot*10 - 1 // the largest of LambdaSlotDigits digits
+	name := func(n int) string {
+		b := []byte(strings.Repeat("a", n))
+		for i := 1; i < n; i++ {
+			if r.IntN(5) == 0 && b[i-1] != '-' && i < n-1 {
+				b[i] = '-'
+			}
+		}
+		return string(b)
+	}
+	fits, over := 0, 0
+	for range 2000 {
+		fleet, workload := name(1+r.IntN(40)), name(1+r.IntN(40))
+		_, err := NodeName(fleet, workload, planner.Token(fleet, workload, testOffer, "rev", slot))
+		refused := schema.LambdaNameLength(fleet, workload) > schema.MaxLambdaName
+		if refused != (err != nil) {
+			t.Fatalf("fleet %q, workload %q: the schema refuses them %v, NodeName says %v", fleet, workload, refused, err)
+		}
+		if refused {
+			over++
+		} else {
+			fits++
+		}
+	}
+	if fits < 100 || over < 100 {
+		t.Fatalf("%d names fit and %d do not: too few of one to compare", fits, over)
+	}
+	if schema.MaxLambdaName != MaxNameLength {
+		t.Fatalf("the schema checks names against %d characters, the provider against %d", schema.MaxLambdaName, MaxNameLength)
 	}
 }

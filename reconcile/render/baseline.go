@@ -9,7 +9,7 @@ import (
 )
 
 // baselinePlace is what every savings line measures against.
-const baselinePlace = "the cheapest single-cloud on-demand placement"
+const baselinePlace = "the cheapest on-demand placement on one hyperscaler"
 
 // versusBaseline says how an hourly cost compares with the baseline's:
 // "$96.63/h (51%) less than", "$37.60/h more than", "the same as". A

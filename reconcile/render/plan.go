@@ -217,6 +217,9 @@ func explanation(wl planner.WorkloadPlan) []string {
 	if ru := wl.RunnerUp; ru != nil {
 		lines = append(lines, fmt.Sprintf("runner-up %s at %s", ru.Offer, ru.Annotate(catalog.Money(ru.PriceMicros+ru.EgressMicros)+"/node-h")))
 	}
+	if line := gpuCloudLine(wl); line != "" {
+		lines = append(lines, line)
+	}
 	lines = append(lines, bootstrapLines(wl)...)
 	if len(wl.Rejected) > 0 {
 		var parts []string
@@ -226,6 +229,35 @@ func explanation(wl planner.WorkloadPlan) []string {
 		lines = append(lines, "offers rejected: "+strings.Join(parts, ", "))
 	}
 	return lines
+}
+
+// gpuCloudLine says what a workload's nodes on GPU clouds save against the
+// cheapest on-demand offer of a hyperscaler it may use, or cost over it.
+func gpuCloudLine(wl planner.WorkloadPlan) string {
+	h := wl.Hyperscaler
+	if h == nil {
+		return ""
+	}
+	var nodes int
+	var cost int64
+	var clouds []string
+	for _, pl := range wl.Placements {
+		if slices.Contains(catalog.Hyperscalers, pl.Offer.Cloud) {
+			continue
+		}
+		nodes += pl.Count
+		cost += int64(pl.Count) * (pl.PriceMicros + pl.EgressMicros)
+		if !slices.Contains(clouds, pl.Offer.Cloud) {
+			clouds = append(clouds, pl.Offer.Cloud)
+		}
+	}
+	against := int64(nodes) * (h.PriceMicros + h.EgressMicros)
+	what := "1 node"
+	if nodes != 1 {
+		what = fmt.Sprintf("%d nodes", nodes)
+	}
+	return fmt.Sprintf("%s on %s: %s the cheapest hyperscaler on-demand offer it may use, %s at %s", what, strings.Join(clouds, ", "),
+		versusBaseline(cost, against), h.Offer, h.Annotate(catalog.Money(h.PriceMicros+h.EgressMicros)+"/node-h"))
 }
 
 // bootstrapLines name the file a workload's nodes boot with, by cloud,

@@ -17,12 +17,14 @@ import (
 	"github.com/gpufleet/gpufleet/providers/sim/armsim"
 	"github.com/gpufleet/gpufleet/providers/sim/ec2sim"
 	"github.com/gpufleet/gpufleet/providers/sim/gcesim"
+	"github.com/gpufleet/gpufleet/providers/sim/lambdasim"
 	"github.com/gpufleet/gpufleet/providers/sim/pricesim"
 	"github.com/gpufleet/gpufleet/providers/sim/simtls"
 )
 
-// Endpoints are the base URLs of the fronts: the three clouds' compute
-// APIs, and their price APIs. (EC2's spot price history is on EC2.)
+// Endpoints are the base URLs of the fronts: the clouds' compute APIs, and
+// their price APIs. (EC2's spot price history is on EC2; Lambda Cloud's
+// prices are in its one API.)
 type Endpoints struct {
 	EC2 string `json:"ec2"`
 	ARM string `json:"arm"`
@@ -33,7 +35,14 @@ type Endpoints struct {
 	AzurePrices string `json:"azurePrices"`
 	// GCPBilling serves the Cloud Billing Catalog's SKU listing.
 	GCPBilling string `json:"gcpBilling"`
+	// Lambda serves Lambda Cloud's API.
+	Lambda string `json:"lambda"`
 }
+
+// LambdaSSHKey is the SSH key the emulated Lambda Cloud account holds from
+// the start, as an account does the key its owner added on signing up:
+// Lambda launches name exactly one, and gpufleet adds none of its own.
+var LambdaSSHKey = lambdasim.SSHKey{Name: "gpufleet", PublicKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGdwdWZsZWV0LWVtdWxhdG9yLWxhbWJkYS1rZXk gpufleet@emulator"}
 
 // Options configure Start.
 type Options struct {
@@ -44,6 +53,8 @@ type Options struct {
 	EC2Port, ARMPort, GCEPort int
 	// Ports for the price APIs; zero picks a free one.
 	AWSPricingPort, AzurePricesPort, GCPBillingPort int
+	// LambdaPort is Lambda Cloud's; zero picks a free one.
+	LambdaPort int
 	// Prices configure the price fronts.
 	Prices pricesim.Options
 	// ARMThrottleRetryAfter is the wait ARM's injected throttling asks for
@@ -119,6 +130,7 @@ func Start(world *sim.World, opts Options) (*Emulator, error) {
 		{pricesim.NewAWS(world, opts.Prices), opts.AWSPricingPort, &e.Endpoints.AWSPricing},
 		{pricesim.NewAzure(world, opts.Prices), opts.AzurePricesPort, &e.Endpoints.AzurePrices},
 		{pricesim.NewGCP(world, opts.Prices), opts.GCPBillingPort, &e.Endpoints.GCPBilling},
+		{lambdasim.New(world, lambdasim.Options{SSHKeys: []lambdasim.SSHKey{LambdaSSHKey}}), opts.LambdaPort, &e.Endpoints.Lambda},
 	}
 	for _, f := range fronts {
 		l, err := net.Listen("tcp", net.JoinHostPort(host, fmt.Sprint(f.port)))

@@ -73,7 +73,7 @@ func New(world *sim.World, opts Options) *Server {
 	s := &Server{world: world, opts: opts, types: newTypeTable(world)}
 	for _, k := range opts.SSHKeys {
 		if _, ok := s.sshKeyNamed(k.Name); !ok {
-			s.putSSHKey(k.Name, k.PublicKey)
+			s.seedSSHKey(k.Name, k.PublicKey)
 		}
 	}
 	return s

@@ -3,6 +3,8 @@
 package lambdasim
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -53,6 +55,18 @@ func (s *Server) sshKeyNamed(name string) (sshKey, bool) {
 // world's seeded source.
 func (s *Server) putSSHKey(name, publicKey string) sshKey {
 	id := fmt.Sprintf("%08x%08x%08x%08x", s.world.Rand(1<<32), s.world.Rand(1<<32), s.world.Rand(1<<32), s.world.Rand(1<<32))
+	return s.putSSHKeyAs(id, name, publicKey)
+}
+
+// seedSSHKey adds a key the account holds from the start under an id of
+// its name's digest: starting a front draws nothing from the world's
+// seeded source, so the ids a seed gives instances stay the same.
+func (s *Server) seedSSHKey(name, publicKey string) sshKey {
+	sum := sha256.Sum256([]byte(name))
+	return s.putSSHKeyAs(hex.EncodeToString(sum[:16]), name, publicKey)
+}
+
+func (s *Server) putSSHKeyAs(id, name, publicKey string) sshKey {
 	body, _ := json.Marshal(keyBody{Name: name, PublicKey: publicKey})
 	s.world.PutResource(sim.Resource{Cloud: cloud, Kind: kindSSHKey, ID: id, Body: body})
 	return sshKey{ID: id, Name: name, PublicKey: publicKey}
