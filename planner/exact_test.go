@@ -292,7 +292,7 @@ func (b *brute) fix(w *bruteWorkload) {
 	if w.spec.Placement.Gang == "region" {
 		per := map[string]int{}
 		for j, i := range w.offers {
-			per[b.in.Offers[i].Region] += w.running[j]
+			per[bruteRegion(b.in.Offers[i])] += w.running[j]
 		}
 		best := 0
 		for _, r := range slices.Sorted(maps.Keys(per)) {
@@ -308,7 +308,7 @@ func (b *brute) fix(w *bruteWorkload) {
 	slices.SortFunc(order, func(a, c int) int { return b.in.Offers[w.offers[a]].Compare(b.in.Offers[w.offers[c]].OfferKey) })
 	for _, j := range order {
 		o := b.in.Offers[w.offers[j]]
-		if w.running[j] == 0 || left == 0 || (region != "" && o.Region != region) {
+		if w.running[j] == 0 || left == 0 || (region != "" && bruteRegion(o) != region) {
 			continue
 		}
 		n := min(w.running[j], left)
@@ -329,7 +329,7 @@ func (b *brute) hold(w *bruteWorkload, unpriced map[int]int) {
 	if w.spec.Placement.Gang == "region" {
 		per := map[string]int{}
 		for i, n := range unpriced {
-			per[b.in.Offers[i].Region] += n
+			per[bruteRegion(b.in.Offers[i])] += n
 		}
 		best := 0
 		for _, r := range slices.Sorted(maps.Keys(per)) {
@@ -343,7 +343,7 @@ func (b *brute) hold(w *bruteWorkload, unpriced map[int]int) {
 	}
 	order := slices.SortedFunc(maps.Keys(unpriced), func(a, c int) int { return b.in.Offers[a].Compare(b.in.Offers[c].OfferKey) })
 	for _, i := range order {
-		if w.demand == 0 || (region != "" && b.in.Offers[i].Region != region) {
+		if w.demand == 0 || (region != "" && bruteRegion(b.in.Offers[i]) != region) {
 			continue
 		}
 		n := min(unpriced[i], w.demand)
@@ -354,6 +354,10 @@ func (b *brute) hold(w *bruteWorkload, unpriced map[int]int) {
 		w.forcedGang = region
 	}
 }
+
+// bruteRegion names an offer's region with its cloud: a region's name
+// alone may be another cloud's too.
+func bruteRegion(o Offer) string { return o.Cloud + "/" + o.Region }
 
 func bruteEligible(w schema.Workload, o Offer) bool {
 	if o.GPUModel != w.GPU.Model || o.GPUs != w.GPU.PerNode || !slices.Contains(w.Placement.Clouds, o.Cloud) {
@@ -433,7 +437,7 @@ func (b *brute) evaluate(assign [][]int) (bruteValue, bool) {
 			total += int64(kept)*w.keepCost[j] + int64(add)*w.cost[j]
 			placed += n
 			perCloud[o.Cloud] += n
-			perRegion[o.Region] += n
+			perRegion[bruteRegion(o)] += n
 			perZone[o.Cloud+"/"+o.Region+"/"+o.Zone] += n
 			if o.Market == catalog.OnDemand {
 				pool[reservationKey{o.Cloud, o.Region, o.InstanceType}] += n
@@ -443,13 +447,13 @@ func (b *brute) evaluate(assign [][]int) (bruteValue, bool) {
 		for j, n := range w.fixed {
 			o := b.in.Offers[w.offers[j]]
 			fixedCloud[o.Cloud] += n
-			fixedRegion[o.Region] += n
+			fixedRegion[bruteRegion(o)] += n
 			fixedZone[o.Cloud+"/"+o.Region+"/"+o.Zone] += n
 		}
 		for i, n := range w.held {
 			o := b.in.Offers[i]
 			fixedCloud[o.Cloud] += n
-			fixedRegion[o.Region] += n
+			fixedRegion[bruteRegion(o)] += n
 			fixedZone[o.Cloud+"/"+o.Region+"/"+o.Zone] += n
 		}
 		if most := w.spec.Spread.MaxPerZone; most > 0 {

@@ -187,9 +187,9 @@ func Adopt(ctx context.Context, c *Checkout, opts AdoptOptions) (*Adoption, erro
 }
 
 // observeForAdoption lists what gpufleet owns in every enabled cloud, and
-// the unowned instances sel picks. A cloud that cannot be listed stops
-// it: an instance missing from the picture could be adopted twice, or
-// past the workload's count.
+// the unowned instances sel picks in those whose providers adopt. A cloud
+// that cannot be listed stops it: an instance missing from the picture
+// could be adopted twice, or past the workload's count.
 func observeForAdoption(ctx context.Context, provs map[string]providers.Provider, clouds []string, sel providers.UnownedSelector) (owned []planner.Instance, unowned []providers.Unowned, err error) {
 	ownedBy := make([][]planner.Instance, len(clouds))
 	unownedBy := make([][]providers.Unowned, len(clouds))
@@ -202,7 +202,11 @@ func observeForAdoption(ctx context.Context, provs map[string]providers.Provider
 			}
 			adopter, ok := provs[cloud].(providers.Adopter)
 			if !ok {
-				return fmt.Errorf("the %s provider cannot adopt instances", cloud)
+				// A cloud gpufleet cannot mark an instance as its own on
+				// (Lambda Cloud has no tags, and names an instance once)
+				// has nothing to adopt; what gpufleet owns there still
+				// counts.
+				return nil
 			}
 			if unownedBy[i], err = adopter.Unowned(ctx, sel); err != nil {
 				return fmt.Errorf("listing the unowned instances in %s, %w", cloud, err)

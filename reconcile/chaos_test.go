@@ -17,7 +17,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/gpufleet/gpufleet/planner"
-	"github.com/gpufleet/gpufleet/providers"
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/reconcile/testenv"
 )
@@ -187,7 +186,8 @@ func TestChaos(t *testing.T) {
 		if inst.State != sim.StatePending && inst.State != sim.StateRunning {
 			continue
 		}
-		key := inst.Tags[providers.TagFleet] + "/" + inst.Tags[providers.TagWorkload] + "/" + offerOf(inst).String()
+		fleet, workload := testenv.Owner(inst)
+		key := fleet + "/" + workload + "/" + offerOf(inst).String()
 		running[key]++
 		worldIDs = append(worldIDs, cmpID(inst))
 	}

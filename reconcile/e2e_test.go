@@ -19,7 +19,6 @@ import (
 
 	"github.com/gpufleet/gpufleet/examples"
 	"github.com/gpufleet/gpufleet/planner"
-	"github.com/gpufleet/gpufleet/providers/clouds"
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/reconcile/status"
 	"github.com/gpufleet/gpufleet/reconcile/testenv"
@@ -55,7 +54,7 @@ func (e *env) options(c *Checkout) Options {
 func (e *env) optionsWith(c *Checkout, cat *catalog.Catalog) Options {
 	e.t.Helper()
 	return Options{
-		Connect: ConnectTo(cat, clouds.Endpoints{AWS: e.Emulator.Endpoints.EC2, Azure: e.Emulator.Endpoints.ARM, GCP: e.Emulator.Endpoints.GCE}),
+		Connect: ConnectTo(cat, e.Endpoints()),
 		Commit:  true, Catalog: cat,
 		Lock: LockOptions{Holder: fmt.Sprintf("test-%d", e.runs), Poll: 20 * time.Millisecond},
 	}
@@ -129,12 +128,16 @@ func TestConvergeFromNothingThenNothingToDo(t *testing.T) {
 		t.Fatal("the first run committed no status")
 	}
 	head := e.Head()
-	if head.Hash != first.Commit || !strings.HasPrefix(head.Message, "gpufleet: 20 created, 0 deleted, 0 failed nodes in batch, inference, training; now $75.24/h") {
+	if head.Hash != first.Commit || !strings.HasPrefix(head.Message, "gpufleet: 22 created, 0 deleted, 0 failed nodes in batch, inference, training; now $123.08/h") {
 		t.Errorf("head %s: %q", head.Hash, head.Message)
 	}
 	st := e.StatusAtHead("training")
-	if st.SchemaVersion != status.StatusVersion || st.Workloads[0].Running != 4 || len(st.Workloads[0].Instances) != 4 {
+	if st.SchemaVersion != status.StatusVersion || len(st.Workloads) != 2 || st.Workloads[1].Name != "pretrain" || st.Workloads[1].Running != 4 || len(st.Workloads[1].Instances) != 4 {
 		t.Errorf("training status: %+v", st)
+	}
+	// The fine-tuning job runs on Lambda Cloud, named as gpufleet's there.
+	if w := st.Workloads[0]; w.Name != "finetune" || w.Running != 2 || len(w.Instances) != 2 || w.Placed[0].Offer.Cloud != "lambda" {
+		t.Errorf("finetune status: %+v", w)
 	}
 	if c := st.Conditions[0]; c.Type != status.Ready || !c.Status {
 		t.Errorf("training not ready: %+v", st.Conditions)
@@ -373,8 +376,8 @@ func TestTwoReconcilersAtOnce(t *testing.T) {
 		}
 	}
 	checkConverged(t, e)
-	if n := len(e.World.Instances()); n != 20 {
-		t.Errorf("%d instances in the clouds, want 20: a duplicate", n)
+	if n := len(e.World.Instances()); n != 22 {
+		t.Errorf("%d instances in the clouds, want 22: a duplicate", n)
 	}
 	commits := 0
 	for _, r := range results {
@@ -398,15 +401,15 @@ func TestARunKilledAfterCreatingIsAdopted(t *testing.T) {
 	if msg := e.Head().Message; msg != "Example fleets" {
 		t.Fatalf("the crashed run committed: %q", msg)
 	}
-	creates := e.World.Calls()["aws RunInstances"] + e.World.Calls()["azure put"] + e.World.Calls()["gcp instances.insert"] + e.World.Calls()["gcp instances.bulkInsert"]
+	creates := e.Creates()
 	// The crashed run still holds the lock; it expires, and the next run
 	// takes it and adopts what was launched.
 	res := e.mustRun(func(o *Options) { o.Lock.Wait = 10 * time.Second })
-	if after := e.World.Calls()["aws RunInstances"] + e.World.Calls()["azure put"] + e.World.Calls()["gcp instances.insert"] + e.World.Calls()["gcp instances.bulkInsert"]; after != creates {
+	if after := e.Creates(); after != creates {
 		t.Errorf("the next run launched %d more instances", after-creates)
 	}
-	if len(e.World.Instances()) != 20 {
-		t.Errorf("%d instances, want 20", len(e.World.Instances()))
+	if len(e.World.Instances()) != 22 {
+		t.Errorf("%d instances, want 22", len(e.World.Instances()))
 	}
 	if res.Commit.IsZero() {
 		t.Error("the adopting run committed no status")
@@ -436,7 +439,7 @@ func TestInvalidSpecsAreRecordedAndChangeNothing(t *testing.T) {
 	if stalled.Type != status.Stalled || !stalled.Status || stalled.Reason != "SpecInvalid" || !strings.Contains(strings.Join(st.Errors, "\n"), "fleets/training.cue:12:10") {
 		t.Errorf("status after a spec error: %+v %v", st.Conditions, st.Errors)
 	}
-	if st.Workloads[0].Running != 4 {
+	if len(st.Workloads) != 2 || st.Workloads[0].Running != 2 || st.Workloads[1].Running != 4 {
 		t.Errorf("the status forgot what runs: %+v", st.Workloads)
 	}
 }

@@ -427,6 +427,7 @@ func TestARunWhoseCreatesAllFailIsNotConverged(t *testing.T) {
 		&sim.Fault{Op: "put", Kind: sim.FaultQuota, Rate: 1},
 		&sim.Fault{Op: "instances.insert", Kind: sim.FaultQuota, Rate: 1},
 		&sim.Fault{Op: "instances.bulkInsert", Kind: sim.FaultQuota, Rate: 1},
+		&sim.Fault{Op: "launch", Kind: sim.FaultQuota, Rate: 1},
 	); err != nil {
 		t.Fatal(err)
 	}

@@ -71,7 +71,7 @@ and GPUFLEET_GCP_BILLING_ENDPOINT.`,
 			return a.refreshCatalog(cmd.Context(), f)
 		},
 	}
-	cmd.Flags().StringSliceVar(&f.clouds, "cloud", nil, "cloud to refresh: aws, azure or gcp; repeat for several (default all)")
+	cmd.Flags().StringSliceVar(&f.clouds, "cloud", nil, "cloud to refresh: "+cloudNames()+"; repeat for several (default all)")
 	cmd.Flags().StringSliceVar(&f.regions, "regions", nil, "regions to refresh, comma-separated (default every region in the catalog)")
 	cmd.Flags().StringVar(&f.output, "catalog", envOr("GPUFLEET_CATALOG", defaultCatalogPath), "catalog file to write [GPUFLEET_CATALOG]")
 	// -o is an output format everywhere else; as a file here it misled.
@@ -157,7 +157,7 @@ func refreshScope(cloudFlags, regionFlags []string) ([]string, map[string][]stri
 	var clouds []string
 	for _, c := range cloudFlags {
 		if !slices.Contains(catalog.Clouds, c) {
-			return nil, nil, fmt.Errorf("--cloud must be aws, azure or gcp, not %q", c)
+			return nil, nil, fmt.Errorf("--cloud must be %s, not %q", cloudNames(), c)
 		}
 		if !slices.Contains(clouds, c) {
 			clouds = append(clouds, c)
@@ -376,4 +376,11 @@ func formatAge(d time.Duration) string {
 		return fmt.Sprintf("%dh%02dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
 	}
 	return fmt.Sprintf("%dd%02dh", int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour))
+}
+
+// cloudNames lists the clouds as a sentence does: "aws, azure, gcp or
+// lambda".
+func cloudNames() string {
+	n := len(catalog.Clouds)
+	return strings.Join(catalog.Clouds[:n-1], ", ") + " or " + catalog.Clouds[n-1]
 }

@@ -20,7 +20,6 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
-	"github.com/gpufleet/gpufleet/providers"
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/reconcile/status"
 	"github.com/gpufleet/gpufleet/reconcile/testenv"
@@ -93,7 +92,8 @@ func (s *crashSweep) checkAccounted(instances []*sim.Instance) (leaked, live int
 		if inst.State == sim.StateTerminated {
 			continue
 		}
-		id, key := crashID(inst), inst.Tags[providers.TagFleet]+"/"+inst.Tags[providers.TagWorkload]
+		_, fleet, workload := simOwner(inst)
+		id, key := crashID(inst), fleet+"/"+workload
 		held[id] = true
 		isLive := inst.State == sim.StatePending || inst.State == sim.StateRunning
 		if isLive {

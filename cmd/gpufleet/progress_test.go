@@ -117,7 +117,7 @@ func TestOnATerminal(t *testing.T) {
 			t.Fatalf("demo on a terminal: %v\n%s", err, out)
 		}
 		text := string(out)
-		plan, applying, summary := strings.Index(text, "Actions: 20 to create"), strings.Index(text, "Applying 20 to create"), strings.Index(text, "Applied in 1 round")
+		plan, applying, summary := strings.Index(text, "Actions: 22 to create"), strings.Index(text, "Applying 22 to create"), strings.Index(text, "Applied in 1 round")
 		if plan < 0 || applying < plan || summary < applying {
 			t.Errorf("plan at %d, progress at %d, summary at %d: want them in that order\n%s", plan, applying, summary, text)
 		}

@@ -14,8 +14,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpufleet/gpufleet/providers"
+	"github.com/gpufleet/gpufleet/providers/lambda"
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/providers/sim/emulator"
+	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
 func (a *app) simCommand() *cobra.Command {
@@ -151,8 +154,9 @@ func (a *app) simInspectCommand() *cobra.Command {
 				if inst.Preempted {
 					st = "preempted"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", inst.Cloud, inst.Zone, cmp.Or(inst.Name, inst.ID), inst.InstanceType, inst.Market, st,
-					cmp.Or(inst.Tags["gpufleet-fleet"], "-"), cmp.Or(inst.Tags["gpufleet-workload"], "-"))
+				name, fleet, workload := simOwner(inst)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", inst.Cloud, inst.Zone, cmp.Or(name, inst.ID), inst.InstanceType, inst.Market, st,
+					cmp.Or(fleet, "-"), cmp.Or(workload, "-"))
 			}
 			return tw.Flush()
 		},
@@ -160,4 +164,16 @@ func (a *app) simInspectCommand() *cobra.Command {
 	cmd.Flags().StringVar(&state, "state", envOr("GPUFLEET_SIM_STATE", ".gpufleet/sim-state.json"), "file the emulated clouds are kept in [GPUFLEET_SIM_STATE]")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
 	return cmd
+}
+
+// simOwner is an emulated instance's name and the fleet and workload it
+// belongs to: by its ownership tags, or on Lambda Cloud, which has none,
+// by its name.
+func simOwner(inst *sim.Instance) (name, fleet, workload string) {
+	if inst.Cloud == catalog.Lambda {
+		name = inst.Properties["name"]
+		fleet, workload, _, _ = lambda.ParseNodeName(name)
+		return name, fleet, workload
+	}
+	return inst.Name, inst.Tags[providers.TagFleet], inst.Tags[providers.TagWorkload]
 }

@@ -40,8 +40,8 @@ With an EC2 endpoint (--endpoint, or GPUFLEET_AWS_ENDPOINT as sim serve
 prints it) it calls the running emulator's TerminateInstances through the
 AWS SDK, in --region. Otherwise it changes the emulator's state file
 (--state), which no sim serve may be running on: that one would write its
-own state over it. IDs are EC2 instance ids, and Azure VM and GCE instance
-names.`,
+own state over it. IDs are EC2 instance ids, Azure VM and GCE instance
+names, and Lambda Cloud instance ids.`,
 		Example: `  gpufleet sim terminate --cloud aws --region us-east-1 i-0eac0c20afbfc44f2
   gpufleet sim terminate --cloud gcp --state /tmp/clouds.json gf-spread-l4-8ef3846b24c2-0`,
 		Args: cobra.MinimumNArgs(1),
@@ -67,7 +67,7 @@ names.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&f.cloud, "cloud", "", "the cloud of the instances: aws, azure or gcp")
+	cmd.Flags().StringVar(&f.cloud, "cloud", "", "the cloud of the instances: "+cloudNames())
 	cmd.Flags().StringVar(&f.region, "region", "", "the AWS region of the instances, through an EC2 endpoint")
 	cmd.Flags().StringVar(&f.endpoint, "endpoint", "", "the running emulator's EC2 endpoint; GPUFLEET_AWS_ENDPOINT when empty, unless --state is given")
 	cmd.Flags().StringVar(&f.state, "state", envOr("GPUFLEET_SIM_STATE", ".gpufleet/sim-state.json"), "the emulator's state file, when no endpoint is given [GPUFLEET_SIM_STATE]")

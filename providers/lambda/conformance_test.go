@@ -32,7 +32,7 @@ func TestConformance(t *testing.T) {
 		// which carries its token, and a foreign instance is one whose
 		// name does not read as a node's.
 		TokenOf: func(i *sim.Instance) (string, bool) {
-			_, _, token, ok := parseNodeName(i.Properties["name"])
+			_, _, token, ok := ParseNodeName(i.Properties["name"])
 			return token, ok
 		},
 		CreateCalls: []string{"lambda " + lambdasim.OpLaunch},

@@ -28,7 +28,7 @@ func (p *Provider) Delete(ctx context.Context, inst providers.Instance) error {
 	if in.Name != nil {
 		name = *in.Name
 	}
-	_, _, token, owned := parseNodeName(name)
+	_, _, token, owned := ParseNodeName(name)
 	switch {
 	case !owned:
 		return &providers.Error{Kind: providers.KindInvalid, Cloud: Name, Op: "delete",

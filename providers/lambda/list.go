@@ -49,7 +49,7 @@ func (p *Provider) toInstance(in apiInstance) (providers.Instance, bool) {
 	if in.Name == nil {
 		return providers.Instance{}, false
 	}
-	fleet, workload, token, ok := parseNodeName(*in.Name)
+	fleet, workload, token, ok := ParseNodeName(*in.Name)
 	if !ok || !p.regions[in.Region.Name] {
 		return providers.Instance{}, false
 	}

@@ -24,7 +24,7 @@ const (
 
 // NodeName is the name of the node a create token launches for a fleet's
 // workload: deterministic, so a repeated create finds the node by it, and
-// readable back into the three (see parseNodeName). It refuses what cannot
+// readable back into the three (see ParseNodeName). It refuses what cannot
 // make such a name: an empty fleet or workload, one with a dot, a token
 // not of planner.Token's form, or a name over MaxNameLength, which says by
 // how much. The name grows with the token's slot, one character a digit,
@@ -54,10 +54,10 @@ func NodeName(fleet, workload, token string) (string, error) {
 	return name, nil
 }
 
-// parseNodeName reads a node name back into its fleet, workload and full
+// ParseNodeName reads a node name back into its fleet, workload and full
 // token; ok is false for any name NodeName does not give, which is not
 // gpufleet's.
-func parseNodeName(name string) (fleet, workload, token string, ok bool) {
+func ParseNodeName(name string) (fleet, workload, token string, ok bool) {
 	rest, found := strings.CutPrefix(name, namePrefix)
 	if !found || len(name) > MaxNameLength {
 		return "", "", "", false

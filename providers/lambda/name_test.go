@@ -20,7 +20,7 @@ func TestNodeName(t *testing.T) {
 	if want := "gf.research.train." + strings.TrimPrefix(token, "gf2-"); name != want {
 		t.Fatalf("NodeName is %q, want %q", name, want)
 	}
-	fleet, workload, back, ok := parseNodeName(name)
+	fleet, workload, back, ok := ParseNodeName(name)
 	if !ok || fleet != "research" || workload != "train" || back != token {
 		t.Fatalf("%s reads back as %q %q %q (%v)", name, fleet, workload, back, ok)
 	}
@@ -31,7 +31,7 @@ func TestNodeName(t *testing.T) {
 		if err != nil {
 			t.Fatalf("slot %d: %v", slot, err)
 		}
-		if _, _, back, ok := parseNodeName(name); !ok || back != token {
+		if _, _, back, ok := ParseNodeName(name); !ok || back != token {
 			t.Errorf("slot %d: %s reads back as %q (%v)", slot, name, back, ok)
 		}
 		if _, got, ok := planner.TokenSlot(token); !ok || got != slot {
@@ -78,7 +78,7 @@ func TestForeignNames(t *testing.T) {
 		"", "notebook", "gf.f.w", "gf.f.w.x.y", "gf..w." + good[len("gf.f.w."):], "gf.f.w.0123-1",
 		"gf-f-w-0123456789ab-0", good + "x", strings.ToUpper(good), "gf.f.w." + strings.Repeat("a", 24) + "-" + strings.Repeat("1", 40),
 	} {
-		if f, w, token, ok := parseNodeName(name); ok {
+		if f, w, token, ok := ParseNodeName(name); ok {
 			t.Errorf("%q reads as a node of %s/%s with token %s", name, f, w, token)
 		}
 	}

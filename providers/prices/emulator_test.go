@@ -43,7 +43,7 @@ func startEmulator(t *testing.T, faults ...*sim.Fault) *emulator.Emulator {
 	return emu
 }
 
-// loaders returns the three loaders pointed at the emulator, each reading
+// loaders returns the four loaders pointed at the emulator, each reading
 // the regions given for its cloud, or all.
 func loaders(t *testing.T, emu *emulator.Emulator, opts Options, regions map[string][]string) []Loader {
 	t.Helper()
@@ -71,7 +71,11 @@ func loaders(t *testing.T, emu *emulator.Emulator, opts Options, regions map[str
 	if err != nil {
 		t.Fatal(err)
 	}
-	return []Loader{aws, azure, gcp}
+	lambda, err := NewLambda(LambdaOptions{Options: with(catalog.Lambda, emu.Endpoints.Lambda), APIKey: emulatorKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []Loader{aws, azure, gcp, lambda}
 }
 
 // The emulator's price APIs, read by the loaders, give back the world's

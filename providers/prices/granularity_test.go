@@ -30,7 +30,9 @@ import (
 //     GCE's machine type list, read at reconcile time). Those come with
 //     PriceMicros 0: the catalog has no price of them there to compare;
 //     the dearest zone's price otherwise, as the emulator splits it;
-//   - Azure per region, as the Retail Prices API and the catalog do.
+//   - Azure per region, as the Retail Prices API and the catalog do;
+//   - Lambda per region, each its own zone, as the instance types give one
+//     price a type and the catalog has it in every region.
 //
 // It fails the test where the catalog holds what no API could say: an AWS
 // on-demand type priced differently in two zones of a region.
@@ -64,6 +66,11 @@ func asTheAPIsPrice(t *testing.T, cat *catalog.Catalog, cloud string) []catalog.
 					spot[k][z] = zonal
 				}
 			}
+			continue
+		}
+		if cloud == catalog.Lambda {
+			// One price a type, every region its own zone.
+			out = append(out, o)
 			continue
 		}
 		held, ok := regional[k]

@@ -124,8 +124,8 @@ func TestMergeReplacingEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if merged.Source != "aws+azure+gcp" || !merged.FetchedAt.Equal(refreshed) {
-		t.Errorf("source %q fetched %s, want aws+azure+gcp at %s", merged.Source, merged.FetchedAt, refreshed)
+	if merged.Source != "aws+azure+gcp+lambda" || !merged.FetchedAt.Equal(refreshed) {
+		t.Errorf("source %q fetched %s, want aws+azure+gcp+lambda at %s", merged.Source, merged.FetchedAt, refreshed)
 	}
 	if err := merged.Validate(); err != nil {
 		t.Error(err)
@@ -236,7 +236,7 @@ func TestOffersNameTheirSource(t *testing.T) {
 	emu := startEmulator(t)
 	at := time.Date(2026, 11, 5, 6, 0, 0, 0, time.UTC)
 	var fresh []*catalog.Catalog
-	for _, l := range loaders(t, emu, Options{Retry: Retry{Max: -1}, Now: func() time.Time { return at }}, map[string][]string{catalog.AWS: {"us-east-1"}, catalog.Azure: {"eastus"}, catalog.GCP: {"us-central1"}}) {
+	for _, l := range loaders(t, emu, Options{Retry: Retry{Max: -1}, Now: func() time.Time { return at }}, map[string][]string{catalog.AWS: {"us-east-1"}, catalog.Azure: {"eastus"}, catalog.GCP: {"us-central1"}, catalog.Lambda: {"us-east-1"}}) {
 		c, err := l.Load(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -269,5 +269,5 @@ func TestOffersNameTheirSource(t *testing.T) {
 	for _, s := range merged.Sources {
 		ids = append(ids, s.ID)
 	}
-	diffStrings(t, "sources", ids, []string{"aws@2026-11-05T06:00:00Z", "azure@2026-11-05T06:00:00Z", "gcp@2026-11-05T06:00:00Z", "recorded"})
+	diffStrings(t, "sources", ids, []string{"aws@2026-11-05T06:00:00Z", "azure@2026-11-05T06:00:00Z", "gcp@2026-11-05T06:00:00Z", "lambda@2026-11-05T06:00:00Z", "recorded"})
 }

@@ -103,6 +103,9 @@ func TestLoadersFindRegionsTheCatalogLacks(t *testing.T) {
 	}
 	emu := emulatorOf(t, world)
 	for _, l := range loaders(t, emu, Options{Known: known, Retry: Retry{Max: -1}}, nil) {
+		if l.Cloud() == catalog.Lambda {
+			continue // it reads the regions the catalog has (above)
+		}
 		t.Run(l.Cloud(), func(t *testing.T) {
 			got, err := l.Load(context.Background())
 			if err != nil {

@@ -77,7 +77,7 @@ func TestRunsAreCountedByOutcome(t *testing.T) {
 // with none of the nodes the specs ask for: not a success.
 func TestRunWithEveryCreateFailingIsNotConverged(t *testing.T) {
 	o := newOrigin(t, 26)
-	for _, f := range []sim.Fault{{Cloud: "aws", Op: "RunInstances"}, {Cloud: "azure", Op: "put"}, {Cloud: "gcp", Op: "instances.insert"}, {Cloud: "gcp", Op: "instances.bulkInsert"}} {
+	for _, f := range []sim.Fault{{Cloud: "aws", Op: "RunInstances"}, {Cloud: "azure", Op: "put"}, {Cloud: "gcp", Op: "instances.insert"}, {Cloud: "gcp", Op: "instances.bulkInsert"}, {Cloud: "lambda", Op: "launch"}} {
 		f.Kind, f.Rate = sim.FaultQuota, 1
 		if err := o.World.AddFaults(&f); err != nil {
 			t.Fatal(err)

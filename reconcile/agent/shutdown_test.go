@@ -20,7 +20,7 @@ func TestShutdownMidRunLeavesNoLockAndNoHalfWrittenStatus(t *testing.T) {
 	o := newOrigin(t, 25)
 	// Every create hangs, so the run is in the middle of applying until it
 	// is cancelled.
-	for _, f := range []sim.Fault{{Cloud: "aws", Op: "RunInstances"}, {Cloud: "azure", Op: "put"}, {Cloud: "gcp", Op: "instances.insert"}, {Cloud: "gcp", Op: "instances.bulkInsert"}} {
+	for _, f := range []sim.Fault{{Cloud: "aws", Op: "RunInstances"}, {Cloud: "azure", Op: "put"}, {Cloud: "gcp", Op: "instances.insert"}, {Cloud: "gcp", Op: "instances.bulkInsert"}, {Cloud: "lambda", Op: "launch"}} {
 		f.Kind, f.Rate, f.Latency = sim.FaultLatency, 1, sim.Duration(time.Hour)
 		if err := o.World.AddFaults(&f); err != nil {
 			t.Fatal(err)
@@ -94,7 +94,7 @@ func TestShutdownMidRunLeavesNoLockAndNoHalfWrittenStatus(t *testing.T) {
 	if ev := next.nextRun(); ev.err != nil {
 		t.Fatalf("the next agent's run: %v", ev.err)
 	}
-	if n := len(o.World.Instances()); n != 20 {
-		t.Errorf("%d instances after converging, want 20", n)
+	if n := len(o.World.Instances()); n != 22 {
+		t.Errorf("%d instances after converging, want 22", n)
 	}
 }

@@ -36,7 +36,7 @@ func TestSignedPushWebhookTriggersARun(t *testing.T) {
 	log, logs := testLog(t)
 	s := serve(t, o.options(log), nil)
 	first := s.nextRun()
-	if first.err != nil || len(first.res.Applied) != 20 {
+	if first.err != nil || len(first.res.Applied) != 22 {
 		t.Fatalf("first run: %v, applied %d", first.err, len(first.res.Applied))
 	}
 

@@ -223,7 +223,7 @@ func TestAReportWithoutAShortfallKeepsItsHeadline(t *testing.T) {
 	if err := PlanMarkdown(&md, r); err != nil {
 		t.Fatal(err)
 	}
-	want := "Plan: 20 to create, 0 to delete — $0.00/h → $75.24/h (+$75.24/h)"
+	want := "Plan: 22 to create, 0 to delete — $0.00/h → $123.08/h (+$123.08/h)"
 	if got := firstLine(text.String()); got != want {
 		t.Errorf("text starts %q, want %q", got, want)
 	}
@@ -235,7 +235,7 @@ func TestAReportWithoutAShortfallKeepsItsHeadline(t *testing.T) {
 	if err := ReviewMarkdown(&rv, review); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := rv.String(), Marker+"\n### Plan: 20 to create, 0 to delete — $75.24/h → $75.24/h ($0.00/h)\n\nPrices:"; !strings.HasPrefix(got, want) {
+	if got, want := rv.String(), Marker+"\n### Plan: 22 to create, 0 to delete — $123.08/h → $123.08/h ($0.00/h)\n\nPrices:"; !strings.HasPrefix(got, want) {
 		t.Errorf("review starts:\n%s\nwant:\n%s", firstLines(got, 3), want)
 	}
 	if got := string(StatusMarkdown(statusesOf(r, nil), nil, Specs{Commit: "0123456789abcdef0123456789abcdef01234567", Digest: "abc"})); !strings.HasPrefix(got, "# gpufleet status\n\nWritten by gpufleet") {

@@ -22,6 +22,7 @@ import (
 	"github.com/gpufleet/gpufleet/planner"
 	"github.com/gpufleet/gpufleet/providers"
 	"github.com/gpufleet/gpufleet/providers/clouds"
+	"github.com/gpufleet/gpufleet/providers/lambda"
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/providers/sim/emulator"
 	"github.com/gpufleet/gpufleet/reconcile/status"
@@ -108,7 +109,7 @@ func quietOrigin(dir string) error {
 // Endpoints point providers at the emulated clouds.
 func (e *Env) Endpoints() clouds.Endpoints {
 	ep := e.Emulator.Endpoints
-	return clouds.Endpoints{AWS: ep.EC2, Azure: ep.ARM, GCP: ep.GCE}
+	return clouds.Endpoints{AWS: ep.EC2, Azure: ep.ARM, GCP: ep.GCE, Lambda: ep.Lambda}
 }
 
 // Push commits a file to the origin from a clone of its own, as a person
@@ -239,23 +240,34 @@ func (e *Env) Live() map[string]int {
 	out := map[string]int{}
 	for _, inst := range e.World.Instances() {
 		if inst.State == sim.StatePending || inst.State == sim.StateRunning {
-			out[inst.Tags[providers.TagFleet]+"/"+inst.Tags[providers.TagWorkload]]++
+			fleet, workload := Owner(inst)
+			out[fleet+"/"+workload]++
 		}
 	}
 	return out
+}
+
+// Owner is the fleet and workload an emulated instance is a node of: by
+// its ownership tags, or on Lambda Cloud, which has none, by its name.
+func Owner(inst *sim.Instance) (fleet, workload string) {
+	if inst.Cloud == "lambda" {
+		fleet, workload, _, _ = lambda.ParseNodeName(inst.Properties["name"])
+		return fleet, workload
+	}
+	return inst.Tags[providers.TagFleet], inst.Tags[providers.TagWorkload]
 }
 
 // Creates counts the create calls the clouds received, including those
 // still waiting out an injected latency.
 func (e *Env) Creates() int {
 	calls := e.World.Calls()
-	return calls["aws RunInstances"] + calls["azure put"] + calls["gcp instances.insert"] + calls["gcp instances.bulkInsert"]
+	return calls["aws RunInstances"] + calls["azure put"] + calls["gcp instances.insert"] + calls["gcp instances.bulkInsert"] + calls["lambda launch"]
 }
 
 // Mutations counts the calls that change a cloud: creates and deletes.
 func (e *Env) Mutations() int {
 	calls := e.World.Calls()
-	return e.Creates() + calls["aws TerminateInstances"] + calls["azure delete"] + calls["gcp instances.delete"]
+	return e.Creates() + calls["aws TerminateInstances"] + calls["azure delete"] + calls["gcp instances.delete"] + calls["lambda terminate"]
 }
 
 // NodeToken is the token of the node an emulated instance is: the token it
@@ -278,6 +290,12 @@ func NodeToken(inst *sim.Instance) string {
 			return own
 		}
 		return token + "#" + inst.Name
+	case "lambda":
+		// Lambda has no tags: a node's name carries its token.
+		if _, _, own, ok := lambda.ParseNodeName(inst.Properties["name"]); ok {
+			return own
+		}
+		return "#" + inst.ID
 	}
 	return token
 }

@@ -527,6 +527,34 @@ func TestSSHKeys(t *testing.T) {
 	if n := len(again.sshKeys()); n != 1 {
 		t.Errorf("a second front over the world sees %d keys, want 1", n)
 	}
+	// The key the account had from the start can be deleted too, and
+	// stays deleted for a front started again.
+	decode[json.RawMessage](t, f.call("DELETE", "ssh-keys/"+keys[0].ID, nil))
+	wantError(t, f.call("DELETE", "ssh-keys/"+keys[0].ID, nil), http.StatusNotFound, CodeObjectDoesNotExist)
+	if n := len(New(f.world, Options{SSHKeys: []SSHKey{{Name: testSSHKey, PublicKey: "ssh-ed25519 AAAAC3"}}}).sshKeys()); n != 0 {
+		t.Errorf("after deleting it, a front started again sees %d keys, want 0", n)
+	}
+}
+
+// Starting a front leaves its world as it was: the keys the account has
+// from the start are not written into it, so a state file is not made or
+// changed by a start alone.
+func TestStartingAFrontChangesNothing(t *testing.T) {
+	dir := t.TempDir()
+	w, err := sim.New(sim.Config{Catalog: testCatalog(), StatePath: dir + "/state.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(w, Options{SSHKeys: []SSHKey{{Name: testSSHKey, PublicKey: "ssh-ed25519 AAAAC3 ops@example"}}})
+	if err := w.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if n := w.Saves(); n != 0 {
+		t.Errorf("starting a front saved the world %d times", n)
+	}
+	if len(s.sshKeys()) != 1 {
+		t.Errorf("the account has %+v, want the key it starts with", s.sshKeys())
+	}
 }
 
 func TestRoutes(t *testing.T) {

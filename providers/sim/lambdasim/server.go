@@ -35,9 +35,9 @@ type Options struct {
 	// refused as the real API refuses an unknown key. Empty accepts any
 	// key that is not empty, as the emulator needs no account.
 	APIKeys []string
-	// SSHKeys are keys the account has from the start: New adds those it
-	// does not have yet, by name, so the demo's launches find the key they
-	// name.
+	// SSHKeys are keys the account has from the start, so the demo's
+	// launches find the key they name. They are not kept in the world,
+	// which starting a front leaves as it was; deleting one is.
 	SSHKeys []SSHKey
 	// ThrottleRetryAfter is the Retry-After an injected 429 carries, in
 	// whole seconds as the API sends it (a refusal by a rate limit says
@@ -65,18 +65,13 @@ type Server struct {
 
 var _ http.Handler = (*Server)(nil)
 
-// New returns a front over world, adding opts.SSHKeys to its account.
+// New returns a front over world, whose account holds opts.SSHKeys from
+// the start.
 func New(world *sim.World, opts Options) *Server {
 	if opts.ThrottleRetryAfter <= 0 {
 		opts.ThrottleRetryAfter = time.Second
 	}
-	s := &Server{world: world, opts: opts, types: newTypeTable(world)}
-	for _, k := range opts.SSHKeys {
-		if _, ok := s.sshKeyNamed(k.Name); !ok {
-			s.seedSSHKey(k.Name, k.PublicKey)
-		}
-	}
-	return s
+	return &Server{world: world, opts: opts, types: newTypeTable(world)}
 }
 
 // ServeHTTP routes a request of the v1 API.

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/gpufleet/gpufleet/providers/sim"
@@ -30,9 +31,21 @@ type keyBody struct {
 	PublicKey string `json:"public_key"`
 }
 
-// sshKeys lists the account's keys in the order they were added.
+// kindDeletedKey marks a key the account had from the start (Options.
+// SSHKeys) as deleted.
+const kindDeletedKey = "ssh-key-deleted"
+
+// sshKeys lists the account's keys: those it had from the start, unless
+// deleted, then those added, in the order they were added. The first are
+// not kept in the world, so that starting a front changes nothing in it.
 func (s *Server) sshKeys() []sshKey {
 	var out []sshKey
+	for _, k := range s.opts.SSHKeys {
+		id := seededKeyID(k.Name)
+		if _, gone := s.world.GetResource(cloud, kindDeletedKey, id); !gone {
+			out = append(out, sshKey{ID: id, Name: k.Name, PublicKey: k.PublicKey})
+		}
+	}
 	for _, r := range s.world.Resources(cloud, kindSSHKey, nil) {
 		var b keyBody
 		if json.Unmarshal(r.Body, &b) == nil {
@@ -58,12 +71,12 @@ func (s *Server) putSSHKey(name, publicKey string) sshKey {
 	return s.putSSHKeyAs(id, name, publicKey)
 }
 
-// seedSSHKey adds a key the account holds from the start under an id of
-// its name's digest: starting a front draws nothing from the world's
-// seeded source, so the ids a seed gives instances stay the same.
-func (s *Server) seedSSHKey(name, publicKey string) sshKey {
+// seededKeyID is the id of a key the account holds from the start: its
+// name's digest, so that starting a front draws nothing from the world's
+// seeded source and the ids a seed gives instances stay the same.
+func seededKeyID(name string) string {
 	sum := sha256.Sum256([]byte(name))
-	return s.putSSHKeyAs(hex.EncodeToString(sum[:16]), name, publicKey)
+	return hex.EncodeToString(sum[:16])
 }
 
 func (s *Server) putSSHKeyAs(id, name, publicKey string) sshKey {
@@ -121,7 +134,11 @@ func (s *Server) deleteSSHKey(w http.ResponseWriter, r *http.Request, tenant str
 		return err
 	}
 	if !s.world.DeleteResource(cloud, kindSSHKey, args[0]) {
-		return notFound("SSH key")
+		seeded := slices.ContainsFunc(s.sshKeys(), func(k sshKey) bool { return k.ID == args[0] })
+		if !seeded {
+			return notFound("SSH key")
+		}
+		s.world.PutResource(sim.Resource{Cloud: cloud, Kind: kindDeletedKey, ID: args[0]})
 	}
 	return writeData(w, struct{}{})
 }
