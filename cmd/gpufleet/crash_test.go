@@ -52,15 +52,35 @@ func TestCrashSweep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a kill sweep of real gpufleet processes; run without -short")
 	}
-	crashSweepWith(t, filepath.Join("testdata", "crash-faults.json"), crashEnvInt(t, "GPUFLEET_CRASH_KILLS", 20))
+	crashSweepWith(t, filepath.Join("testdata", "crash-faults.json"), crashEnvInt(t, "GPUFLEET_CRASH_KILLS", 20), false)
 }
 
-func crashSweepWith(t *testing.T, faults string, kills int) {
+// TestCrashSweepOnLambda is the sweep with the changes on Lambda Cloud,
+// whose API takes no idempotency token and keeps no tags: gpufleet finds a
+// node by its name, listing before every launch. Before each kill the
+// example's finetune workload, which runs there, grows or shrinks, and
+// chat with it; Lambda's launches lose their answer after making the
+// instance (so a create is retried with its node already made), its
+// lists and terminates fail now and then, and requests are throttled.
+// The verdict is the other sweep's: no token with two live nodes, none the
+// status does not account for, the origin clean and the lock free.
+func TestCrashSweepOnLambda(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("a kill sweep of real gpufleet processes; run without -short")
+	}
+	crashSweepWith(t, filepath.Join("testdata", "crash-faults-lambda.json"), crashEnvInt(t, "GPUFLEET_CRASH_KILLS", 20), true)
+}
+
+// crashSweepWith runs a sweep of kills with the faults of a file; onLambda
+// changes the fleets on Lambda Cloud rather than on the hyperscalers.
+func crashSweepWith(t *testing.T, faults string, kills int, onLambda bool) {
 	began := time.Now()
 	seed := crashEnvInt(t, "GPUFLEET_CRASH_SEED", 2026)
 	r := rand.New(rand.NewPCG(uint64(seed), 0x6b696c6c))
 
 	s := newCrashSweep(t, seed)
+	s.onLambda = onLambda
 	// The faults: a few Azure creates of batch/eval's VM size fail after
 	// ARM accepted them, and the first 40 Azure deletes fail, the
 	// clean-ups of those creates among them, so Failed VMs stay behind;
@@ -179,6 +199,9 @@ type crashSweep struct {
 	sim    *simProcess
 	runs   int
 	spec   crashSpec
+	// onLambda changes finetune, which runs on Lambda Cloud, and chat,
+	// rather than eval and chat.
+	onLambda bool
 	// exits counts how runs ended: an exit code, or "killed".
 	exits map[string]int
 	// failedVMs are the Azure VMs seen in the Failed state after any run.
@@ -192,7 +215,7 @@ func newCrashSweep(t *testing.T, seed int) *crashSweep {
 	env := testenv.NewOrigin(t, testenv.Example(t))
 	dir := env.Dir
 	s := &crashSweep{t: t, bin: compileGpufleet(t), dir: dir, origin: env.Origin, url: env.URL, state: filepath.Join(dir, "clouds.json"),
-		seed: seed, exits: map[string]int{}, failedVMs: map[string]bool{}, spec: crashSpec{eval: 8, chat: 6}}
+		seed: seed, exits: map[string]int{}, failedVMs: map[string]bool{}, spec: crashSpec{eval: 8, chat: 6, finetune: 2}}
 	// The runs look for a price catalog under their working directory:
 	// an empty one makes them use the embedded snapshot, as the emulator
 	// does.
@@ -467,13 +490,16 @@ func crashLocalHead(workDir string) (*object.Commit, bool) {
 
 // crashSpec is what the person sets: the nodes of batch/eval (Azure spot)
 // and of inference/chat (AWS and GCP on-demand).
-type crashSpec struct{ eval, chat int }
+type crashSpec struct{ eval, chat, finetune int }
 
 // nextSpec draws a change of the fleets. Its ranges keep every change
 // within the example's disruption budget of 8, so no run defers a deletion.
 func (s *crashSweep) nextSpec(r *rand.Rand) crashSpec {
 	for {
-		next := crashSpec{eval: []int{6, 8, 10}[r.IntN(3)], chat: 4 + r.IntN(5)}
+		next := crashSpec{eval: []int{6, 8, 10}[r.IntN(3)], chat: 4 + r.IntN(5), finetune: 2}
+		if s.onLambda {
+			next = crashSpec{eval: 8, chat: 6, finetune: 1 + r.IntN(9)}
+		}
 		if next != s.spec {
 			return next
 		}
@@ -494,6 +520,7 @@ func (s *crashSweep) pushSpec(spec crashSpec) {
 	edits := map[string][2]string{
 		"fleets/batch.cue":     {"nodes: 8", fmt.Sprintf("nodes: %d", spec.eval)},
 		"fleets/inference.cue": {"nodes: 6", fmt.Sprintf("nodes: %d", spec.chat)},
+		"fleets/training.cue":  {"nodes: 2", fmt.Sprintf("nodes: %d", spec.finetune)},
 	}
 	wt, err := repo.Worktree()
 	if err != nil {
@@ -517,7 +544,7 @@ func (s *crashSweep) pushSpec(spec crashSpec) {
 		}
 	}
 	sig := &object.Signature{Name: "someone", Email: "someone@example.com", When: time.Now()}
-	msg := fmt.Sprintf("Eval to %d nodes, chat to %d", spec.eval, spec.chat)
+	msg := fmt.Sprintf("Eval to %d nodes, chat to %d, finetune to %d", spec.eval, spec.chat, spec.finetune)
 	if _, err := wt.Commit(msg, &git.CommitOptions{Author: sig, Committer: sig}); err != nil {
 		t.Fatal(err)
 	}

@@ -211,6 +211,35 @@ func TestLaunchNotRetried(t *testing.T) {
 	}
 }
 
+// A launch whose answer is lost made its instance: the create fails, and
+// the next create of the same token finds the instance by its name instead
+// of launching a second one.
+func TestALaunchWhoseAnswerIsLostIsFoundByName(t *testing.T) {
+	b := newBackend(t, sim.Config{}, nil)
+	if err := b.world.AddFaults(&sim.Fault{Cloud: Name, Op: lambdasim.OpLaunch, Kind: sim.FaultFailLater, Times: 1}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	req := request("f", 0)
+	if _, err := b.provider.Create(ctx, req); providers.KindOf(err) != providers.KindUnavailable {
+		t.Fatalf("Create with the launch's answer lost: %v, want unavailable", err)
+	}
+	made := b.lambdaInstances()
+	if len(made) != 1 {
+		t.Fatalf("the lost launch left %d instances, want the one it made", len(made))
+	}
+	again, err := b.provider.Create(ctx, req)
+	if err != nil || again.ID != made[0].ID {
+		t.Fatalf("the create after it returned %+v, %v; want %s", again, err, made[0].ID)
+	}
+	if n := len(b.lambdaInstances()); n != 1 {
+		t.Fatalf("the world holds %d instances for one token", n)
+	}
+	if calls := b.world.Calls()["lambda "+lambdasim.OpLaunch]; calls != 1 {
+		t.Fatalf("%d launches for one token", calls)
+	}
+}
+
 func TestErrorKinds(t *testing.T) {
 	for _, c := range []struct {
 		name  string

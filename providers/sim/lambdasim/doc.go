@@ -24,7 +24,8 @@
 // twelve seconds (DefaultRateLimits); a world has no limits until set. The
 // world's faults apply to every operation (OpLaunch, OpList, …), a fault's
 // Code naming the API error code to answer with. Lambda reports every
-// failure on the request, so a fail-later fault has nothing to strike, and
-// a preemption finds no spot instance to take back. Quotas are the
+// failure on the request, so a fail-later fault on a launch is a launch
+// whose answer was lost: the instances are made and the caller hears a
+// 500. A preemption finds no spot instance to take back. Quotas are the
 // world's, from the catalog; the API publishes none.
 package lambdasim

@@ -172,7 +172,8 @@ type image struct {
 func (s *Server) launch(w http.ResponseWriter, r *http.Request, tenant string, _ []string) error {
 	var req launchRequest
 	bodyErr := readBody(r, &req)
-	if err := s.intercept(r.Context(), tenant, sim.Call{Op: OpLaunch, Region: req.RegionName, Zone: req.RegionName, InstanceType: req.InstanceTypeName}); err != nil {
+	lost, err := s.interceptLater(r.Context(), tenant, sim.Call{Op: OpLaunch, Region: req.RegionName, Zone: req.RegionName, InstanceType: req.InstanceTypeName})
+	if err != nil {
 		return err
 	}
 	if bodyErr != nil {
@@ -212,6 +213,16 @@ func (s *Server) launch(w http.ResponseWriter, r *http.Request, tenant string, _
 			return err
 		}
 		ids = append(ids, res.Instance.ID)
+	}
+	if lost != nil {
+		// Lambda reports every failure on the request, so a fail-later
+		// fault is a launch whose answer is lost: the instances are made,
+		// and the caller hears a server error. It is the hardest case for
+		// a client without an idempotency token, which must find them by
+		// name before it launches again.
+		e := errUnknown()
+		e.Message = "The launch did not complete; instances it started may exist."
+		return e
 	}
 	return writeData(w, struct {
 		InstanceIDs []string `json:"instance_ids"`

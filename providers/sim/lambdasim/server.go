@@ -135,6 +135,13 @@ func (s *Server) authenticate(r *http.Request) (string, error) {
 // applies their latency; a refusal or injected error is returned as the
 // API's. Every request calls it exactly once, once authenticated.
 func (s *Server) intercept(ctx context.Context, tenant string, call sim.Call) error {
+	_, err := s.interceptLater(ctx, tenant, call)
+	return err
+}
+
+// interceptLater is intercept, returning as well the error a fail-later
+// fault says the call must end with once it has done its work.
+func (s *Server) interceptLater(ctx context.Context, tenant string, call sim.Call) (*sim.Error, error) {
 	call.Cloud = cloud
 	call.Class, call.Tenant = requestClass(call.Op), tenant
 	out := s.world.Intercept(call)
@@ -143,14 +150,14 @@ func (s *Server) intercept(ctx context.Context, tenant string, call sim.Call) er
 		defer t.Stop()
 		select {
 		case <-ctx.Done():
-			return errClientGone
+			return nil, errClientGone
 		case <-t.C:
 		}
 	}
 	if out.Err != nil {
-		return s.worldError(out.Err)
+		return nil, s.worldError(out.Err)
 	}
-	return nil
+	return out.FailLater, nil
 }
 
 // readBody decodes a request's JSON body into v strictly: a field the API
