@@ -3,6 +3,7 @@
 // Package providers is the boundary between gpufleet and the clouds: the
 // small interface the reconciler consumes, the instance model, and the typed
 // errors every cloud's failures are classified into. One subpackage per
-// cloud implements it on that cloud's official SDK; providers/sim emulates
-// the three clouds' APIs for tests and demos.
+// cloud implements it: on the cloud's official SDK (aws, azure, gcp), or on
+// its REST API where it has no maintained Go client (lambda, Lambda Cloud);
+// providers/sim emulates the clouds' APIs for tests and demos.
 package providers

@@ -116,9 +116,9 @@ func runMasked(ctx context.Context, a *app, args []string) int {
 func (a *app) rootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "gpufleet",
-		Short: "Declarative GitOps for GPU fleets across AWS, Azure and GCP",
+		Short: "Declarative GitOps for GPU fleets across AWS, Azure, GCP and GPU clouds",
 		Long: `gpufleet keeps GPU fleets described in a Git repository of CUE specs
-running at the lowest cost across AWS, Azure and GCP, and reports what runs
+running at the lowest cost across AWS, Azure, GCP and Lambda Cloud, and reports what runs
 where back to the repository.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,

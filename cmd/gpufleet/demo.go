@@ -26,7 +26,7 @@ func (a *app) demoCommand() *cobra.Command {
 		Long: `demo shows gpufleet's main job on a machine with no cloud account. The
 first time, it puts the example fleet repository into a scratch Git
 repository under --dir; then it reconciles that repository against the
-embedded emulator of AWS, Azure and GCP, whose state it keeps beside it:
+embedded emulator of AWS, Azure, GCP and Lambda Cloud, whose state it keeps beside it:
 the plan, the actions, the status report and the commit. Run it again and
 nothing changes; --reset starts over.`,
 		Args: cobra.NoArgs,
