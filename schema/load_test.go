@@ -35,8 +35,11 @@ func TestLoadExampleAppliesDefaults(t *testing.T) {
 	if cfg.Defaults.BlocklistFor != 30*time.Minute || cfg.Defaults.Disruption.Budget != (Budget{Nodes: 8, Field: "defaults.disruption.budget", Raw: "8"}) || cfg.Defaults.Prune {
 		t.Errorf("defaults = %+v", cfg.Defaults)
 	}
-	if got := cfg.Clouds.Enabled(); !slices.Equal(got, []string{"aws", "azure", "gcp"}) {
+	if got := cfg.Clouds.Enabled(); !slices.Equal(got, []string{"aws", "azure", "gcp", "lambda"}) {
 		t.Errorf("enabled clouds = %v", got)
+	}
+	if l := cfg.Clouds.Lambda; l.Launch.SSHKeyName != "gpufleet" || !slices.Equal(l.Regions, []string{"us-east-1", "us-south-1", "us-west-1"}) || l.Launch.Image != "" {
+		t.Errorf("lambda = %+v", l)
 	}
 	if cfg.Clouds.AWS.Launch.DiskGB != 500 || !strings.HasPrefix(cfg.Clouds.AWS.Launch.Image, "resolve:ssm:") {
 		t.Errorf("aws launch = %+v", cfg.Clouds.AWS.Launch)
@@ -57,12 +60,15 @@ func TestLoadExampleAppliesDefaults(t *testing.T) {
 		t.Errorf("embed position = %v", embed.Pos)
 	}
 	batch, _ := repo.Fleet("batch")
-	if got := batch.Workloads[0].Placement.Clouds; !slices.Equal(got, []string{"aws", "azure", "gcp"}) {
+	if got := batch.Workloads[0].Placement.Clouds; !slices.Equal(got, []string{"aws", "azure", "gcp", "lambda"}) {
 		t.Errorf("batch clouds = %v, want every enabled cloud", got)
 	}
 	training, _ := repo.Fleet("training")
-	pretrain := training.Workloads[0]
-	if !pretrain.Gang() || pretrain.Movable || pretrain.Data == nil || pretrain.Data.SizeGB != 2000 {
+	finetune, pretrain := training.Workloads[0], training.Workloads[1]
+	if finetune.Name != "finetune" || !slices.Equal(finetune.Placement.Clouds, []string{"aws", "gcp", "lambda"}) || finetune.Capacity != CapacityOnDemand {
+		t.Errorf("finetune = %+v", finetune)
+	}
+	if pretrain.Name != "pretrain" || !pretrain.Gang() || pretrain.Movable || pretrain.Data == nil || pretrain.Data.SizeGB != 2000 {
 		t.Errorf("pretrain = %+v", pretrain)
 	}
 	if *training.Budget != 500 || training.Pos != (Position{File: "fleets/training.cue", Line: 5, Column: 9}) {
