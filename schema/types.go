@@ -314,6 +314,9 @@ type Lambda struct {
 		// SSHKeyName names the account's SSH key every node gets: Lambda
 		// launches take exactly one.
 		SSHKeyName string `json:"sshKeyName"`
+		// SSHPublicKey, when set, is the key gpufleet adds under
+		// SSHKeyName if the account lacks one of that name.
+		SSHPublicKey string `json:"sshPublicKey"`
 		// Image is the image family to boot, "" for Lambda's default.
 		Image string `json:"image"`
 	} `json:"launch"`

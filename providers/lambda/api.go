@@ -53,6 +53,11 @@ type apiSSHKey struct {
 	Name string `json:"name"`
 }
 
+type addSSHKeyRequest struct {
+	Name      string `json:"name"`
+	PublicKey string `json:"public_key"`
+}
+
 type launchRequest struct {
 	RegionName       string    `json:"region_name"`
 	InstanceTypeName string    `json:"instance_type_name"`

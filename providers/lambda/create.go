@@ -31,7 +31,7 @@ func (p *Provider) Create(ctx context.Context, req providers.CreateRequest) (pro
 	if err != nil {
 		return providers.Instance{}, p.invalid("create", o, "%v", err)
 	}
-	if err := p.checkSSHKey(ctx, "create", o); err != nil {
+	if err := p.checkSSHKey(ctx, "create", o, true); err != nil {
 		return providers.Instance{}, err
 	}
 	all, err := p.instances(ctx, "create")

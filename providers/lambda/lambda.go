@@ -96,6 +96,9 @@ type Provider struct {
 	// launches name; a failed check is made again at the next create.
 	mu            sync.Mutex
 	sshKeyChecked bool
+	// keyMu lets one create at a time look for the SSH key, and add it,
+	// so two cannot both find it missing and both add it.
+	keyMu sync.Mutex
 }
 
 var (

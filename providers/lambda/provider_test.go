@@ -528,6 +528,42 @@ func TestSSHKey(t *testing.T) {
 			}
 		})
 	}
+	t.Run("added from its public half", func(t *testing.T) {
+		cfg := testConfig()
+		cfg.Launch.SSHKeyName = "team"
+		cfg.Launch.SSHPublicKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIteam team@example"
+		b := newBackendWith(t, cfg, sim.Config{}, lambdasim.Options{}, nil)
+		// A preflight changes nothing in the account, and passes: the
+		// create will add the key.
+		if err := b.provider.Preflight(context.Background(), testOffer); err != nil {
+			t.Fatalf("Preflight: %v", err)
+		}
+		if n := b.world.Calls()["lambda "+lambdasim.OpAddSSHKey]; n != 0 {
+			t.Fatalf("a preflight added %d keys", n)
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, 4)
+		for slot := range errs {
+			wg.Go(func() { _, errs[slot] = b.provider.Create(context.Background(), request("f", slot)) })
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := b.world.Calls()["lambda "+lambdasim.OpAddSSHKey]; n != 1 {
+			t.Errorf("four creates at once added the key %d times, want once", n)
+		}
+		// A provider started anew finds the key, and adds none.
+		again := newProvider(t, cfg, b.world.Catalog(), b.url, testKey)
+		if _, err := again.Create(context.Background(), request("f", 9)); err != nil {
+			t.Fatal(err)
+		}
+		if n := b.world.Calls()["lambda "+lambdasim.OpAddSSHKey]; n != 1 {
+			t.Errorf("the key was added %d times in all, want once", n)
+		}
+	})
 	t.Run("checked once", func(t *testing.T) {
 		b := newBackend(t, sim.Config{}, nil)
 		for slot := range 3 {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/gpufleet/gpufleet/planner"
 	"github.com/gpufleet/gpufleet/providers"
@@ -17,14 +18,19 @@ const sshKeySetting = "clouds.lambda.launch.sshKeyName"
 // checkSSHKey makes sure the account has the SSH key launches name, which
 // Lambda requires exactly one of: an unset or unknown key is an invalid
 // error naming the setting, rather than Lambda's refusal of every launch.
-// The account is asked once; a key found stays found, and a failed look is
-// made again next time.
-func (p *Provider) checkSSHKey(ctx context.Context, op string, offer planner.OfferKey) error {
+// When the account lacks it and clouds.lambda.launch.sshPublicKey gives
+// the key, add says whether to add it under that name: a create does, a
+// preflight, which changes nothing, does not, and passes. The account is
+// asked once; a key found or added stays found, and a failed look is made
+// again next time.
+func (p *Provider) checkSSHKey(ctx context.Context, op string, offer planner.OfferKey, add bool) error {
 	name := p.cfg.Launch.SSHKeyName
 	if name == "" {
 		return &providers.Error{Kind: providers.KindInvalid, Cloud: Name, Op: op, Offer: offer,
 			Message: fmt.Sprintf("no SSH key configured (%s): Lambda Cloud launches need exactly one of the account's keys", sshKeySetting)}
 	}
+	p.keyMu.Lock()
+	defer p.keyMu.Unlock()
 	p.mu.Lock()
 	checked := p.sshKeyChecked
 	p.mu.Unlock()
@@ -35,16 +41,25 @@ func (p *Provider) checkSSHKey(ctx context.Context, op string, offer planner.Off
 	if err := p.call(ctx, op, http.MethodGet, "/ssh-keys", nil, &keys); err != nil {
 		return withOffer(err, offer)
 	}
-	for _, k := range keys {
-		if k.Name == name {
-			p.mu.Lock()
-			p.sshKeyChecked = true
-			p.mu.Unlock()
-			return nil
+	found := slices.ContainsFunc(keys, func(k apiSSHKey) bool { return k.Name == name })
+	public := p.cfg.Launch.SSHPublicKey
+	switch {
+	case !found && public == "":
+		return &providers.Error{Kind: providers.KindInvalid, Cloud: Name, Op: op, Offer: offer,
+			Message: fmt.Sprintf("the account has no SSH key named %q (%s): add it in the Lambda Cloud console, name one it has, or give its public half in clouds.lambda.launch.sshPublicKey", name, sshKeySetting)}
+	case !found && !add:
+		// The create will add it.
+		return nil
+	case !found:
+		var added apiSSHKey
+		if err := p.call(ctx, op, http.MethodPost, "/ssh-keys", addSSHKeyRequest{Name: name, PublicKey: public}, &added); err != nil {
+			return withOffer(err, offer)
 		}
 	}
-	return &providers.Error{Kind: providers.KindInvalid, Cloud: Name, Op: op, Offer: offer,
-		Message: fmt.Sprintf("the account has no SSH key named %q (%s): add it in the Lambda Cloud console, or name one it has", name, sshKeySetting)}
+	p.mu.Lock()
+	p.sshKeyChecked = true
+	p.mu.Unlock()
+	return nil
 }
 
 // Preflight checks what a launch on offer would be refused for without
@@ -54,7 +69,7 @@ func (p *Provider) Preflight(ctx context.Context, offer planner.OfferKey) error 
 	if err := p.checkOffer("preflight", offer); err != nil {
 		return err
 	}
-	if err := p.checkSSHKey(ctx, "preflight", offer); err != nil {
+	if err := p.checkSSHKey(ctx, "preflight", offer, false); err != nil {
 		return err
 	}
 	types, err := p.instanceTypes(ctx, "preflight")
