@@ -76,6 +76,20 @@ fleets: ml: {
 }
 `
 	e := newFakeEnv(t, fleet)
+	// us-central1-a is the cheapest of the zones, by a micro-dollar, so
+	// that every node is planned there and not on an equal zone a tie
+	// picks.
+	offers, err := e.gcp.Offers(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range offers {
+		if offers[i].OfferKey == gcpCentralA {
+			offers[i].PriceMicros--
+		}
+	}
+	e.gcp.SetOffers(offers)
+	e.gcp.ResetCalls()
 	e.gcp.NextCreateErr(nil, nil, fake.Err(providers.KindCapacity))
 	res, err := e.run(context.Background(), nil)
 	if err != nil {
