@@ -5,6 +5,7 @@ package providers
 import (
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/gpufleet/gpufleet/planner"
 )
@@ -109,4 +110,22 @@ func Retryable(err error) bool {
 		return true
 	}
 	return false
+}
+
+// KindOfStatus classifies by its HTTP status an answer of a REST API that
+// carries no error code the cloud's provider knows.
+func KindOfStatus(status int) Kind {
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return KindAuth
+	case status == http.StatusNotFound:
+		return KindNotFound
+	case status == http.StatusTooManyRequests:
+		return KindThrottled
+	case status >= 500, status == http.StatusRequestTimeout:
+		return KindUnavailable
+	case status >= 400:
+		return KindInvalid
+	}
+	return KindUnavailable
 }

@@ -69,23 +69,6 @@ var codeKinds = map[string]providers.Kind{
 	"RESOURCE_NOT_READY": providers.KindUnavailable,
 }
 
-// statusKind classifies by HTTP status what carries no known code.
-func statusKind(status int) providers.Kind {
-	switch {
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return providers.KindAuth
-	case status == http.StatusNotFound:
-		return providers.KindNotFound
-	case status == http.StatusTooManyRequests:
-		return providers.KindThrottled
-	case status >= 500, status == http.StatusRequestTimeout:
-		return providers.KindUnavailable
-	case status >= 400:
-		return providers.KindInvalid
-	}
-	return providers.KindUnavailable
-}
-
 // classify turns an SDK error into a providers.Error for op. Errors that
 // never reached GCE (transport failures, timeouts) are unavailable: trying
 // later may work.
@@ -108,7 +91,7 @@ func classify(op string, err error) *providers.Error {
 	out.Message = gerr.Message
 	code, kind, known := pick(reasons)
 	if !known {
-		kind = statusKind(gerr.Code)
+		kind = providers.KindOfStatus(gerr.Code)
 	}
 	out.Kind, out.Code = kind, code
 	if out.Code == "" {
@@ -150,7 +133,7 @@ func operationError(op string, o *computepb.Operation) *providers.Error {
 	}
 	code, kind, known := pick(codes)
 	if !known {
-		kind = statusKind(status)
+		kind = providers.KindOfStatus(status)
 		if status == 0 {
 			kind = providers.KindUnavailable
 		}

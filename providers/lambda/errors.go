@@ -24,23 +24,6 @@ var codeKinds = map[string]providers.Kind{
 	"global/unknown":                                   providers.KindUnavailable,
 }
 
-// statusKind classifies by HTTP status what carries no known code.
-func statusKind(status int) providers.Kind {
-	switch {
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return providers.KindAuth
-	case status == http.StatusNotFound:
-		return providers.KindNotFound
-	case status == http.StatusTooManyRequests:
-		return providers.KindThrottled
-	case status >= 500, status == http.StatusRequestTimeout:
-		return providers.KindUnavailable
-	case status >= 400:
-		return providers.KindInvalid
-	}
-	return providers.KindUnavailable
-}
-
 // apiError classifies an error answer for op. It keeps the API's code and
 // message, and says what to do where the kind asks a person to act: a
 // refused key names LAMBDA_API_KEY, never the key.
@@ -50,7 +33,7 @@ func (p *Provider) apiError(op string, status int, body []byte) *providers.Error
 	code, msg := e.Error.Code, e.Error.Message
 	kind, known := codeKinds[code]
 	if !known {
-		kind = statusKind(status)
+		kind = providers.KindOfStatus(status)
 	}
 	if code == "" {
 		code = strconv.Itoa(status)

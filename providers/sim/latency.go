@@ -3,6 +3,7 @@
 package sim
 
 import (
+	"context"
 	"fmt"
 	"time"
 )
@@ -47,4 +48,20 @@ func (w *World) latency() Latency {
 
 func (w *World) applyLatency(l Latency) {
 	w.cfg.PendingFor, w.cfg.OperationTime = l.Launch, l.Operation
+}
+
+// Wait waits out an injected latency, d, as a front answers after it; it
+// reports false when ctx ends first, the client gone.
+func Wait(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }

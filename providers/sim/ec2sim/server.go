@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/schema/catalog"
@@ -297,15 +296,9 @@ func (s *Server) admit(req *request) *apiError {
 func (s *Server) intercept(req *request, zone, instanceType string) (sim.Outcome, *apiError) {
 	out := s.world.Intercept(sim.Call{Cloud: cloud, Op: req.action, Region: req.region, Zone: zone, InstanceType: instanceType,
 		Class: req.class, Tenant: s.opts.AccountID + "/" + req.region})
-	if out.Latency > 0 {
-		t := time.NewTimer(out.Latency)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-req.ctx.Done():
-			// The client is gone; the answer only has to be well formed.
-			return out, &apiError{Status: http.StatusServiceUnavailable, Code: "Unavailable", Message: "The request was cancelled."}
-		}
+	if !sim.Wait(req.ctx, out.Latency) {
+		// The client is gone; the answer only has to be well formed.
+		return out, &apiError{Status: http.StatusServiceUnavailable, Code: "Unavailable", Message: "The request was cancelled."}
 	}
 	return out, nil
 }

@@ -122,14 +122,8 @@ func (s *Server) intercept(ctx context.Context, call sim.Call) (sim.Outcome, err
 		return sim.Outcome{Err: &sim.Error{Kind: sim.KindServerError, Code: reasonForbidden}}, nil
 	}
 	out := s.world.Intercept(call)
-	if out.Latency > 0 {
-		t := time.NewTimer(out.Latency)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return out, errClientGone
-		case <-t.C:
-		}
+	if !sim.Wait(ctx, out.Latency) {
+		return out, errClientGone
 	}
 	return out, nil
 }

@@ -145,14 +145,8 @@ func (s *Server) interceptLater(ctx context.Context, tenant string, call sim.Cal
 	call.Cloud = cloud
 	call.Class, call.Tenant = requestClass(call.Op), tenant
 	out := s.world.Intercept(call)
-	if out.Latency > 0 {
-		t := time.NewTimer(out.Latency)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return nil, errClientGone
-		case <-t.C:
-		}
+	if !sim.Wait(ctx, out.Latency) {
+		return nil, errClientGone
 	}
 	if out.Err != nil {
 		return nil, s.worldError(out.Err)

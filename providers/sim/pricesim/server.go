@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gpufleet/gpufleet/providers/sim"
 	"github.com/gpufleet/gpufleet/schema/catalog"
@@ -64,14 +63,8 @@ func faultStatus(err *sim.Error) int {
 // latency and returns the error to answer with, if any.
 func intercept(ctx context.Context, world *sim.World, call sim.Call) *sim.Error {
 	out := world.Intercept(call)
-	if out.Latency > 0 {
-		t := time.NewTimer(out.Latency)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			return &sim.Error{Kind: sim.KindServerError, Message: "the request was cancelled"}
-		}
+	if !sim.Wait(ctx, out.Latency) {
+		return &sim.Error{Kind: sim.KindServerError, Message: "the request was cancelled"}
 	}
 	return out.Err
 }
