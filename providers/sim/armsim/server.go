@@ -4,7 +4,6 @@ package armsim
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -412,21 +411,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, call sim.Call) (s
 	if out.Metered {
 		w.Header().Set(remainingHeaders[call.Class], strconv.Itoa(out.Remaining))
 	}
-	return out, sleep(r.Context(), out.Latency)
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return true
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return out, sim.Wait(r.Context(), out.Latency)
 }
 
 // baseURL is the scheme and host the client reached the front on, which
