@@ -3,7 +3,6 @@
 package schema
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/gpufleet/gpufleet/schema/catalog"
@@ -40,7 +39,7 @@ func (l *loader) checkLambdaName(fleet string, w *Workload, base string) {
 	}
 	if n := LambdaNameLength(fleet, w.Name); n > MaxLambdaName {
 		over := n - MaxLambdaName
-		l.errs.add(w.Pos, base, "%s", fmt.Sprintf("fleet %q and workload %q make Lambda Cloud node names of up to %d characters, %d over the %d Lambda takes: shorten the two names by %d together, or leave lambda out of placement.clouds",
-			fleet, w.Name, n, over, MaxLambdaName, over))
+		l.errs.add(w.Pos, base, "fleet %q and workload %q make Lambda Cloud node names of up to %d characters, %d over the %d Lambda takes: shorten the two names by %d together, or leave lambda out of placement.clouds",
+			fleet, w.Name, n, over, MaxLambdaName, over)
 	}
 }
