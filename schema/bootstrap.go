@@ -25,12 +25,15 @@ import (
 // cloud counts it: EC2 user data 16 KB before base64, Azure custom data
 // 64 KB, a GCE metadata value 256 KB. Lambda documents no limit for its
 // user data; gpufleet holds it to Azure's 64 KB, so a file that fits one
-// cloud's launch is not refused by another's at launch time.
+// cloud's launch is not refused by another's at launch time. OCI's
+// instance metadata holds 32,000 bytes in all, user data in base64 among
+// it: 16 KB before base64 leaves room for the SSH keys beside it.
 var MaxBootstrap = map[string]int{
 	catalog.AWS:    16 << 10,
 	catalog.Azure:  64 << 10,
 	catalog.GCP:    256 << 10,
 	catalog.Lambda: 64 << 10,
+	catalog.OCI:    16 << 10,
 }
 
 // SecretEnvPrefix is how a bootstrap's secrets are found in the
@@ -73,6 +76,8 @@ func (c *Config) cloudBootstrap(cloud string) *Bootstrap {
 		return c.Clouds.GCP.Launch.Bootstrap
 	case catalog.Lambda:
 		return c.Clouds.Lambda.Launch.Bootstrap
+	case catalog.OCI:
+		return c.Clouds.OCI.Launch.Bootstrap
 	}
 	return nil
 }

@@ -64,7 +64,7 @@ func (l *loader) checkConfig(v cue.Value, cfg *Config) bool {
 
 	enabled := cfg.Clouds.Enabled()
 	if len(enabled) == 0 {
-		fail("clouds", "no cloud is enabled: configure at least one of aws, azure, gcp, lambda")
+		fail("clouds", "no cloud is enabled: configure at least one of aws, azure, gcp, lambda, oci")
 	}
 	for _, cloud := range enabled {
 		regions := cloudRegions(cfg, cloud)
@@ -85,6 +85,9 @@ func (l *loader) checkConfig(v cue.Value, cfg *Config) bool {
 	}
 	if cfg.Clouds.Azure != nil && cfg.Clouds.Azure.Enabled {
 		l.checkAzureLaunch(cfg.Clouds.Azure, fail)
+	}
+	if cfg.Clouds.OCI != nil && cfg.Clouds.OCI.Enabled {
+		l.checkOCILaunch(cfg.Clouds.OCI, fail)
 	}
 	for _, cloud := range enabled {
 		if b := cfg.cloudBootstrap(cloud); b != nil {
@@ -117,9 +120,12 @@ func cloudRegions(cfg *Config, cloud string) *[]string {
 		return &cfg.Clouds.Azure.Regions
 	case catalog.GCP:
 		return &cfg.Clouds.GCP.Regions
-	default:
+	case catalog.Lambda:
 		return &cfg.Clouds.Lambda.Regions
+	case catalog.OCI:
+		return &cfg.Clouds.OCI.Regions
 	}
+	return nil
 }
 
 func (l *loader) offersType(cloud, region, instanceType string) bool {
@@ -452,6 +458,29 @@ func (l *loader) checkAzureLaunch(az *Azure, fail func(at string, format string,
 	}
 	if len(missing) > 0 {
 		fail("clouds.azure.launch.subnetByRegion", "no subnet for %s: each VM's NIC needs one, by resource id (/subscriptions/…/virtualNetworks/…/subnets/…)", strings.Join(missing, ", "))
+	}
+}
+
+// checkOCILaunch asks for what an OCI launch cannot go without: an image
+// and a subnet in each configured region, by OCID, OCIDs being regional.
+func (l *loader) checkOCILaunch(oci *OCI, fail func(at string, format string, args ...any)) {
+	for _, need := range []struct {
+		field, what string
+		by          map[string]string
+	}{
+		{"imageByRegion", "image", oci.Launch.ImageByRegion},
+		{"subnetByRegion", "subnet", oci.Launch.SubnetByRegion},
+	} {
+		var missing []string
+		for _, region := range oci.Regions {
+			if need.by[region] == "" {
+				missing = append(missing, region)
+			}
+		}
+		if len(missing) > 0 {
+			fail("clouds.oci.launch."+need.field, "no %s for %s: each region's nodes need one, by OCID (ocid1.%s.oc1.…), or leave the region out of clouds.oci.regions",
+				need.what, strings.Join(missing, ", "), need.what)
+		}
 	}
 }
 

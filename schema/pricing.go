@@ -17,6 +17,7 @@ type Pricing struct {
 	Azure  *CloudPricing `json:"azure,omitempty"`
 	GCP    *CloudPricing `json:"gcp,omitempty"`
 	Lambda *CloudPricing `json:"lambda,omitempty"`
+	OCI    *CloudPricing `json:"oci,omitempty"`
 }
 
 // CloudPricing is one cloud's account prices. For a node-hour of a type
@@ -57,6 +58,8 @@ func (p Pricing) Cloud(cloud string) *CloudPricing {
 		return p.GCP
 	case catalog.Lambda:
 		return p.Lambda
+	case catalog.OCI:
+		return p.OCI
 	}
 	return nil
 }

@@ -131,7 +131,7 @@ gpufleet: pricing: aws: families: p5: {}
 	}
 
 	writeFile(t, filepath.Join(dir, "gpufleet.cue"), []byte("package gpufleet\n\ngpufleet: clouds: aws: regions: [\"us-east-1\"]\ngpufleet: pricing: gpc: discount: 10\n"))
-	if got, want := loadErrors(t, dir), `gpufleet.cue:4:20: gpufleet.pricing.gpc: unknown cloud "gpc": gpufleet knows aws, azure, gcp, lambda: did you mean "gcp"?`; !strings.Contains(got, want) {
+	if got, want := loadErrors(t, dir), `gpufleet.cue:4:20: gpufleet.pricing.gpc: unknown cloud "gpc": gpufleet knows aws, azure, gcp, lambda, oci: did you mean "gcp"?`; !strings.Contains(got, want) {
 		t.Errorf("errors lack\n  %s\ngot:\n%s", want, got)
 	}
 }

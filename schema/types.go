@@ -87,6 +87,7 @@ type Clouds struct {
 	Azure  *Azure  `json:"azure,omitempty"`
 	GCP    *GCP    `json:"gcp,omitempty"`
 	Lambda *Lambda `json:"lambda,omitempty"`
+	OCI    *OCI    `json:"oci,omitempty"`
 }
 
 // Enabled lists the configured and enabled clouds in canonical order.
@@ -103,6 +104,9 @@ func (c Clouds) Enabled() []string {
 	}
 	if c.Lambda != nil && c.Lambda.Enabled {
 		out = append(out, "lambda")
+	}
+	if c.OCI != nil && c.OCI.Enabled {
+		out = append(out, "oci")
 	}
 	return out
 }
@@ -127,6 +131,10 @@ func (c Clouds) Regions(cloud string) []string {
 	case "lambda":
 		if c.Lambda != nil {
 			return c.Lambda.Regions
+		}
+	case "oci":
+		if c.OCI != nil {
+			return c.OCI.Regions
 		}
 	}
 	return nil
@@ -319,6 +327,30 @@ type Lambda struct {
 		SSHPublicKey string `json:"sshPublicKey"`
 		// Image is the image family to boot, "" for Lambda's default.
 		Image string `json:"image"`
+	} `json:"launch"`
+}
+
+// OCI is Oracle Cloud Infrastructure, reached through its official Go SDK
+// with the SDK's own credentials (~/.oci/config, or the file
+// OCI_CONFIG_FILE names), never from the repository. GPU shapes there are
+// sold on demand; nodes carry gpufleet's freeform tags.
+type OCI struct {
+	Enabled bool `json:"enabled"`
+	// Compartment is the OCID of the compartment nodes are launched in
+	// and listed from.
+	Compartment string   `json:"compartment"`
+	Regions     []string `json:"regions"`
+	Launch      struct {
+		Launch
+		// ImageByRegion is the image each region's nodes boot, by OCID:
+		// OCI's image OCIDs are regional.
+		ImageByRegion map[string]string `json:"imageByRegion"`
+		// SubnetByRegion is the subnet of each region's nodes' primary
+		// VNIC, by OCID.
+		SubnetByRegion map[string]string `json:"subnetByRegion"`
+		// SSHPublicKey, when set, is put in every node's
+		// ssh_authorized_keys metadata.
+		SSHPublicKey string `json:"sshPublicKey"`
 	} `json:"launch"`
 }
 

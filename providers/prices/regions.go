@@ -21,6 +21,8 @@ var regionShapes = map[string]*regexp.Regexp{
 	catalog.GCP:   regexp.MustCompile(`^[a-z]+-[a-z]+[0-9]+$`),
 	// Lambda's are "us-east-1", "europe-central-1", "us-midwest-1".
 	catalog.Lambda: regexp.MustCompile(`^[a-z]+-[a-z]+-[0-9]+$`),
+	// OCI's are "us-ashburn-1", "eu-frankfurt-1", "af-johannesburg-1".
+	catalog.OCI: regexp.MustCompile(`^[a-z]{2}-[a-z]+-[0-9]+$`),
 }
 
 // otherPartition reports an AWS region outside the commercial partition

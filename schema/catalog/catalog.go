@@ -21,10 +21,11 @@ const (
 	Azure  = "azure"
 	GCP    = "gcp"
 	Lambda = "lambda"
+	OCI    = "oci"
 )
 
 // Clouds lists the supported clouds in their canonical order.
-var Clouds = []string{AWS, Azure, GCP, Lambda}
+var Clouds = []string{AWS, Azure, GCP, Lambda, OCI}
 
 // Hyperscalers are the clouds a team without gpufleet would most likely
 // run its whole fleet on: a plan's baseline, and the saving it states, is

@@ -68,6 +68,21 @@ var regionCountries = map[string]map[string]string{
 		"europe-central-1": "DE", "asia-northeast-1": "JP", "asia-south-1": "IN",
 		"australia-east-1": "AU", "me-west-1": "IL",
 	},
+	// OCI's regions, by the cities Oracle publishes for them (Vinhedo and
+	// Sao Paulo in Brazil, Chuncheon and Seoul in South Korea).
+	OCI: {
+		"us-ashburn-1": "US", "us-phoenix-1": "US", "us-sanjose-1": "US",
+		"ca-montreal-1": "CA", "ca-toronto-1": "CA", "mx-queretaro-1": "MX",
+		"sa-saopaulo-1": "BR", "sa-vinhedo-1": "BR", "sa-santiago-1": "CL",
+		"eu-amsterdam-1": "NL", "eu-frankfurt-1": "DE", "eu-madrid-1": "ES", "eu-marseille-1": "FR",
+		"eu-milan-1": "IT", "eu-paris-1": "FR", "eu-stockholm-1": "SE", "eu-zurich-1": "CH",
+		"uk-cardiff-1": "GB", "uk-london-1": "GB",
+		"me-abudhabi-1": "AE", "me-dubai-1": "AE", "me-jeddah-1": "SA", "il-jerusalem-1": "IL",
+		"af-johannesburg-1": "ZA",
+		"ap-chuncheon-1":    "KR", "ap-seoul-1": "KR", "ap-hyderabad-1": "IN", "ap-mumbai-1": "IN",
+		"ap-osaka-1": "JP", "ap-tokyo-1": "JP", "ap-singapore-1": "SG",
+		"ap-melbourne-1": "AU", "ap-sydney-1": "AU",
+	},
 }
 
 // CountryOf is the country a cloud's region is in, as an ISO 3166-1

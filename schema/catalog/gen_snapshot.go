@@ -46,6 +46,7 @@ var sources = []struct {
 	{catalog.Azure, "public-azure", "data/azure-gpu.csv", "Azure on-demand and spot prices per region, public GPU catalog skypilot-catalog catalogs/v6/azure/vms.csv at 098741e70562f65d7af1cceb81e33b284f742604"},
 	{catalog.GCP, "public-gcp", "data/gcp-gpu.csv", "GCP on-demand and spot prices per zone, machine and accelerators apart, public GPU catalog skypilot-catalog catalogs/v7/gcp/vms.csv at 017e2502fb63c7a28757acd94002b2d6099d3e3d"},
 	{catalog.Lambda, "public-lambda", "data/lambda.csv", "Lambda Cloud on-demand prices per region, public GPU catalog skypilot-catalog catalogs/v7/lambda/vms.csv at 11580132cea293395776b033c8533714d42abb4e"},
+	{catalog.OCI, "public-oci", "data/oci.csv", "OCI on-demand prices per availability domain, public GPU catalog skypilot-catalog catalogs/v6/oci/vms.csv at 6e3a02d25e04a22b358168a5f95f8ac620424683, GPU shapes only"},
 }
 
 // egress is in US$ per GB; the AWS internet rate is its first 10 TB tier,
@@ -59,6 +60,10 @@ var egress = []struct {
 	{catalog.GCP, 0.02, 0.12},
 	// Lambda charges nothing for data transfer.
 	{catalog.Lambda, 0, 0},
+	// OCI's first 10 TB a month to the internet are free and the rest
+	// $0.0085 per GB in North America and Europe; between regions it
+	// charges the same rate.
+	{catalog.OCI, 0.0085, 0.0085},
 }
 
 func main() {
@@ -148,6 +153,8 @@ func (b *builder) build() (*catalog.Catalog, error) {
 			err = b.gcp(s.id, rows)
 		case catalog.Lambda:
 			err = b.lambda(s.id, rows)
+		case catalog.OCI:
+			err = b.oci(s.id, rows)
 		}
 		if err != nil {
 			return nil, err
@@ -672,6 +679,53 @@ func (b *builder) lambda(source string, rows []row) error {
 		}
 		if !ok {
 			b.skip(catalog.Lambda, "no on-demand price listed")
+			continue
+		}
+		o.Market, o.PriceMicros = catalog.OnDemand, p
+		if err := b.add(r, o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// oci reads availability-domain rows. The data names a domain by the part
+// of its name every tenancy shares (PHX-AD-1; an account sees it behind a
+// prefix of its own, Uocm:PHX-AD-1), in upper case as OCI writes it, which
+// one region's rows do not: the snapshot writes it so everywhere. GPU
+// shapes are sold on demand only (preemptible capacity is a CPU offer);
+// the CPU rows are left out.
+func (b *builder) oci(source string, rows []row) error {
+	seen := make(map[string]int)
+	for _, r := range rows {
+		accel := r.get("AcceleratorName")
+		if accel == "" {
+			b.skip(catalog.OCI, "no accelerator named (a CPU shape)")
+			continue
+		}
+		o, err := shape(r, catalog.OCI, accel)
+		if err != nil {
+			return err
+		}
+		o.Region, o.Zone, o.Source = r.get("Region"), strings.ToUpper(r.get("AvailabilityZone")), source
+		if o.Region == "" || o.Zone == "" {
+			return r.errorf("a row needs a region and an availability domain")
+		}
+		key := o.Zone + " " + o.InstanceType
+		if line, ok := seen[key]; ok {
+			return r.errorf("%s is listed again (first at line %d)", key, line)
+		}
+		seen[key] = r.line
+		if r.get("SpotPrice") != "" {
+			return r.errorf("OCI sells GPU shapes on demand only, but the row lists a spot price")
+		}
+		b.zone(catalog.OCI, o.Region, o.Zone, "")
+		p, ok, err := r.price("Price")
+		if err != nil {
+			return err
+		}
+		if !ok {
+			b.skip(catalog.OCI, "no on-demand price listed")
 			continue
 		}
 		o.Market, o.PriceMicros = catalog.OnDemand, p

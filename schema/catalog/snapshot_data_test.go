@@ -89,6 +89,7 @@ func TestEverySnapshotOfferIsARowOfThePublicData(t *testing.T) {
 	azure := readData(t, "data/azure-gpu.csv")
 	gcp := readData(t, "data/gcp-gpu.csv")
 	lambda := readData(t, "data/lambda.csv")
+	oci := readData(t, "data/oci.csv")
 	corrected := make(map[string]int)
 	for _, r := range readData(t, "data/corrections.csv") {
 		corrected[r["cloud"]+" "+r["instanceType"]] = r.whole(t, "gpus")
@@ -155,6 +156,16 @@ func TestEverySnapshotOfferIsARowOfThePublicData(t *testing.T) {
 					break
 				}
 			}
+		case o.Cloud == OCI:
+			// An OCI zone is an availability domain, upper-cased as OCI
+			// writes it everywhere.
+			for _, r := range oci {
+				if r["InstanceType"] == o.InstanceType && r["Region"] == o.Region && strings.ToUpper(r["AvailabilityZone"]) == o.Zone &&
+					o.Market == OnDemand && r.micros(t, "Price") == o.PriceMicros && shapeMatches(o, r) {
+					found = true
+					break
+				}
+			}
 		case o.Cloud == GCP:
 			// A GCP offer is a machine row and a row pricing as many GPUs
 			// in the same zone.
@@ -178,7 +189,7 @@ func TestEverySnapshotOfferIsARowOfThePublicData(t *testing.T) {
 			t.Errorf("%s at %s: no row of the public data gives it", describeOffer(o), FormatMicros(o.PriceMicros))
 		}
 	}
-	t.Logf("offers: aws %d, azure %d (%d derived), gcp %d (%d derived), lambda %d", counts[AWS], counts[Azure], counts[Azure+" derived"], counts[GCP], counts[GCP+" derived"], counts[Lambda])
+	t.Logf("offers: aws %d, azure %d (%d derived), gcp %d (%d derived), lambda %d, oci %d", counts[AWS], counts[Azure], counts[Azure+" derived"], counts[GCP], counts[GCP+" derived"], counts[Lambda], counts[OCI])
 }
 
 func TestEveryPricedRowOfThePublicDataIsAnOffer(t *testing.T) {
@@ -220,6 +231,12 @@ func TestEveryPricedRowOfThePublicDataIsAnOffer(t *testing.T) {
 		// publish (country.go), are left out.
 		if _, located := CountryOf(Lambda, r["Region"]); r["AcceleratorName"] != "" && located {
 			check(Lambda, r, r["Region"])
+		}
+	}
+	for _, r := range readData(t, "data/oci.csv") {
+		// CPU shapes are left out.
+		if r["AcceleratorName"] != "" {
+			check(OCI, r, strings.ToUpper(r["AvailabilityZone"]))
 		}
 	}
 	gcp := readData(t, "data/gcp-gpu.csv")
@@ -287,14 +304,14 @@ func gpusOfGCPMachine(name string) (string, int) {
 // regions and instance types it lists are the data's, not a chosen few.
 func TestSnapshotCoverage(t *testing.T) {
 	c := Default()
-	files := map[string]string{AWS: "data/aws-gpu.csv", Azure: "data/azure-gpu.csv", GCP: "data/gcp-gpu.csv", Lambda: "data/lambda.csv"}
+	files := map[string]string{AWS: "data/aws-gpu.csv", Azure: "data/azure-gpu.csv", GCP: "data/gcp-gpu.csv", Lambda: "data/lambda.csv", OCI: "data/oci.csv"}
 	for _, cloud := range Clouds {
 		t.Run(cloud, func(t *testing.T) {
 			dataTypes, dataRegions := make(map[string]bool), make(map[string]bool)
 			leftOut := leftOutTypes(t)
 			for _, r := range readData(t, files[cloud]) {
 				_, located := CountryOf(cloud, r["Region"])
-				if r["InstanceType"] != "" && (cloud != AWS && cloud != Lambda || r["AcceleratorName"] != "") && !leftOut[r["InstanceType"]] && (cloud != Lambda || located) {
+				if r["InstanceType"] != "" && (cloud != AWS && cloud != Lambda && cloud != OCI || r["AcceleratorName"] != "") && !leftOut[r["InstanceType"]] && (cloud != Lambda || located) {
 					dataTypes[r["InstanceType"]] = true
 					dataRegions[r["Region"]] = true
 				}
