@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
@@ -96,5 +97,82 @@ func TestLambdaRules(t *testing.T) {
 	}
 	if err := (&Fault{Cloud: "oracle", Kind: FaultCapacity, Times: 1}).validate(); err == nil {
 		t.Error("a fault of a cloud the world has no front for was accepted")
+	}
+}
+
+func TestOCIRules(t *testing.T) {
+	if err := validateRateLimits([]RateLimit{
+		{Cloud: catalog.OCI, Class: ClassGeneral, Rate: 10, Burst: 20},
+		{Cloud: catalog.OCI, Class: ClassLaunch, Rate: 0.5, Burst: 5},
+	}); err != nil {
+		t.Errorf("OCI's rate limits: %v", err)
+	}
+	if err := validateRateLimits([]RateLimit{{Cloud: catalog.OCI, Class: ClassWrite, Rate: 1, Burst: 1}}); err == nil {
+		t.Error("an OCI rate limit of class write was accepted; the OCI front meters launches and the rest")
+	}
+	if err := (&Fault{Cloud: catalog.OCI, Kind: FaultCapacity, Times: 1}).validate(); err != nil {
+		t.Errorf("an OCI fault: %v", err)
+	}
+}
+
+// An OCI instance is named by an OCID that carries its region.
+func TestOCIInstanceIDs(t *testing.T) {
+	cat := &catalog.Catalog{
+		Regions: []catalog.Region{{Cloud: catalog.OCI, Name: "us-ashburn-1", Zones: []string{"US-ASHBURN-AD-1"}}},
+		Offers: []catalog.Offer{
+			{Cloud: catalog.OCI, Region: "us-ashburn-1", InstanceType: "VM.GPU.A10.1", Market: catalog.OnDemand, GPUModel: "A10", GPUs: 1, PriceMicros: 2000000},
+		},
+	}
+	w, _ := newWorld(t, Config{Catalog: cat})
+	seen := map[string]bool{}
+	for range 3 {
+		res, err := w.Launch(LaunchSpec{Cloud: catalog.OCI, Zone: "US-ASHBURN-AD-1", InstanceType: "VM.GPU.A10.1", Market: catalog.OnDemand})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := res.Instance.ID
+		if !regexp.MustCompile(`^ocid1\.instance\.oc1\.us-ashburn-1\.[a-z2-7]{60}$`).MatchString(id) {
+			t.Errorf("an OCI instance's id is %q, want ocid1.instance.oc1.us-ashburn-1. and 60 base32 characters", id)
+		}
+		if seen[id] {
+			t.Errorf("the id %s was given twice", id)
+		}
+		seen[id] = true
+	}
+}
+
+// A token whose launch was no operation still answers its instance, as it
+// ended, once a delete has taken the instance away, until the token runs
+// out.
+func TestTokenOutlivesDeletedInstance(t *testing.T) {
+	cat := &catalog.Catalog{
+		Regions: []catalog.Region{{Cloud: catalog.OCI, Name: "us-ashburn-1", Zones: []string{"US-ASHBURN-AD-1"}}},
+		Offers: []catalog.Offer{
+			{Cloud: catalog.OCI, Region: "us-ashburn-1", InstanceType: "VM.GPU.A10.1", Market: catalog.OnDemand, GPUModel: "A10", GPUs: 1, PriceMicros: 2000000},
+		},
+	}
+	w, clock := newWorld(t, Config{Catalog: cat, OperationTime: time.Minute})
+	spec := LaunchSpec{Cloud: catalog.OCI, Zone: "US-ASHBURN-AD-1", InstanceType: "VM.GPU.A10.1", Market: catalog.OnDemand, Token: "t", Params: "p"}
+	first, err := w.Launch(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.StartDelete(first.Instance.ID, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Minute)
+	if _, ok := w.Get(first.Instance.ID); ok {
+		t.Fatal("the instance is still there after its delete")
+	}
+	again, err := w.Launch(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Created || again.Instance == nil || again.Instance.ID != first.Instance.ID || again.Instance.State != StateTerminated {
+		t.Fatalf("the token answers %+v, want the first instance, terminated", again)
+	}
+	clock.Advance(tokenLifetime)
+	if fresh, err := w.Launch(spec); err != nil || !fresh.Created {
+		t.Fatalf("a day later the token answers %+v, %v; want a new instance", fresh, err)
 	}
 }

@@ -145,6 +145,26 @@ func (w *World) Operations(cloud string, kind OperationKind) []*Operation {
 	return out
 }
 
+// rememberGone keeps an instance as it ended for the token that launched
+// it, when the launch was no operation, so that the token still answers
+// it once a delete has taken it away: OCI answers a retried launch with
+// the instance it made, terminated or not, for as long as the token
+// lives. (A token whose launch was an operation answers with that
+// operation instead.) The caller holds w.mu.
+func (w *World) rememberGone(inst *Instance, now time.Time) {
+	if inst.Token == "" {
+		return
+	}
+	t, ok := w.tokens[inst.Token]
+	if !ok || t.InstanceID != inst.ID || t.OperationID != "" || len(t.Batch) > 0 {
+		return
+	}
+	gone := w.snapshot(inst, now)
+	gone.State = StateTerminated
+	t.Gone = gone
+	w.tokens[inst.Token] = t
+}
+
 // operationLifetime is how long finished operations can still be read.
 const operationLifetime = 24 * time.Hour
 
@@ -166,6 +186,7 @@ func (w *World) settle(now time.Time) {
 			switch {
 			case inst == nil:
 			case op.Kind == OperationDelete && op.Err == nil:
+				w.rememberGone(inst, now)
 				w.drop(op.InstanceID)
 			case op.Kind == OperationDelete:
 				// A delete that failed leaves the instance as it was: a

@@ -25,7 +25,9 @@ import (
 // actions at a bucket of 100 tokens refilled at 20 a second; ARM per
 // subscription for reads and writes; Compute Engine as per-minute quotas,
 // which are a Rate of the quota over 60 and a Burst of the quota; Lambda
-// Cloud per API key, launches apart from every other request. (EC2 now
+// Cloud per API key, launches apart from every other request. OCI
+// publishes no numbers; its front meters each tenancy's launches apart
+// from its other requests, as Lambda's does. (EC2 now
 // gives each action a bucket of its own, sized by its class; one bucket
 // for the whole class, as its older documentation has it, is the stricter
 // of the two.)
@@ -34,7 +36,7 @@ type RateLimit struct {
 	// Class is the kind of request the bucket meters, in the cloud's
 	// terms: ClassMutating or ClassNonMutating on EC2, ClassRead or
 	// ClassWrite on ARM and Compute Engine, ClassLaunch or ClassGeneral on
-	// Lambda Cloud.
+	// Lambda Cloud and OCI.
 	Class string `json:"class"`
 	// Rate is how many tokens a second the bucket gains back.
 	Rate float64 `json:"rate"`
@@ -45,7 +47,8 @@ type RateLimit struct {
 
 // Request classes. EC2 meters the actions that change something apart
 // from the rest; ARM and Compute Engine meter reads apart from writes;
-// Lambda Cloud meters launches apart from every other request.
+// Lambda Cloud (and the OCI front) meter launches apart from every other
+// request.
 const (
 	ClassMutating    = "mutating"
 	ClassNonMutating = "non-mutating"
@@ -62,6 +65,7 @@ var rateClasses = map[string][]string{
 	catalog.Azure:  {ClassRead, ClassWrite},
 	catalog.GCP:    {ClassRead, ClassWrite},
 	catalog.Lambda: {ClassLaunch, ClassGeneral},
+	catalog.OCI:    {ClassLaunch, ClassGeneral},
 }
 
 // emulated reports whether the world has a front for a cloud, which rules
@@ -78,7 +82,7 @@ const maxFill = 365 * 24 * time.Hour
 func (l RateLimit) validate() error {
 	classes, ok := rateClasses[l.Cloud]
 	if !ok {
-		return fmt.Errorf("unknown cloud %q (want aws, azure, gcp or lambda)", l.Cloud)
+		return fmt.Errorf("unknown cloud %q (want aws, azure, gcp, lambda or oci)", l.Cloud)
 	}
 	if !slices.Contains(classes, l.Class) {
 		return fmt.Errorf("%s has no request class %q (want %s)", l.Cloud, l.Class, strings.Join(classes, " or "))

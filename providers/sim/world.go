@@ -4,6 +4,8 @@ package sim
 
 import (
 	"cmp"
+	"encoding/base32"
+	"encoding/binary"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -37,8 +39,8 @@ type Config struct {
 	// PendingFor is how long a new instance stays pending before running.
 	PendingFor time.Duration
 	// OperationTime is how long a long-running operation (GCE, ARM) takes,
-	// and how long an EC2 instance is shutting down or a Lambda Cloud one
-	// terminating. (Latency says both; SetLatency changes them.)
+	// and how long an EC2 instance is shutting down or a Lambda Cloud or
+	// OCI one terminating. (Latency says both; SetLatency changes them.)
 	OperationTime time.Duration
 	// PreemptedVisibleFor is how long a preempted GCE or Azure instance is
 	// still listed before it is gone. Zero means 10 minutes. (EC2 lists
@@ -433,7 +435,7 @@ func (w *World) Launch(spec LaunchSpec) (LaunchResult, error) {
 // newInstance is a pending instance of spec, not yet in the world.
 func (w *World) newInstance(spec LaunchSpec, region string, typ InstanceType, now time.Time) *Instance {
 	inst := &Instance{
-		ID:           w.newID(spec.Cloud),
+		ID:           w.newID(spec.Cloud, region),
 		Cloud:        spec.Cloud,
 		Region:       region,
 		Zone:         spec.Zone,
@@ -720,7 +722,9 @@ func (w *World) visibleUntil(i *Instance, now time.Time) (time.Time, bool) {
 	return now, true
 }
 
-func (w *World) newID(cloud string) string {
+// newID names a new instance as its cloud does. The region is for the
+// clouds whose ids carry it (OCI's).
+func (w *World) newID(cloud, region string) string {
 	w.seq++
 	switch cloud {
 	case catalog.AWS:
@@ -733,6 +737,15 @@ func (w *World) newID(cloud string) string {
 	case catalog.Lambda:
 		// Lambda Cloud's ids are 32 hex digits.
 		return fmt.Sprintf("%016x%016x", w.rng.Uint64(), w.rng.Uint64())
+	case catalog.OCI:
+		// An OCID: the resource type, the realm, the region and a unique
+		// part of 60 lower-case base32 characters.
+		b := make([]byte, 0, 40)
+		for range 5 {
+			b = binary.BigEndian.AppendUint64(b, w.rng.Uint64())
+		}
+		unique := strings.ToLower(base32.StdEncoding.EncodeToString(b))[:60]
+		return fmt.Sprintf("ocid1.instance.oc1.%s.%s", region, unique)
 	default:
 		b := make([]byte, 16)
 		for i := range b {

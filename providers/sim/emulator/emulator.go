@@ -18,6 +18,7 @@ import (
 	"github.com/gpufleet/gpufleet/providers/sim/ec2sim"
 	"github.com/gpufleet/gpufleet/providers/sim/gcesim"
 	"github.com/gpufleet/gpufleet/providers/sim/lambdasim"
+	"github.com/gpufleet/gpufleet/providers/sim/ocisim"
 	"github.com/gpufleet/gpufleet/providers/sim/pricesim"
 	"github.com/gpufleet/gpufleet/providers/sim/simtls"
 )
@@ -37,6 +38,10 @@ type Endpoints struct {
 	GCPBilling string `json:"gcpBilling"`
 	// Lambda serves Lambda Cloud's API.
 	Lambda string `json:"lambda"`
+	// OCI serves OCI's compute and identity APIs for every region at
+	// once: a client sends its requests here with the regional endpoint's
+	// host as their Host (see ocisim).
+	OCI string `json:"oci"`
 }
 
 // LambdaSSHKey is the SSH key the emulated Lambda Cloud account holds from
@@ -55,6 +60,8 @@ type Options struct {
 	AWSPricingPort, AzurePricesPort, GCPBillingPort int
 	// LambdaPort is Lambda Cloud's; zero picks a free one.
 	LambdaPort int
+	// OCIPort is OCI's; zero picks a free one.
+	OCIPort int
 	// Prices configure the price fronts.
 	Prices pricesim.Options
 	// ARMThrottleRetryAfter is the wait ARM's injected throttling asks for
@@ -131,6 +138,7 @@ func Start(world *sim.World, opts Options) (*Emulator, error) {
 		{pricesim.NewAzure(world, opts.Prices), opts.AzurePricesPort, &e.Endpoints.AzurePrices},
 		{pricesim.NewGCP(world, opts.Prices), opts.GCPBillingPort, &e.Endpoints.GCPBilling},
 		{lambdasim.New(world, lambdasim.Options{SSHKeys: []lambdasim.SSHKey{LambdaSSHKey}}), opts.LambdaPort, &e.Endpoints.Lambda},
+		{ocisim.New(world, ocisim.Options{}), opts.OCIPort, &e.Endpoints.OCI},
 	}
 	for _, f := range fronts {
 		l, err := net.Listen("tcp", net.JoinHostPort(host, fmt.Sprint(f.port)))

@@ -32,7 +32,7 @@ func start(t *testing.T, state string) *Emulator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ep := range []string{emu.Endpoints.EC2, emu.Endpoints.ARM, emu.Endpoints.GCE, emu.Endpoints.AWSPricing, emu.Endpoints.AzurePrices, emu.Endpoints.GCPBilling} {
+	for _, ep := range []string{emu.Endpoints.EC2, emu.Endpoints.ARM, emu.Endpoints.GCE, emu.Endpoints.AWSPricing, emu.Endpoints.AzurePrices, emu.Endpoints.GCPBilling, emu.Endpoints.OCI} {
 		u, err := url.Parse(ep)
 		if err != nil {
 			t.Fatal(err)

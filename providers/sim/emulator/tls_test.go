@@ -35,7 +35,7 @@ func TestTLSFrontsServeUnderTheirOwnCA(t *testing.T) {
 			t.Fatal(err)
 		}
 		ep := emu.Endpoints
-		for _, url := range []string{ep.EC2, ep.ARM, ep.GCE, ep.AWSPricing, ep.AzurePrices, ep.GCPBilling} {
+		for _, url := range []string{ep.EC2, ep.ARM, ep.GCE, ep.AWSPricing, ep.AzurePrices, ep.GCPBilling, ep.OCI} {
 			if !strings.HasPrefix(url, "https://") {
 				t.Errorf("endpoint %s is not https", url)
 			}
