@@ -12,7 +12,7 @@ import (
 // instances that carry gpufleet's ownership tags; anything else in an
 // account is invisible to them.
 type Provider interface {
-	// Name is the cloud: "aws", "azure", "gcp" or "lambda".
+	// Name is the cloud: "aws", "azure", "gcp", "lambda" or "oci".
 	Name() string
 	// Offers returns the cloud's offers in its configured regions: the
 	// catalog's prices with whatever live signals the cloud's API gives.

@@ -107,7 +107,7 @@ func (a *app) cloudEndpoints(emulated bool, simState string, cat *catalog.Catalo
 	if err != nil {
 		return clouds.Endpoints{}, nil, err
 	}
-	return clouds.Endpoints{AWS: emu.Endpoints.EC2, Azure: emu.Endpoints.ARM, GCP: emu.Endpoints.GCE, Lambda: emu.Endpoints.Lambda}, stop, nil
+	return clouds.Endpoints{AWS: emu.Endpoints.EC2, Azure: emu.Endpoints.ARM, GCP: emu.Endpoints.GCE, Lambda: emu.Endpoints.Lambda, OCI: emu.Endpoints.OCI}, stop, nil
 }
 
 // emulatedClouds starts the embedded emulator whose state is kept in

@@ -133,7 +133,7 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 		}
 		// Closing saves the emulated clouds, after the last run is over.
 		defer closeClouds()
-		endpoints = clouds.Endpoints{AWS: emu.Endpoints.EC2, Azure: emu.Endpoints.ARM, GCP: emu.Endpoints.GCE, Lambda: emu.Endpoints.Lambda}
+		endpoints = clouds.Endpoints{AWS: emu.Endpoints.EC2, Azure: emu.Endpoints.ARM, GCP: emu.Endpoints.GCE, Lambda: emu.Endpoints.Lambda, OCI: emu.Endpoints.OCI}
 		ep := emulatorPrices(emu)
 		emulatedPrices = &ep
 	}

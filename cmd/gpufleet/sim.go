@@ -37,7 +37,7 @@ func (a *app) simServeCommand() *cobra.Command {
 	var state, host string
 	var files ruleFiles
 	var seed uint64
-	var ports [4]int
+	var ports [5]int
 	var useTLS bool
 	var latency time.Duration
 	cmd := &cobra.Command{
@@ -48,7 +48,7 @@ func (a *app) simServeCommand() *cobra.Command {
 			if latency < 0 {
 				return fmt.Errorf("--op-latency cannot be negative, got %v", latency)
 			}
-			opts := emulator.Options{Host: host, EC2Port: ports[0], ARMPort: ports[1], GCEPort: ports[2], LambdaPort: ports[3]}
+			opts := emulator.Options{Host: host, EC2Port: ports[0], ARMPort: ports[1], GCEPort: ports[2], LambdaPort: ports[3], OCIPort: ports[4]}
 			if useTLS {
 				opts.TLSDir = tlsDirFor(state)
 			}
@@ -73,9 +73,10 @@ func (a *app) simServeCommand() *cobra.Command {
   Azure Retail Prices  %s
   GCP Cloud Billing    %s
   Lambda Cloud         %s
+  OCI                  %s
 Point gpufleet at it with:
-  export GPUFLEET_AWS_ENDPOINT=%s GPUFLEET_AZURE_ENDPOINT=%s GPUFLEET_GCP_ENDPOINT=%s GPUFLEET_LAMBDA_ENDPOINT=%s
-`, state, seed, took, ep.EC2, ep.ARM, ep.GCE, ep.AWSPricing, ep.AzurePrices, ep.GCPBilling, ep.Lambda, ep.EC2, ep.ARM, ep.GCE, ep.Lambda)
+  export GPUFLEET_AWS_ENDPOINT=%s GPUFLEET_AZURE_ENDPOINT=%s GPUFLEET_GCP_ENDPOINT=%s GPUFLEET_LAMBDA_ENDPOINT=%s GPUFLEET_OCI_ENDPOINT=%s
+`, state, seed, took, ep.EC2, ep.ARM, ep.GCE, ep.AWSPricing, ep.AzurePrices, ep.GCPBilling, ep.Lambda, ep.OCI, ep.EC2, ep.ARM, ep.GCE, ep.Lambda, ep.OCI)
 			if useTLS {
 				ca := emu.TLS.CA
 				fmt.Fprintf(a.stdout, `The fronts serve https under the emulator's own CA, %s. Trust it with:
@@ -109,6 +110,7 @@ Point gpufleet at it with:
 	cmd.Flags().IntVar(&ports[1], "arm-port", 0, "Azure Resource Manager port; 0 picks a free one")
 	cmd.Flags().IntVar(&ports[2], "gce-port", 0, "Compute Engine port; 0 picks a free one")
 	cmd.Flags().IntVar(&ports[3], "lambda-port", 0, "Lambda Cloud API port; 0 picks a free one")
+	cmd.Flags().IntVar(&ports[4], "oci-port", 0, "OCI port (every region's compute and identity hosts, told apart by Host); 0 picks a free one")
 	return cmd
 }
 

@@ -62,7 +62,7 @@ func withQuotas(t *testing.T, args []string) []string {
 	return append(slices.Clone(args), "--quotas", file)
 }
 
-var exportLine = regexp.MustCompile(`^  export (GPUFLEET_AWS_ENDPOINT=(\S+)) (GPUFLEET_AZURE_ENDPOINT=\S+) (GPUFLEET_GCP_ENDPOINT=\S+) (GPUFLEET_LAMBDA_ENDPOINT=\S+)$`)
+var exportLine = regexp.MustCompile(`^  export (GPUFLEET_AWS_ENDPOINT=(\S+)) (GPUFLEET_AZURE_ENDPOINT=\S+) (GPUFLEET_GCP_ENDPOINT=\S+) (GPUFLEET_LAMBDA_ENDPOINT=\S+) (GPUFLEET_OCI_ENDPOINT=\S+)$`)
 
 // startSimProcess runs `gpufleet sim serve` with args and waits for it to
 // print its endpoints. Without a --quotas of their own, the clouds have
@@ -89,7 +89,7 @@ func startSimProcess(t *testing.T, bin string, args ...string) *simProcess {
 	endpoint := ""
 	for endpoint == "" && lines.Scan() {
 		if m := exportLine.FindStringSubmatch(lines.Text()); m != nil {
-			endpoint, p.env = m[2], []string{m[1], m[3], m[4], m[5]}
+			endpoint, p.env = m[2], []string{m[1], m[3], m[4], m[5], m[6]}
 		}
 	}
 	if endpoint == "" {

@@ -21,6 +21,7 @@ import (
 	"github.com/gpufleet/gpufleet/providers/azure"
 	"github.com/gpufleet/gpufleet/providers/gcp"
 	"github.com/gpufleet/gpufleet/providers/lambda"
+	"github.com/gpufleet/gpufleet/providers/oci"
 	"github.com/gpufleet/gpufleet/providers/outbound"
 	"github.com/gpufleet/gpufleet/schema"
 	"github.com/gpufleet/gpufleet/schema/catalog"
@@ -28,20 +29,22 @@ import (
 
 // Endpoints override the clouds' APIs; an empty field means the real one.
 type Endpoints struct {
-	AWS, Azure, GCP, Lambda string
+	AWS, Azure, GCP, Lambda, OCI string
 	// AllowHTTP lets an endpoint beyond loopback be plain http.
 	AllowHTTP bool
 }
 
 // EndpointsFromEnv reads GPUFLEET_AWS_ENDPOINT, GPUFLEET_AZURE_ENDPOINT,
-// GPUFLEET_GCP_ENDPOINT and GPUFLEET_LAMBDA_ENDPOINT, as `gpufleet sim
-// serve` prints them, and outbound.AllowHTTPEnv.
+// GPUFLEET_GCP_ENDPOINT, GPUFLEET_LAMBDA_ENDPOINT and
+// GPUFLEET_OCI_ENDPOINT, as `gpufleet sim serve` prints them, and
+// outbound.AllowHTTPEnv.
 func EndpointsFromEnv() Endpoints {
 	return Endpoints{
 		AWS:       os.Getenv("GPUFLEET_AWS_ENDPOINT"),
 		Azure:     os.Getenv("GPUFLEET_AZURE_ENDPOINT"),
 		GCP:       os.Getenv("GPUFLEET_GCP_ENDPOINT"),
 		Lambda:    os.Getenv("GPUFLEET_LAMBDA_ENDPOINT"),
+		OCI:       os.Getenv("GPUFLEET_OCI_ENDPOINT"),
 		AllowHTTP: outbound.AllowHTTP(os.Getenv),
 	}
 }
@@ -66,7 +69,7 @@ func (s *Set) Close() error {
 // demo needs no account, and real credentials never reach it.
 func New(ctx context.Context, cfg schema.Config, cat *catalog.Catalog, ep Endpoints) (*Set, error) {
 	set := &Set{Providers: map[string]providers.Provider{}}
-	named := map[string]string{catalog.AWS: ep.AWS, catalog.Azure: ep.Azure, catalog.GCP: ep.GCP, catalog.Lambda: ep.Lambda}
+	named := map[string]string{catalog.AWS: ep.AWS, catalog.Azure: ep.Azure, catalog.GCP: ep.GCP, catalog.Lambda: ep.Lambda, catalog.OCI: ep.OCI}
 	for _, cloud := range cfg.Clouds.Enabled() {
 		// Beyond loopback the real credentials go with every call.
 		if e := named[cloud]; e != "" {
@@ -111,6 +114,17 @@ func New(ctx context.Context, cfg schema.Config, cat *catalog.Catalog, ep Endpoi
 				opts.RetryWaitMin, opts.RetryWaitMax = emulatorBackoff/4, emulatorBackoff
 			}
 			p, err = lambda.New(ctx, cfg.Clouds.Lambda, cat, opts)
+		case catalog.OCI:
+			opts := oci.Options{Endpoint: ep.OCI, AllowHTTP: ep.AllowHTTP}
+			if loopback(ep.OCI) {
+				// A key made for this run signs the emulator's requests;
+				// the real one, in ~/.oci/config, never goes there.
+				if opts.ConfigurationProvider, err = oci.EmulatorConfigProvider(); err != nil {
+					break
+				}
+				opts.RetryWaitMin, opts.RetryWaitMax = emulatorBackoff/4, emulatorBackoff
+			}
+			p, err = oci.New(ctx, cfg.Clouds.OCI, cat, opts)
 		default:
 			err = fmt.Errorf("gpufleet has no provider for cloud %q", cloud)
 		}

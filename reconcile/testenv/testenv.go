@@ -109,7 +109,7 @@ func quietOrigin(dir string) error {
 // Endpoints point providers at the emulated clouds.
 func (e *Env) Endpoints() clouds.Endpoints {
 	ep := e.Emulator.Endpoints
-	return clouds.Endpoints{AWS: ep.EC2, Azure: ep.ARM, GCP: ep.GCE, Lambda: ep.Lambda}
+	return clouds.Endpoints{AWS: ep.EC2, Azure: ep.ARM, GCP: ep.GCE, Lambda: ep.Lambda, OCI: ep.OCI}
 }
 
 // Push commits a file to the origin from a clone of its own, as a person
@@ -261,13 +261,13 @@ func Owner(inst *sim.Instance) (fleet, workload string) {
 // still waiting out an injected latency.
 func (e *Env) Creates() int {
 	calls := e.World.Calls()
-	return calls["aws RunInstances"] + calls["azure put"] + calls["gcp instances.insert"] + calls["gcp instances.bulkInsert"] + calls["lambda launch"]
+	return calls["aws RunInstances"] + calls["azure put"] + calls["gcp instances.insert"] + calls["gcp instances.bulkInsert"] + calls["lambda launch"] + calls["oci LaunchInstance"]
 }
 
 // Mutations counts the calls that change a cloud: creates and deletes.
 func (e *Env) Mutations() int {
 	calls := e.World.Calls()
-	return e.Creates() + calls["aws TerminateInstances"] + calls["azure delete"] + calls["gcp instances.delete"] + calls["lambda terminate"]
+	return e.Creates() + calls["aws TerminateInstances"] + calls["azure delete"] + calls["gcp instances.delete"] + calls["lambda terminate"] + calls["oci TerminateInstance"]
 }
 
 // NodeToken is the token of the node an emulated instance is: the token it
