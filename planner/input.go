@@ -13,10 +13,11 @@ import (
 
 // NewInput builds the input for a repository's fleets from a catalog, with
 // offers in the configured regions of the enabled clouds only, each at the
-// price the account pays.
+// price the account pays, and the prices as old as those clouds' are.
 func NewInput(repo *schema.Repo, cat *catalog.Catalog) Input {
 	regions := map[string][]string{}
-	for _, c := range repo.Config.Clouds.Enabled() {
+	enabled := repo.Config.Clouds.Enabled()
+	for _, c := range enabled {
 		regions[c] = repo.Config.Clouds.Regions(c)
 	}
 	offers := Expand(cat, regions)
@@ -27,8 +28,10 @@ func NewInput(repo *schema.Repo, cat *catalog.Catalog) Input {
 		Reservations: repo.Config.Reservations,
 		Offers:       offers,
 		Egress:       cat.Egress,
-		Prices:       PriceInfo{Source: cat.Source, AsOf: cat.FetchedAt},
-		Bootstraps:   Bootstraps(&repo.Config, repo.Fleets),
+		// As old as the prices of the clouds it may use: a catalog
+		// refreshed but for a cloud the fleets do not use is fresh.
+		Prices:     PriceInfo{Source: cat.Source, AsOf: cat.PricedAt(enabled...)},
+		Bootstraps: Bootstraps(&repo.Config, repo.Fleets),
 	}
 }
 

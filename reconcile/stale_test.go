@@ -22,9 +22,14 @@ import (
 // fresh prices says nothing of them, and the status files drop it.
 func TestRunSaysWhenItsPricesAreStale(t *testing.T) {
 	e := newFakeEnv(t, mlFleet)
+	// A catalog read age ago, and every source of its prices with it.
 	dated := func(age time.Duration) *catalog.Catalog {
 		c := *catalog.Default()
 		c.FetchedAt = fakeNow.Add(-age)
+		c.Sources = slices.Clone(c.Sources)
+		for i := range c.Sources {
+			c.Sources[i].Date = c.FetchedAt
+		}
 		return &c
 	}
 	read := func() (status.FleetStatus, string) {

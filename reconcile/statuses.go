@@ -23,7 +23,11 @@ func (r *run) stalePrices() string {
 	if r.opts.Catalog == nil {
 		return ""
 	}
-	return r.opts.Catalog.Staleness(r.now, catalog.MaxPriceAge)
+	var clouds []string
+	if r.repo != nil {
+		clouds = r.repo.Config.Clouds.Enabled()
+	}
+	return r.opts.Catalog.Staleness(r.now, catalog.MaxPriceAge, clouds...)
 }
 
 func (r *run) statuses() map[string]*status.FleetStatus {

@@ -140,7 +140,17 @@ func writeRefreshSummary(w io.Writer, res *catalogs.Result) {
 	for _, c := range res.Clouds {
 		fmt.Fprintf(w, "%-6s %4d offers in %d regions; %s\n", c.Cloud, c.Offers, c.Regions, c.Skipped)
 	}
-	fmt.Fprintf(w, "Wrote %s: %s, %d offers, prices as of %s\n", res.Path, res.Catalog.Source, len(res.Catalog.Offers), res.Catalog.FetchedAt.Format(time.RFC3339))
+	var read []string
+	for _, c := range res.Clouds {
+		read = append(read, c.Cloud)
+	}
+	cat := res.Catalog
+	fmt.Fprintf(w, "Wrote %s: %s, %d offers, prices as of %s", res.Path, cat.Source, len(cat.Offers), cat.PricedAt(read...).Format(time.RFC3339))
+	if at := cat.PricedAt(read...); !at.Equal(cat.FetchedAt) {
+		// The clouds it read are fresh; what it kept is as old as it was.
+		fmt.Fprintf(w, ", and %s for the offers it kept", cat.FetchedAt.Format(time.RFC3339))
+	}
+	fmt.Fprintln(w)
 	switch {
 	case res.History == "":
 	case res.HistoryChanged == 0:
@@ -159,6 +169,9 @@ func refreshScope(cloudFlags, regionFlags []string) ([]string, map[string][]stri
 		if !slices.Contains(catalog.Clouds, c) {
 			return nil, nil, fmt.Errorf("--cloud must be %s, not %q", cloudNames(), c)
 		}
+		if !slices.Contains(prices.Clouds, c) {
+			return nil, nil, fmt.Errorf("--cloud %s: gpufleet reads no %s prices live; its offers keep the embedded catalog's public prices", c, c)
+		}
 		if !slices.Contains(clouds, c) {
 			clouds = append(clouds, c)
 		}
@@ -169,6 +182,11 @@ func refreshScope(cloudFlags, regionFlags []string) ([]string, map[string][]stri
 		// Any region the clouds have, not only those the catalog prices:
 		// a refresh is how a region gets its first prices.
 		of := prices.RegionClouds(r, known)
+		live := slices.DeleteFunc(slices.Clone(of), func(c string) bool { return !slices.Contains(prices.Clouds, c) })
+		if len(of) > 0 && len(live) == 0 {
+			return nil, nil, fmt.Errorf("--regions: %q is a region of %s, whose prices gpufleet reads from the embedded catalog only", r, strings.Join(of, " and "))
+		}
+		of = live
 		var asked []string
 		for _, c := range of {
 			if len(cloudFlags) == 0 || slices.Contains(clouds, c) {
@@ -184,7 +202,7 @@ func refreshScope(cloudFlags, regionFlags []string) ([]string, map[string][]stri
 		}
 	}
 	if len(clouds) == 0 {
-		for _, c := range catalog.Clouds {
+		for _, c := range prices.Clouds {
 			if len(regionFlags) == 0 || len(regions[c]) > 0 {
 				clouds = append(clouds, c)
 			}

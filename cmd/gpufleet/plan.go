@@ -98,14 +98,16 @@ type planContext struct {
 	observedFrom *planner.ObservedState
 }
 
-func (a *app) planContext(f planFlags, cat *catalog.Catalog, repoDir string, statusDir string) (*planContext, error) {
+// planContext is what a plan over cat needs beside the specs; clouds are
+// the clouds they enable, whose prices it says are stale when they are.
+func (a *app) planContext(f planFlags, cat *catalog.Catalog, repoDir, statusDir string, clouds []string) (*planContext, error) {
 	pc := &planContext{cat: cat}
 	var err error
 	now := now()
 	if pc.cat.Emulated() {
 		pc.warnings = append(pc.warnings, "the prices are the emulator's, not the clouds' (catalog refresh --sim); refresh them with gpufleet catalog refresh")
 	}
-	if stale := pc.cat.Staleness(now, f.maxPriceAge); stale != "" {
+	if stale := pc.cat.Staleness(now, f.maxPriceAge, clouds...); stale != "" {
 		pc.warnings = append(pc.warnings, stale)
 	}
 	// What the status says of offers and quotas holds whatever runs: an
@@ -152,7 +154,7 @@ func (a *app) plan(f planFlags) error {
 	if err != nil {
 		return a.specErrors(f.repo, err)
 	}
-	pc, err := a.planContext(f, cat, f.repo, r.Config.Status.Dir)
+	pc, err := a.planContext(f, cat, f.repo, r.Config.Status.Dir, r.Config.Clouds.Enabled())
 	if err != nil {
 		return err
 	}
@@ -213,11 +215,11 @@ func (a *app) review(f planFlags) error {
 	if err != nil {
 		return err
 	}
-	statusDir := "status"
+	statusDir, clouds := "status", []string(nil)
 	if headRepo != nil {
-		statusDir = headRepo.Config.Status.Dir
+		statusDir, clouds = headRepo.Config.Status.Dir, headRepo.Config.Clouds.Enabled()
 	}
-	pc, err := a.planContext(f, cat, f.repo, statusDir)
+	pc, err := a.planContext(f, cat, f.repo, statusDir, clouds)
 	if err != nil {
 		return err
 	}

@@ -45,7 +45,7 @@ type priceSources struct {
 // sell at the emulator's prices, not the clouds'.
 func servePriceSources(emu *catalogs.Endpoints, getenv func(string) string) priceSources {
 	if emu != nil {
-		return priceSources{clouds: catalog.Clouds, endpoints: *emu, emulated: true, credentialed: true}
+		return priceSources{clouds: prices.Clouds, endpoints: *emu, emulated: true, credentialed: true}
 	}
 	ep := catalogs.Endpoints{
 		AWSPricing:  getenv("GPUFLEET_AWS_PRICING_ENDPOINT"),
@@ -54,7 +54,7 @@ func servePriceSources(emu *catalogs.Endpoints, getenv func(string) string) pric
 		GCPBilling:  getenv("GPUFLEET_GCP_BILLING_ENDPOINT"),
 		Lambda:      getenv("GPUFLEET_LAMBDA_ENDPOINT"),
 	}
-	compute := clouds.Endpoints{AWS: getenv("GPUFLEET_AWS_ENDPOINT"), Azure: getenv("GPUFLEET_AZURE_ENDPOINT"), GCP: getenv("GPUFLEET_GCP_ENDPOINT"), Lambda: getenv("GPUFLEET_LAMBDA_ENDPOINT")}
+	compute := clouds.Endpoints{AWS: getenv("GPUFLEET_AWS_ENDPOINT"), Azure: getenv("GPUFLEET_AZURE_ENDPOINT"), GCP: getenv("GPUFLEET_GCP_ENDPOINT"), Lambda: getenv("GPUFLEET_LAMBDA_ENDPOINT"), OCI: getenv("GPUFLEET_OCI_ENDPOINT")}
 	s := priceSources{endpoints: ep}
 	add := func(cloud, priceEnv, priceEndpoint, computeEndpoint string, credentialed bool, missing string) {
 		switch {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -106,8 +107,10 @@ func TestJoinSources(t *testing.T) {
 	}
 }
 
-// Refreshing every region of every cloud replaces the snapshot whole: the
-// result is as old as the refresh, and says nothing of the snapshot.
+// Refreshing every region of every cloud a loader reads replaces all of
+// the snapshot but OCI's offers, which no loader reads: the result keeps
+// the snapshot's age for them, and the refreshed clouds' prices are as
+// old as the refresh.
 func TestMergeReplacingEverything(t *testing.T) {
 	emu := startEmulator(t)
 	// A refresh after the snapshot was taken.
@@ -124,8 +127,19 @@ func TestMergeReplacingEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if merged.Source != "aws+azure+gcp+lambda" || !merged.FetchedAt.Equal(refreshed) {
-		t.Errorf("source %q fetched %s, want aws+azure+gcp+lambda at %s", merged.Source, merged.FetchedAt, refreshed)
+	if snapshot := catalog.Default().FetchedAt; merged.Source != "snapshot+aws+azure+gcp+lambda" || !merged.FetchedAt.Equal(snapshot) {
+		t.Errorf("source %q fetched %s, want snapshot+aws+azure+gcp+lambda at %s", merged.Source, merged.FetchedAt, snapshot)
+	}
+	if at := merged.PricedAt(Clouds...); !at.Equal(refreshed) {
+		t.Errorf("the refreshed clouds' prices are of %s, want %s", at, refreshed)
+	}
+	for _, o := range merged.Offers {
+		if !slices.Contains(Clouds, o.Cloud) && o.Cloud != catalog.OCI {
+			t.Errorf("offer of %s kept from the snapshot", o.Cloud)
+		}
+		if o.Cloud == catalog.OCI && o.Source != "public-oci" {
+			t.Errorf("OCI offer %s %s of source %s, want the snapshot's", o.Region, o.InstanceType, o.Source)
+		}
 	}
 	if err := merged.Validate(); err != nil {
 		t.Error(err)

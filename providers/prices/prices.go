@@ -18,9 +18,14 @@ import (
 	"github.com/gpufleet/gpufleet/schema/catalog"
 )
 
+// Clouds are the clouds whose prices a loader reads from the cloud, in
+// catalog order. The others' (OCI's) are the embedded catalog's public
+// prices, which a refresh keeps.
+var Clouds = []string{catalog.AWS, catalog.Azure, catalog.GCP, catalog.Lambda}
+
 // Loader reads one cloud's prices.
 type Loader interface {
-	// Cloud is the cloud whose prices Load reads: one of catalog.Clouds.
+	// Cloud is the cloud whose prices Load reads: one of Clouds.
 	Cloud() string
 	// Load returns a catalog whose Source is the cloud, whose Regions are
 	// the regions it found prices in, and whose offers are every GPU

@@ -51,7 +51,7 @@ func TestLoadersFindRegionsTheCatalogLacks(t *testing.T) {
 	known := catalog.Default()
 	world := catalog.Default()
 	added := map[string]catalog.Region{}
-	for _, cloud := range catalog.Clouds {
+	for _, cloud := range Clouds {
 		if cloud == catalog.Lambda {
 			// Lambda's API lists only the regions with room now: its
 			// loader prices the regions the catalog knows, and finds none.

@@ -268,6 +268,8 @@ func NewLoaders(ctx context.Context, clouds []string, regions map[string][]strin
 				lambdaOpts.APIKey = emulatorAPIKey
 			}
 			l, err = prices.NewLambda(lambdaOpts)
+		case catalog.OCI:
+			return nil, errors.New("refreshing prices, OCI's are not read live: its offers keep the public prices of the snapshot")
 		default:
 			return nil, fmt.Errorf("refreshing prices, cloud %q has no price loader", c)
 		}
