@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/gpufleet/gpufleet/planner"
 )
@@ -128,4 +130,20 @@ func KindOfStatus(status int) Kind {
 		return KindInvalid
 	}
 	return KindUnavailable
+}
+
+// RetryAfter reads an answer's Retry-After header, in seconds or as an
+// HTTP date relative to now; false when it has none that parses.
+func RetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	v := h.Get("Retry-After")
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
+		return time.Duration(secs) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0), true
+	}
+	return 0, false
 }

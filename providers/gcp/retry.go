@@ -6,8 +6,6 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/googleapis/gax-go/v2"
@@ -84,15 +82,5 @@ func retryAfter(err error, now time.Time) (time.Duration, bool) {
 	if !errors.As(err, &gerr) || gerr.Header == nil {
 		return 0, false
 	}
-	v := gerr.Header.Get("Retry-After")
-	if v == "" {
-		return 0, false
-	}
-	if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
-		return time.Duration(secs) * time.Second, true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0), true
-	}
-	return 0, false
+	return providers.RetryAfter(gerr.Header, now)
 }

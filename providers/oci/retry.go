@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/oracle/oci-go-sdk/v65/common"
@@ -114,22 +113,8 @@ func (p *Provider) backoff(r common.OCIOperationResponse) time.Duration {
 
 // retryAfter reads an answer's Retry-After, in seconds or as an HTTP date.
 func retryAfter(resp common.OCIResponse, now time.Time) (time.Duration, bool) {
-	if resp == nil {
+	if resp == nil || resp.HTTPResponse() == nil {
 		return 0, false
 	}
-	raw := resp.HTTPResponse()
-	if raw == nil {
-		return 0, false
-	}
-	v := raw.Header.Get("Retry-After")
-	if v == "" {
-		return 0, false
-	}
-	if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
-		return time.Duration(secs) * time.Second, true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0), true
-	}
-	return 0, false
+	return providers.RetryAfter(resp.HTTPResponse().Header, now)
 }

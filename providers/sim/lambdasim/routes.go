@@ -5,6 +5,8 @@ package lambdasim
 import (
 	"net/http"
 	"strings"
+
+	"github.com/gpufleet/gpufleet/providers/sim"
 )
 
 // apiPath is where the v1 API lives, under the API's origin
@@ -59,7 +61,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) error {
 		if rt.method != r.Method {
 			continue
 		}
-		if args, ok := match(rt.pattern, seg); ok {
+		if args, ok := sim.MatchPath(rt.pattern, seg); ok {
 			tenant, err := s.authenticate(r)
 			if err != nil {
 				return err
@@ -68,23 +70,4 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	return notFoundRoute(r)
-}
-
-// match matches a path's segments against a pattern and returns the
-// variable ones, none of which may be empty.
-func match(pattern string, seg []string) ([]string, bool) {
-	want := strings.Split(pattern, "/")
-	if len(want) != len(seg) {
-		return nil, false
-	}
-	var args []string
-	for i, w := range want {
-		switch {
-		case w == "*" && seg[i] != "":
-			args = append(args, seg[i])
-		case w != seg[i]:
-			return nil, false
-		}
-	}
-	return args, true
 }

@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/http"
 	"strings"
+
+	"github.com/gpufleet/gpufleet/providers/sim"
 )
 
 // apiVersion is the base path of both APIs the front serves: Core
@@ -77,7 +79,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) error {
 		if rt.service != service {
 			continue
 		}
-		args, ok := match(rt.pattern, seg)
+		args, ok := sim.MatchPath(rt.pattern, seg)
 		if !ok {
 			continue
 		}
@@ -123,23 +125,4 @@ func parseHost(host string) (service, region string, ok bool) {
 		return "", "", false
 	}
 	return service, rest, true
-}
-
-// match matches a path's segments against a pattern and returns the
-// variable ones, none of which may be empty.
-func match(pattern string, seg []string) ([]string, bool) {
-	want := strings.Split(pattern, "/")
-	if len(want) != len(seg) {
-		return nil, false
-	}
-	var args []string
-	for i, w := range want {
-		switch {
-		case w == "*" && seg[i] != "":
-			args = append(args, seg[i])
-		case w != seg[i]:
-			return nil, false
-		}
-	}
-	return args, true
 }
