@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -173,12 +172,6 @@ func verify(r *http.Request, keyID string, public *rsa.PublicKey) error {
 func TestTLS(t *testing.T) {
 	f := newFakeOCI()
 	ts := httptest.NewUnstartedServer(f)
-	var conns atomic.Int32
-	ts.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			conns.Add(1)
-		}
-	}
 	ts.Config.ErrorLog = log.New(io.Discard, "", 0)
 	ts.StartTLS()
 	defer ts.Close()
@@ -191,15 +184,30 @@ func TestTLS(t *testing.T) {
 		t.Fatalf("List over TLS: %v", err)
 	}
 	// Without it, the certificate is refused, and not retried: one
-	// connection for the one region's list.
-	untrusting := newTestProvider(t, ashburnOnly(), ts.URL)
-	before := conns.Load()
+	// attempt for the one region's list.
+	attempts := &countingTransport{next: http.DefaultTransport.(*http.Transport).Clone()}
+	untrusting, err := New(context.Background(), ashburnOnly(), testCatalog(), Options{Endpoint: ts.URL, ConfigurationProvider: keys,
+		HTTPClient: &http.Client{Transport: attempts}, RetryMax: 3, RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := untrusting.List(context.Background(), providers.Selector{}); err == nil {
 		t.Fatal("List trusted a certificate nobody vouched for")
 	}
-	if n := conns.Load() - before; n != 1 {
-		t.Errorf("%d connections past a refused certificate, want 1", n)
+	if n := attempts.n.Load(); n != 1 {
+		t.Errorf("%d attempts past a refused certificate, want 1", n)
 	}
+}
+
+// countingTransport counts the requests it carries.
+type countingTransport struct {
+	next http.RoundTripper
+	n    atomic.Int32
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.next.RoundTrip(r)
 }
 
 // TestOffers: the catalog's on-demand offers in the configured regions.
